@@ -1,0 +1,65 @@
+// Builds the control-plane API. It never listens: server.ts starts it, and tests may inject.
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Store } from '../store/types.ts';
+import { authPlugin } from './plugins/auth.ts';
+import { openapiPlugin } from './plugins/openapi.ts';
+import { problem, sendProblem, toProblem } from './problem.ts';
+import { domainRoutes } from './routes/domains.ts';
+import { healthRoutes } from './routes/health.ts';
+import { ipListRoutes } from './routes/iplists.ts';
+import { meRoutes } from './routes/me.ts';
+import { nameserverRoutes } from './routes/nameservers.ts';
+import { nodeRoutes } from './routes/nodes.ts';
+import { recordRoutes } from './routes/records.ts';
+import { parseJsonBody, validatorCompiler } from './validation.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    store: Store;
+    config: Config;
+  }
+}
+
+export interface AppOptions {
+  store: Store;
+  config: Config;
+  logger: Logger | false;
+}
+
+export async function buildApp({ store, config, logger }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: (logger || undefined) as FastifyBaseLogger | undefined,
+    bodyLimit: config.api.bodyLimit,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  app.decorate('store', store);
+  app.decorate('config', config);
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const body = toProblem(error);
+    if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, problem('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  await app.register(openapiPlugin);
+  await app.register(healthRoutes);
+  await app.register(async (authed) => {
+    await authed.register(authPlugin);
+    await authed.register(meRoutes);
+    await authed.register(domainRoutes);
+    await authed.register(recordRoutes);
+    await authed.register(nameserverRoutes);
+    await authed.register(ipListRoutes);
+    await authed.register(nodeRoutes);
+  });
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,46 @@
+// Renders any error as an RFC 9457 problem document.
+import type { FastifyError, FastifyReply } from 'fastify';
+import { ApiError, ERROR_CATALOGUE, type ErrorCode, type FieldError } from '../errors.ts';
+import { fieldErrors } from './validation.ts';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors: FieldError[];
+}
+
+export function problem(code: ErrorCode, detail: string, errors: FieldError[] = []): ProblemBody {
+  const { status, title } = ERROR_CATALOGUE[code];
+  return { type: `urn:palisade:problem:${code.toLowerCase()}`, title, status, detail, code, errors };
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+};
+
+/** Maps an error thrown anywhere in a request to its problem document. */
+export function toProblem(error: FastifyError | ApiError | Error): ProblemBody {
+  if (error instanceof ApiError) return problem(error.code, error.message, error.errors);
+  const fe = error as FastifyError;
+  if (fe.validation) {
+    const errors = fieldErrors(fe.validation as Parameters<typeof fieldErrors>[0], fe.validationContext ?? 'body');
+    return problem('VALIDATION', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+  }
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) return problem(mapped, fe.message);
+  if (error instanceof SyntaxError) return problem('MALFORMED_JSON', error.message);
+  if (fe.statusCode === 429) return problem('RATE_LIMITED', fe.message);
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return problem('BAD_REQUEST', fe.message);
+  return problem('INTERNAL', 'the server failed to handle the request; the error was logged');
+}
+
+export function sendProblem(reply: FastifyReply, body: ProblemBody): FastifyReply {
+  return reply.code(body.status).type('application/problem+json').send(body);
+}

@@ -1,0 +1,123 @@
+// /domains/ and /domains/{domain}: register, list, read, change and remove domains.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Config } from '../../config.ts';
+import { invalidFields, notFound, type FieldError } from '../../errors.ts';
+import {
+  checkDomainName,
+  checkDomainSettings,
+  Domain,
+  DOMAIN_DEFAULTS,
+  DomainCreate,
+  DomainPatch,
+  type DomainSettings,
+  type DomainState,
+} from '../../model/domain.ts';
+import type { Zone } from '../../store/types.ts';
+import { linkNext, pageRequest } from '../paging.ts';
+import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
+import { checkNodesExist, ownZone, zoneName } from '../zone-access.ts';
+
+export function renderDomain(zone: Zone, config: Config) {
+  const { ownerId: _owner, ...domain } = zone.domain;
+  return { ...domain, nameservers: [...config.nameservers], records: zone.records.length };
+}
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const tags = ['domains'];
+
+  app.get(
+    '/domains',
+    {
+      schema: {
+        tags,
+        summary: 'List your domains',
+        querystring: Type.Object({ ...PageQuery, tag: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false }),
+        response: { 200: Type.Array(Domain), ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const page = await app.store.listZones(request.user.id, pageRequest(request.query), request.query.tag);
+      return linkNext(request, reply, page).map((z) => renderDomain(z, app.config));
+    },
+  );
+
+  app.post(
+    '/domains',
+    {
+      schema: {
+        tags,
+        summary: 'Register a domain',
+        description: 'The domain is served by our name servers once activated (GET /domains/{domain}/activatens).',
+        body: DomainCreate,
+        response: { 201: Domain, ...errorResponses(409, 413, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const errors: FieldError[] = [];
+      const name = checkDomainName(request.body.domain, errors);
+      const { domain: _d, ...input } = request.body;
+      const settings = checkDomainSettings(input, errors, name);
+      if (errors.length > 0) throw invalidFields(errors);
+      const zone = await app.store.createZone((ctx) => {
+        checkNodesExist(settings.bind_node, ctx.nodeExists, 'bind_node');
+        const domain: DomainState = {
+          ...DOMAIN_DEFAULTS,
+          ...(settings as DomainSettings),
+          domain: name,
+          ownerId: request.user.id,
+          ns_active: false,
+          created: ctx.now,
+          updated: ctx.now,
+          revision: 0,
+        };
+        return { domain, records: [] };
+      });
+      return reply.code(201).header('location', `/domains/${name}`).send(renderDomain(zone, app.config));
+    },
+  );
+
+  app.get(
+    '/domains/:domain',
+    { schema: { tags, summary: 'Read a domain', params: DomainParams, response: { 200: Domain, ...errorResponses(404) } } },
+    async (request) => renderDomain(await ownZone(app, request.params.domain, request.user.id), app.config),
+  );
+
+  app.patch(
+    '/domains/:domain',
+    {
+      schema: {
+        tags,
+        summary: 'Change a domain',
+        description: 'Only the supplied fields change.',
+        params: DomainParams,
+        body: DomainPatch,
+        response: { 200: Domain, ...errorResponses(404, 413, 415, 422) },
+      },
+    },
+    async (request) => {
+      const name = zoneName(request.params.domain);
+      const errors: FieldError[] = [];
+      const patch = checkDomainSettings(request.body, errors, name);
+      if (errors.length > 0) throw invalidFields(errors);
+      const zone = await app.store.updateZone(name, request.user.id, (current, ctx) => {
+        checkNodesExist(patch.bind_node, ctx.nodeExists, 'bind_node');
+        const changed = Object.entries(patch).some(([k, v]) => !sameValue(current.domain[k as keyof DomainState], v));
+        return changed ? { ...current, domain: { ...current.domain, ...patch } } : undefined;
+      });
+      return renderDomain(zone, app.config);
+    },
+  );
+
+  app.delete(
+    '/domains/:domain',
+    { schema: { tags, summary: 'Remove a domain and its records', params: DomainParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
+    async (request, reply) => {
+      const name = zoneName(request.params.domain);
+      if (!(await app.store.deleteZone(name, request.user.id))) throw notFound(`domain ${name}`);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,136 @@
+// /security/iplist/: named lists of IP addresses and CIDR prefixes for the edge nodes.
+// PUT and DELETE of one entry are idempotent and answer the list as it now is.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError, invalidFields, notFound, type FieldError } from '../../errors.ts';
+import { canonicalIpOrPrefix } from '../../model/ip.ts';
+import { canonicalIpEntries, IpList, IpListCreate, IpListPatch, type IpListState } from '../../model/iplist.ts';
+import type { UserState } from '../../model/user.ts';
+import { linkNext, pageRequest } from '../paging.ts';
+import { errorResponses, PageQuery } from '../schemas.ts';
+import { checkNodesExist } from '../zone-access.ts';
+
+const ListParams = Type.Object({ listid: Type.Integer({ minimum: 1 }) });
+const EntryParams = Type.Object({
+  listid: Type.Integer({ minimum: 1 }),
+  ip: Type.String({ minLength: 2, maxLength: 49, description: 'An address, or a prefix with "/" sent as %2F' }),
+});
+
+function render(list: IpListState): IpList {
+  const { ownerId: _o, ...rest } = list;
+  return rest;
+}
+
+function checkSize(ips: readonly string[], user: UserState): void {
+  const max = user.limits.max_ips_per_list;
+  if (ips.length > max) throw new ApiError('LIMIT_EXCEEDED', `an IP list may hold at most ${max} entries`, [{ field: 'ips', message: `has ${ips.length} entries` }]);
+}
+
+function entry(ip: string): string {
+  const e = canonicalIpOrPrefix(ip);
+  if ('error' in e) throw invalidFields([{ field: 'params.ip', message: e.error }]);
+  return e.value;
+}
+
+export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const tags = ['ip lists'];
+
+  app.get(
+    '/security/iplist',
+    {
+      schema: {
+        tags,
+        summary: 'List your IP lists',
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: Type.Array(IpList), ...errorResponses() },
+      },
+    },
+    async (request, reply) => linkNext(request, reply, await app.store.listIpLists(request.user.id, pageRequest(request.query))).map(render),
+  );
+
+  app.post(
+    '/security/iplist',
+    { schema: { tags, summary: 'Create an IP list', body: IpListCreate, response: { 201: IpList, ...errorResponses(413, 415, 422) } } },
+    async (request, reply) => {
+      const errors: FieldError[] = [];
+      const ips = canonicalIpEntries(request.body.ips ?? [], errors);
+      if (errors.length > 0) throw invalidFields(errors);
+      checkSize(ips, request.user);
+      const list = await app.store.createIpList((ctx) => {
+        checkNodesExist(request.body.nodes, ctx.nodeExists, 'nodes');
+        return {
+          id: ctx.id,
+          ownerId: request.user.id,
+          name: request.body.name,
+          ips,
+          allnodes: request.body.allnodes ?? true,
+          nodes: [...new Set(request.body.nodes ?? [])].sort((a, b) => a - b),
+          created: ctx.now,
+          updated: ctx.now,
+          revision: 0,
+        };
+      });
+      return reply.code(201).header('location', `/security/iplist/${list.id}`).send(render(list));
+    },
+  );
+
+  app.patch(
+    '/security/iplist/:listid',
+    { schema: { tags, summary: 'Change an IP list', params: ListParams, body: IpListPatch, response: { 200: IpList, ...errorResponses(404, 413, 415, 422) } } },
+    async (request) => {
+      const errors: FieldError[] = [];
+      const ips = request.body.ips && canonicalIpEntries(request.body.ips, errors);
+      if (errors.length > 0) throw invalidFields(errors);
+      if (ips) checkSize(ips, request.user);
+      const list = await app.store.updateIpList(request.params.listid, request.user.id, (current, ctx) => {
+        checkNodesExist(request.body.nodes, ctx.nodeExists, 'nodes');
+        const nodes = request.body.nodes && [...new Set(request.body.nodes)].sort((a, b) => a - b);
+        const next: IpListState = {
+          ...current,
+          ...(request.body.name !== undefined && { name: request.body.name }),
+          ...(request.body.allnodes !== undefined && { allnodes: request.body.allnodes }),
+          ...(ips && { ips }),
+          ...(nodes && { nodes }),
+        };
+        return JSON.stringify(next) === JSON.stringify(current) ? undefined : next;
+      });
+      return render(list);
+    },
+  );
+
+  app.delete(
+    '/security/iplist/:listid',
+    { schema: { tags, summary: 'Remove an IP list', params: ListParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
+    async (request, reply) => {
+      if (!(await app.store.deleteIpList(request.params.listid, request.user.id))) throw notFound(`IP list ${request.params.listid}`);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/security/iplist/:listid/:ip',
+    { schema: { tags, summary: 'Add one address or prefix (idempotent)', params: EntryParams, response: { 200: IpList, ...errorResponses(404, 422) } } },
+    async (request) => {
+      const ip = entry(request.params.ip);
+      const list = await app.store.updateIpList(request.params.listid, request.user.id, (current) => {
+        if (current.ips.includes(ip)) return undefined;
+        const ips = [...current.ips, ip].sort();
+        checkSize(ips, request.user);
+        return { ...current, ips };
+      });
+      return render(list);
+    },
+  );
+
+  app.delete(
+    '/security/iplist/:listid/:ip',
+    { schema: { tags, summary: 'Remove one address or prefix (idempotent)', params: EntryParams, response: { 200: IpList, ...errorResponses(404) } } },
+    async (request) => {
+      const ip = entry(request.params.ip);
+      const list = await app.store.updateIpList(request.params.listid, request.user.id, (current) =>
+        current.ips.includes(ip) ? { ...current, ips: current.ips.filter((x) => x !== ip) } : undefined,
+      );
+      return render(list);
+    },
+  );
+};

@@ -1,0 +1,140 @@
+// /domains/{domain}/dnsrecords: the zone's records. Field checks (400) run before the store;
+// zone rules (422: CNAME exclusivity, duplicates, apex rules, limits) run inside the store's
+// atomic step, against the zone as it is at commit time.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError, invalidFields, notFound, unprocessable, type FieldError } from '../../errors.ts';
+import { normaliseOwnerName } from '../../model/names.ts';
+import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
+import { hasPriority } from '../../model/record-types.ts';
+import { decodeCursor } from '../../store/cursor.ts';
+import type { Zone } from '../../store/types.ts';
+import { linkNext, pageById, pageRequest } from '../paging.ts';
+import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
+import { ownZone, zoneName } from '../zone-access.ts';
+
+const RecordParams = Type.Object({ domain: DomainParams.properties.domain, id: Type.Integer({ minimum: 1 }) });
+
+function checked(input: RecordCreate, id: number, zone: string): RecordState {
+  const errors: FieldError[] = [];
+  const record = buildRecord(input, id, zone, errors);
+  if (errors.length > 0) throw invalidFields(errors);
+  return record;
+}
+
+function withRecords(zone: Zone, records: RecordState[]): Zone {
+  return { ...zone, records };
+}
+
+export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const tags = ['dns records'];
+
+  app.get(
+    '/domains/:domain/dnsrecords',
+    {
+      schema: {
+        tags,
+        summary: "List a domain's DNS records",
+        params: DomainParams,
+        querystring: Type.Object(
+          {
+            ...PageQuery,
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Only records at this name' })),
+            type: Type.Optional(Type.Integer({ minimum: 1, maximum: 8, description: 'Only records of this type' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(DnsRecord), ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      const zone = await ownZone(app, request.params.domain, request.user.id);
+      const { name, type } = request.query;
+      let owner: string | undefined;
+      if (name !== undefined) {
+        const n = normaliseOwnerName(name, zone.domain.domain);
+        if (!n.ok) throw invalidFields([{ field: 'query.name', message: n.message }]);
+        owner = n.value;
+      }
+      const matching = zone.records.filter((r) => (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
+      const page = pageRequest(request.query);
+      const after = page.cursor === undefined ? undefined : Number(decodeCursor(page.cursor));
+      return linkNext(request, reply, pageById(matching, page.limit, after)).map(renderRecord);
+    },
+  );
+
+  app.post(
+    '/domains/:domain/dnsrecords',
+    {
+      schema: {
+        tags,
+        summary: 'Add a DNS record',
+        params: DomainParams,
+        body: RecordCreate,
+        response: { 201: DnsRecord, ...errorResponses(404, 413, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const name = zoneName(request.params.domain);
+      const draft = checked(request.body, 0, name);
+      let created: RecordState | undefined;
+      await app.store.updateZone(name, request.user.id, (zone, ctx) => {
+        const limit = request.user.limits.max_records_per_domain;
+        if (zone.records.length >= limit) throw new ApiError('LIMIT_EXCEEDED', `a domain may hold at most ${limit} records`);
+        const problems = checkRecordInZone(draft, zone.records);
+        if (problems.length > 0) throw unprocessable(problems);
+        created = { ...draft, id: ctx.nextRecordId() };
+        return withRecords(zone, [...zone.records, created]);
+      });
+      return reply.code(201).header('location', `/domains/${name}/dnsrecords/${created!.id}`).send(renderRecord(created!));
+    },
+  );
+
+  app.patch(
+    '/domains/:domain/dnsrecords/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change a DNS record',
+        description: 'Only the supplied fields change; the result must pass the same rules as a new record.',
+        params: RecordParams,
+        body: RecordPatch,
+        response: { 200: DnsRecord, ...errorResponses(404, 413, 415, 422) },
+      },
+    },
+    async (request) => {
+      const name = zoneName(request.params.domain);
+      const { id } = request.params;
+      let updated: RecordState | undefined;
+      await app.store.updateZone(name, request.user.id, (zone) => {
+        const current = zone.records.find((r) => r.id === id);
+        if (!current) throw notFound(`record ${id}`);
+        const type = request.body.type ?? current.type;
+        // A type change to one without priority drops the old priority unless one is given.
+        const priority = request.body.priority !== undefined ? request.body.priority : hasPriority(type) ? current.priority : null;
+        const merged: RecordCreate = { ...current, ...request.body, priority };
+        updated = checked(merged, id, name);
+        const others = zone.records.filter((r) => r.id !== id);
+        const problems = checkRecordInZone(updated, others);
+        if (problems.length > 0) throw unprocessable(problems);
+        if (JSON.stringify(updated) === JSON.stringify(current)) return undefined;
+        return withRecords(zone, zone.records.map((r) => (r.id === id ? updated! : r)));
+      });
+      return renderRecord(updated!);
+    },
+  );
+
+  app.delete(
+    '/domains/:domain/dnsrecords/:id',
+    { schema: { tags, summary: 'Remove a DNS record', params: RecordParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
+    async (request, reply) => {
+      const name = zoneName(request.params.domain);
+      const { id } = request.params;
+      await app.store.updateZone(name, request.user.id, (zone) => {
+        if (!zone.records.some((r) => r.id === id)) throw notFound(`record ${id}`);
+        return withRecords(zone, zone.records.filter((r) => r.id !== id));
+      });
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,66 @@
+// Request validation. Bodies are checked strictly: no type coercion ("true" is not a boolean),
+// no silent removal of unknown fields, every error reported. Query strings and path parameters
+// arrive as text, so they alone are coerced to the declared types.
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError, type FieldError } from '../errors.ts';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv,
+) => Ajv;
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+const strict = makeAjv(false);
+const coercing = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? strict : coercing;
+  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+};
+
+/** Ajv errors → one entry per offending field, in words a user can act on. */
+export function fieldErrors(errors: ErrorObject[], part: string): FieldError[] {
+  const prefix = part === 'body' ? '' : `${part}.`;
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    let field = e.instancePath.split('/').slice(1).join('.');
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      field = [field, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
+      message = 'is not a known field';
+    } else if (e.keyword === 'required') {
+      field = [field, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
+      message = 'is required';
+    } else if (e.keyword === 'type') {
+      message = `must be of type ${(e.params as { type: string }).type}`;
+    }
+    // A union (anyOf) reports each branch; keep the first word on a field.
+    const key = `${prefix}${field}`;
+    if (seen.has(key) && e.keyword !== 'additionalProperties') continue;
+    seen.add(key);
+    out.push({ field: key || part, message });
+  }
+  return out;
+}
+
+/**
+ * JSON bodies. An empty body is no body, so `curl -X PUT -H 'content-type: application/json'`
+ * works on routes that take none; routes that need one still fail validation with a clear message.
+ */
+export function parseJsonBody(_request: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.trim() === '') return done(null, undefined);
+  try {
+    done(null, JSON.parse(text));
+  } catch (error) {
+    done(new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`));
+  }
+}

@@ -1,0 +1,26 @@
+// Finding the caller's own zone from a path parameter. Another tenant's zone answers exactly
+// like a missing one.
+import type { FastifyInstance } from 'fastify';
+import { notFound, unprocessable } from '../errors.ts';
+import { normaliseDomainName } from '../model/names.ts';
+import type { Zone } from '../store/types.ts';
+
+/** The canonical zone name of a path parameter (IDN → punycode, lower case); 404 when it cannot be one. */
+export function zoneName(param: string): string {
+  const name = normaliseDomainName(param);
+  if (!name.ok) throw notFound(`domain ${param}`);
+  return name.value;
+}
+
+export async function ownZone(app: FastifyInstance, param: string, ownerId: number): Promise<Zone> {
+  const name = zoneName(param);
+  const zone = await app.store.getZone(name);
+  if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+  return zone;
+}
+
+/** 422 naming each node id that is not registered (checked inside the store's atomic step). */
+export function checkNodesExist(ids: readonly number[] | undefined, nodeExists: (id: number) => boolean, field: string): void {
+  const missing = (ids ?? []).filter((id) => !nodeExists(id));
+  if (missing.length > 0) throw unprocessable(missing.map((id) => ({ field, message: `node ${id} does not exist (see GET /nodes/)` })));
+}

@@ -1,0 +1,138 @@
+// Operator commands: users, API keys and edge nodes, straight on the store (the embedded store
+// may be shared with a running server: LMDB serialises writers across processes).
+import { parseArgs } from 'node:util';
+import { ApiError } from '../errors.ts';
+import { canonicalNode, checkNode, NODE_STATUSES, type EdgeNode, type NodeStatus } from '../model/node.ts';
+import { generateApiKey, hashApiKey, type Limits } from '../model/user.ts';
+import type { Store } from '../store/types.ts';
+
+export const ADMIN_USAGE = `usage: palisade admin <command>
+  user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N]
+  user list
+  key create --user ID [--label TEXT]      prints the new key once
+  key list --user ID
+  key revoke KEY_ID
+  node add --name NAME [--ipv4 ADDR] [--ipv6 ADDR] --location CC [--status ${NODE_STATUSES.join('|')}]
+  node update ID [--name NAME] [--ipv4 ADDR|none] [--ipv6 ADDR|none] [--location CC] [--status S]
+  node remove ID
+  node list`;
+
+export class UsageError extends Error {}
+
+type Out = (value: unknown) => void;
+
+const OPTIONS = {
+  name: { type: 'string' },
+  email: { type: 'string' },
+  user: { type: 'string' },
+  label: { type: 'string' },
+  ipv4: { type: 'string' },
+  ipv6: { type: 'string' },
+  location: { type: 'string' },
+  status: { type: 'string' },
+  'max-domains': { type: 'string' },
+  'max-records': { type: 'string' },
+  'max-iplists': { type: 'string' },
+  'max-ips': { type: 'string' },
+} as const;
+
+function positiveInt(text: string | undefined, what: string): number {
+  if (text === undefined || !/^[1-9]\d{0,9}$/.test(text)) throw new UsageError(`${what} must be a positive integer`);
+  return Number(text);
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+function nodeAddress(value: string | undefined): string | null | undefined {
+  return value === 'none' ? null : value;
+}
+
+function validNode(node: EdgeNode): EdgeNode {
+  const errors = checkNode(node);
+  if (errors.length > 0) throw new UsageError(errors.map((e) => `--${e.field}: ${e.message}`).join('\n'));
+  return canonicalNode(node);
+}
+
+export async function runAdmin(store: Store, argv: string[], out: Out): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [noun, verb, arg] = positionals;
+  const command = `${noun ?? ''} ${verb ?? ''}`.trim();
+  switch (command) {
+    case 'user create': {
+      const limits: Partial<Limits> = {};
+      if (values['max-domains']) limits.max_domains = positiveInt(values['max-domains'], '--max-domains');
+      if (values['max-records']) limits.max_records_per_domain = positiveInt(values['max-records'], '--max-records');
+      if (values['max-iplists']) limits.max_iplists = positiveInt(values['max-iplists'], '--max-iplists');
+      if (values['max-ips']) limits.max_ips_per_list = positiveInt(values['max-ips'], '--max-ips');
+      const email = required(values.email, 'email');
+      if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError('--email must be an e-mail address');
+      const user = await store.createUser({ name: required(values.name, 'name'), email, limits });
+      const apiKey = generateApiKey();
+      const key = await store.addApiKey(user.id, hashApiKey(apiKey), 'initial');
+      return out({ user, key: { id: key.id, api_key: apiKey, note: 'shown once; send it as the X-Auth-Key header' } });
+    }
+    case 'user list':
+      return out(await store.listUsers());
+    case 'key create': {
+      const userId = positiveInt(values.user, '--user');
+      const apiKey = generateApiKey();
+      const key = await store.addApiKey(userId, hashApiKey(apiKey), values.label ?? '');
+      return out({ id: key.id, user: userId, label: key.label, api_key: apiKey, note: 'shown once; send it as the X-Auth-Key header' });
+    }
+    case 'key list':
+      return out((await store.listApiKeys(positiveInt(values.user, '--user'))).map(({ hash: _h, ...k }) => k));
+    case 'key revoke': {
+      const key = await store.revokeApiKey(positiveInt(arg, 'KEY_ID'));
+      if (!key) throw new UsageError(`no key ${arg}`);
+      return out({ id: key.id, user: key.userId, revoked: key.revoked });
+    }
+    case 'node add': {
+      const node = validNode({
+        id: 0,
+        name: required(values.name, 'name'),
+        ipv4: values.ipv4 ?? null,
+        ipv6: values.ipv6 ?? null,
+        location: required(values.location, 'location'),
+        status: (values.status ?? 'active') as NodeStatus,
+      });
+      const { id: _id, ...fields } = node;
+      return out(await store.createNode(fields));
+    }
+    case 'node update': {
+      const id = positiveInt(arg, 'ID');
+      const current = await store.getNode(id);
+      if (!current) throw new UsageError(`no node ${id}`);
+      const ipv4 = nodeAddress(values.ipv4);
+      const ipv6 = nodeAddress(values.ipv6);
+      const node = validNode({
+        ...current,
+        ...(values.name !== undefined && { name: values.name }),
+        ...(ipv4 !== undefined && { ipv4 }),
+        ...(ipv6 !== undefined && { ipv6 }),
+        ...(values.location !== undefined && { location: values.location }),
+        ...(values.status !== undefined && { status: values.status as NodeStatus }),
+      });
+      const { id: _id, ...fields } = node;
+      return out(await store.updateNode(id, fields));
+    }
+    case 'node remove': {
+      const id = positiveInt(arg, 'ID');
+      if (!(await store.deleteNode(id))) throw new UsageError(`no node ${id}`);
+      return out({ removed: id });
+    }
+    case 'node list':
+      return out(await store.listNodes());
+    default:
+      throw new UsageError(command === '' ? 'missing command' : `unknown command "${command}"`);
+  }
+}
+
+/** Store rejections (unknown user, node still in use) read as usage problems at the shell. */
+export function describeAdminError(error: unknown): string {
+  if (error instanceof ApiError || error instanceof UsageError) return error.message;
+  if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return error.message;
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

@@ -1,0 +1,62 @@
+// Environment → typed, validated configuration. Every wrong value is reported at once with the
+// variable's name, so an operator fixes them all in one go.
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { normaliseDomainName } from './model/names.ts';
+
+export interface Config {
+  dataDir: string;
+  api: { host: string; port: number; bodyLimit: number };
+  nameservers: [string, string];
+  hostmaster: string;
+  logLevel: string;
+  changeRetention: number;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string) => env[name] ?? fallback;
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const text = env[name];
+    if (text === undefined) return fallback;
+    const n = /^\d+$/.test(text) ? Number(text) : NaN;
+    if (!(n >= min && n <= max)) problems.push(`${name}=${text}: must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  const host = (name: string, fallback: string) => {
+    const value = str(name, fallback);
+    if (isIP(value) === 0 && value !== 'localhost') problems.push(`${name}=${value}: must be an IP address to listen on`);
+    return value;
+  };
+  const domain = (name: string, fallback: string) => {
+    const value = str(name, fallback);
+    const checked = normaliseDomainName(value);
+    if (!checked.ok) problems.push(`${name}=${value}: ${checked.message}`);
+    return checked.ok ? checked.value : value;
+  };
+
+  const config: Config = {
+    dataDir: resolve(str('PALISADE_DATA_DIR', 'data')),
+    api: {
+      host: host('PALISADE_API_HOST', '127.0.0.1'),
+      port: int('PALISADE_API_PORT', 8080, 0, 65535),
+      bodyLimit: int('PALISADE_API_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
+    },
+    nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],
+    hostmaster: domain('PALISADE_HOSTMASTER', 'hostmaster.palisade.example.net'),
+    logLevel: str('PALISADE_LOG_LEVEL', 'info'),
+    changeRetention: int('PALISADE_CHANGE_RETENTION', 100_000, 100, 100_000_000),
+  };
+  if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
+  if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,51 @@
+// One catalogue of the errors the service returns. Each has a stable code (the problem type),
+// an HTTP status and a title; the API renders them as RFC 9457 problem+json.
+
+export interface FieldError {
+  /** The offending field as a dotted path into the request ("ttl", "ips.3", "query.limit"). */
+  field: string;
+  message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  BAD_REQUEST: { status: 400, title: 'Bad Request' },
+  MALFORMED_JSON: { status: 400, title: 'Malformed JSON body' },
+  VALIDATION: { status: 400, title: 'Request validation failed' },
+  UNAUTHORIZED: { status: 401, title: 'Missing or invalid X-Auth-Key' },
+  NOT_FOUND: { status: 404, title: 'Not Found' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
+  CONFLICT: { status: 409, title: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
+  UNPROCESSABLE: { status: 422, title: 'Semantically invalid request' },
+  LIMIT_EXCEEDED: { status: 422, title: 'Account limit reached' },
+  RATE_LIMITED: { status: 429, title: 'Too Many Requests' },
+  INTERNAL: { status: 500, title: 'Internal Server Error' },
+  STORE_UNAVAILABLE: { status: 503, title: 'Store unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly title: string;
+  constructor(
+    readonly code: ErrorCode,
+    detail: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(detail);
+    this.status = ERROR_CATALOGUE[code].status;
+    this.title = ERROR_CATALOGUE[code].title;
+  }
+}
+
+export const notFound = (what: string): ApiError => new ApiError('NOT_FOUND', `${what} not found`);
+
+/** 422: the request is well-formed but breaks a rule (CNAME beside other data, unknown node…). */
+export const unprocessable = (errors: FieldError[], detail?: string): ApiError =>
+  new ApiError('UNPROCESSABLE', detail ?? errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+
+/** 400: a field has the wrong shape (not an IP address, not a domain name…). */
+export const invalidFields = (errors: FieldError[]): ApiError =>
+  new ApiError('VALIDATION', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);

@@ -1,0 +1,56 @@
+// The `palisade` command: one package, several roles (serve, api, admin …).
+import { ConfigError, loadConfig } from './config.ts';
+import { ADMIN_USAGE, describeAdminError, runAdmin } from './cli/admin.ts';
+import { serve } from './roles/serve.ts';
+import { openStore } from './store/index.ts';
+
+const USAGE = `usage: palisade <role>
+  serve    API (and DNS, as it arrives) in one process on the embedded store (default)
+  api      the control-plane API only
+  admin    operator commands (palisade admin --help)
+
+Configuration comes from the environment; see the README.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [role = 'serve', ...rest] = argv;
+  if (role === '--help' || role === '-h' || role === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  const config = loadConfig();
+  switch (role) {
+    case 'serve':
+    case 'api':
+      await serve(config);
+      return -1; // keeps running
+    case 'admin': {
+      if (rest.length === 0 || rest[0] === '--help') {
+        console.log(ADMIN_USAGE);
+        return rest.length === 0 ? 2 : 0;
+      }
+      const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention });
+      try {
+        await runAdmin(store, rest, (value) => console.log(JSON.stringify(value, null, 2)));
+        return 0;
+      } catch (error) {
+        console.error(`palisade admin: ${describeAdminError(error)}`);
+        return 2;
+      } finally {
+        await store.close();
+      }
+    }
+    default:
+      console.error(`palisade: unknown role "${role}"\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof ConfigError ? `palisade: ${error.message}` : error);
+    process.exitCode = 1;
+  },
+);

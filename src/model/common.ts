@@ -1,0 +1,16 @@
+// Schema pieces shared by several resources.
+import { Type } from 'typebox';
+
+export const IpText = Type.String({ minLength: 2, maxLength: 45, description: 'An IPv4 or IPv6 address' });
+export const NodeIds = Type.Array(Type.Integer({ minimum: 1 }), {
+  maxItems: 256,
+  uniqueItems: true,
+  description: 'Ids of registered edge nodes',
+});
+export const Timestamp = Type.String({ format: 'date-time' });
+export const Revision = Type.Integer({ minimum: 0, description: 'Global revision of the last change to this resource' });
+
+/** Sorted copy without duplicates: sets of ids are stored in one canonical order. */
+export function sortedUnique(values: readonly number[]): number[] {
+  return [...new Set(values)].sort((a, b) => a - b);
+}

@@ -1,0 +1,141 @@
+// The Domain resource: its schemas (create, patch, response), defaults and the rules a
+// value must pass beyond its JSON type.
+import { Type, type Static } from 'typebox';
+import { countryByIsoCode } from '../geo/targets.ts';
+import type { FieldError } from '../errors.ts';
+import { IpText, NodeIds, Revision, Timestamp } from './common.ts';
+import { canonicalIp, isSpecialPurpose } from './ip.ts';
+import { normaliseDomainName, normaliseOwnerName } from './names.ts';
+
+const settings = {
+  enabled: Type.Boolean({ description: 'Protection on: protected names resolve to the edge nodes. Off: DNS only.' }),
+  mask: Type.String({
+    maxLength: 1024,
+    description:
+      'Names under the domain protected besides the domain itself: comma- or space-separated relative names ("www, shop"), "*" for every name. Default "www".',
+  }),
+  ssl: Type.Boolean({ description: 'Serve HTTPS at the edge with a certificate issued by the service' }),
+  tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$' }), { maxItems: 32 }),
+  backend: IpText,
+  failover: Type.Union([IpText, Type.Null()], { description: 'Backend used when `backend` is down; null for none' }),
+  fhttps: Type.Boolean({ description: 'Redirect HTTP to HTTPS at the edge' }),
+  cachelevel: Type.Integer({ minimum: 0, maximum: 3, description: '0 = no caching … 3 = aggressive' }),
+  sjschallenge: Type.Boolean({ description: 'JavaScript challenge for new visitors' }),
+  baseprotection: Type.Boolean({ description: 'Baseline L7 protection rules' }),
+  bwlimit: Type.Integer({ minimum: 0, maximum: 100_000_000, description: 'Bandwidth limit in KB/s; 0 = unlimited' }),
+  geomode: Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], {
+    description: '0 = no geo filter, 1 = allow only `geolist` countries, 2 = block `geolist` countries',
+  }),
+  geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$' }), { maxItems: 250, description: 'ISO 3166-1 alpha-2 codes' }),
+  bind_node: NodeIds,
+  cachelargefiles: Type.Boolean(),
+};
+
+export const DOMAIN_DEFAULTS = {
+  enabled: true,
+  mask: 'www',
+  ssl: false,
+  tags: [] as string[],
+  failover: null as string | null,
+  fhttps: false,
+  cachelevel: 0,
+  sjschallenge: false,
+  baseprotection: true,
+  bwlimit: 0,
+  geomode: 0 as 0 | 1 | 2,
+  geolist: [] as string[],
+  bind_node: [] as number[],
+  cachelargefiles: false,
+};
+
+const optional = <T extends Record<string, import('typebox').TSchema>>(props: T) =>
+  Object.fromEntries(Object.entries(props).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof T]: import('typebox').TOptional<T[K]>;
+  };
+
+export const DomainCreate = Type.Object(
+  {
+    domain: Type.String({ minLength: 1, maxLength: 253, description: 'The domain; IDNs are converted to punycode' }),
+    ...optional(settings),
+    backend: settings.backend,
+  },
+  { additionalProperties: false },
+);
+export type DomainCreate = Static<typeof DomainCreate>;
+
+export const DomainPatch = Type.Object(optional(settings), { additionalProperties: false });
+export type DomainPatch = Static<typeof DomainPatch>;
+
+export const DomainSettings = Type.Object(settings);
+export type DomainSettings = Static<typeof DomainSettings>;
+
+export const Domain = Type.Object({
+  domain: Type.String(),
+  ...settings,
+  ns_active: Type.Boolean({ description: 'Our name servers answer for the domain (activatens / deactivatens)' }),
+  nameservers: Type.Array(Type.String(), { description: 'The name servers to delegate the domain to' }),
+  records: Type.Integer({ description: 'Number of DNS records' }),
+  created: Timestamp,
+  updated: Timestamp,
+  revision: Revision,
+});
+
+/** What the store keeps of a domain (the response adds `nameservers` and `records`). */
+export interface DomainState extends DomainSettings {
+  domain: string;
+  ownerId: number;
+  ns_active: boolean;
+  created: string;
+  updated: string;
+  revision: number;
+}
+
+/** Checks and canonicalises the fields of a create or patch body that JSON Schema cannot. */
+export function checkDomainSettings(input: Partial<DomainSettings>, errors: FieldError[], zone: string): Partial<DomainSettings> {
+  const out: Partial<DomainSettings> = { ...input };
+  for (const field of ['backend', 'failover'] as const) {
+    const value = input[field];
+    if (value === undefined || value === null) continue;
+    const ip = canonicalIp(value);
+    const special = ip && isSpecialPurpose(ip.address, ip.family);
+    if (!ip) errors.push({ field, message: `"${value}" is not an IPv4 or IPv6 address` });
+    else if (special) errors.push({ field, message: `${value} ${special}; a backend must be reachable from the edge` });
+    else out[field] = ip.address;
+  }
+  if (input.geolist) {
+    const codes = input.geolist.map((c) => c.toUpperCase());
+    codes.forEach((code, i) => {
+      if (!countryByIsoCode(code)) errors.push({ field: `geolist.${i}`, message: `"${code}" is not an ISO 3166-1 alpha-2 country code` });
+    });
+    out.geolist = [...new Set(codes)].sort();
+  }
+  if (input.tags) out.tags = [...new Set(input.tags)];
+  if (input.bind_node) out.bind_node = [...new Set(input.bind_node)].sort((a, b) => a - b);
+  if (input.mask !== undefined) {
+    const mask = canonicalMask(input.mask, zone);
+    if ('error' in mask) errors.push({ field: 'mask', message: mask.error });
+    else out.mask = mask.value;
+  }
+  return out;
+}
+
+/** "www, Shop.example.org *" → "*,shop,www": relative names, sorted, deduplicated. */
+export function canonicalMask(mask: string, zone: string): { value: string } | { error: string } {
+  const entries = mask.split(/[\s,]+/).filter((e) => e !== '');
+  const names = new Set<string>();
+  for (const entry of entries) {
+    const name = normaliseOwnerName(entry, zone);
+    if (!name.ok) return { error: `"${entry}" ${name.message}` };
+    names.add(name.value);
+  }
+  return { value: [...names].sort().join(',') };
+}
+
+export function checkDomainName(input: string, errors: FieldError[]): string {
+  const name = normaliseDomainName(input);
+  if (!name.ok) {
+    errors.push({ field: 'domain', message: `"${input}" ${name.message}` });
+    return input;
+  }
+  return name.value;
+}

@@ -1,0 +1,32 @@
+// The API's record type numbers (1–8) and their DNS names and wire type codes.
+// The API numbers are the service's own, not DNS TYPE values: 7 is SOA here, 6 in DNS.
+
+export const RECORD_TYPES = {
+  1: { name: 'A', dnsType: 1 },
+  2: { name: 'AAAA', dnsType: 28 },
+  3: { name: 'CNAME', dnsType: 5 },
+  4: { name: 'MX', dnsType: 15 },
+  5: { name: 'NS', dnsType: 2 },
+  6: { name: 'TXT', dnsType: 16 },
+  7: { name: 'SOA', dnsType: 6 },
+  8: { name: 'SRV', dnsType: 33 },
+} as const;
+
+export type RecordTypeNumber = keyof typeof RECORD_TYPES;
+export type RecordTypeName = (typeof RECORD_TYPES)[RecordTypeNumber]['name'];
+
+export const TYPE = { A: 1, AAAA: 2, CNAME: 3, MX: 4, NS: 5, TXT: 6, SOA: 7, SRV: 8 } as const satisfies Record<
+  RecordTypeName,
+  RecordTypeNumber
+>;
+
+export function typeName(type: number): RecordTypeName {
+  const entry = RECORD_TYPES[type as RecordTypeNumber];
+  if (!entry) throw new RangeError(`unknown record type ${type}`);
+  return entry.name;
+}
+
+/** Types that carry a priority (MX preference, SRV priority). */
+export function hasPriority(type: number): boolean {
+  return type === TYPE.MX || type === TYPE.SRV;
+}

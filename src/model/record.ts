@@ -1,0 +1,146 @@
+// The DNS record resource: schemas, per-field checks, and the zone-level rules a record must
+// pass against the records already in its zone (CNAME exclusivity, duplicates, apex rules).
+import { Type, type Static } from 'typebox';
+import type { FieldError } from '../errors.ts';
+import { geoTargetById } from '../geo/targets.ts';
+import { sortedUnique } from './common.ts';
+import { normaliseOwnerName } from './names.ts';
+import { canonicalRecordValue } from './record-values.ts';
+import { hasPriority, RECORD_TYPES, TYPE, typeName, type RecordTypeNumber } from './record-types.ts';
+
+export const TTL_MIN = 30;
+export const TTL_MAX = 604_800;
+export const TTL_DEFAULT = 300;
+
+const fields = {
+  name: Type.String({
+    minLength: 1,
+    maxLength: 253,
+    description: '"@" for the apex, a name relative to the domain ("www", "_sip._tcp", "*.dev"), or a full name inside the domain',
+  }),
+  type: Type.Integer({ minimum: 1, maximum: 8, description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV' }),
+  value: Type.String({ maxLength: 4096, description: 'Record data; the format depends on the type (see the README)' }),
+  ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
+  priority: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], {
+    description: 'MX preference / SRV priority; required for MX and SRV, null or absent otherwise',
+  }),
+  target: Type.Array(Type.Integer({ minimum: 1 }), {
+    maxItems: 300,
+    description: 'GeoNames IDs of countries or continents this variant is for; empty = general (see GET /geo/targets)',
+  }),
+};
+
+export const RecordCreate = Type.Object(
+  {
+    name: fields.name,
+    type: fields.type,
+    value: fields.value,
+    ttl: Type.Optional(fields.ttl),
+    priority: Type.Optional(fields.priority),
+    target: Type.Optional(fields.target),
+  },
+  { additionalProperties: false },
+);
+export type RecordCreate = Static<typeof RecordCreate>;
+
+export const RecordPatch = Type.Object(
+  {
+    name: Type.Optional(fields.name),
+    type: Type.Optional(fields.type),
+    value: Type.Optional(fields.value),
+    ttl: Type.Optional(fields.ttl),
+    priority: Type.Optional(fields.priority),
+    target: Type.Optional(fields.target),
+  },
+  { additionalProperties: false },
+);
+export type RecordPatch = Static<typeof RecordPatch>;
+
+export const DnsRecord = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  type: fields.type,
+  type_name: Type.String({ description: 'The type as its DNS mnemonic (read-only)' }),
+  value: Type.String(),
+  ttl: Type.Integer(),
+  priority: Type.Union([Type.Integer(), Type.Null()]),
+  target: Type.Array(Type.Integer()),
+});
+
+export interface RecordState {
+  id: number;
+  name: string;
+  type: RecordTypeNumber;
+  value: string;
+  ttl: number;
+  priority: number | null;
+  target: number[];
+}
+
+export function renderRecord(r: RecordState): Static<typeof DnsRecord> {
+  return { ...r, type_name: typeName(r.type) };
+}
+
+/**
+ * Builds the record a create (or a patch merged over an existing record) describes, with every
+ * field canonical. Field errors go to `errors`; the result is meaningful only when none were added.
+ */
+export function buildRecord(input: RecordCreate, id: number, zone: string, errors: FieldError[]): RecordState {
+  const type = input.type as RecordTypeNumber;
+  const name = normaliseOwnerName(input.name, zone);
+  if (!name.ok) errors.push({ field: 'name', message: `"${input.name}" ${name.message}` });
+  const value = RECORD_TYPES[type] ? canonicalRecordValue(type, input.value, zone) : undefined;
+  if (value && !value.ok) errors.push({ field: 'value', message: `${typeName(type)} value ${value.message}` });
+  const priority = input.priority ?? null;
+  if (hasPriority(type) && priority === null) errors.push({ field: 'priority', message: `${typeName(type)} records need a priority (0–65535)` });
+  if (!hasPriority(type) && priority !== null) errors.push({ field: 'priority', message: `${typeName(type)} records have no priority` });
+  const target = sortedUnique(input.target ?? []);
+  target.forEach((t) => {
+    if (!geoTargetById(t)) errors.push({ field: 'target', message: `${t} is not the GeoNames ID of a country or continent` });
+  });
+  return {
+    id,
+    name: name.ok ? name.value : input.name,
+    type,
+    value: value?.ok ? value.value : input.value,
+    ttl: input.ttl ?? TTL_DEFAULT,
+    priority,
+    target,
+  };
+}
+
+const sameTargets = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+const overlaps = (a: number[], b: number[]) => (a.length === 0 && b.length === 0) || a.some((x) => b.includes(x));
+
+/**
+ * The rules a record must pass beside the other records of its zone (`others` excludes the
+ * record itself when it is being updated). Returns 422-style field errors.
+ */
+export function checkRecordInZone(record: RecordState, others: readonly RecordState[]): FieldError[] {
+  const errors: FieldError[] = [];
+  const atName = others.filter((r) => r.name === record.name);
+  const t = typeName(record.type);
+  if (record.name === '@' && record.type === TYPE.CNAME) errors.push({ field: 'type', message: 'a CNAME cannot be at the apex (RFC 1034 §3.6.2)' });
+  if (record.name === '@' && record.type === TYPE.NS) errors.push({ field: 'type', message: 'the apex NS set is managed by the service; NS records delegate names below the apex' });
+  if (record.type === TYPE.SOA) {
+    if (record.name !== '@') errors.push({ field: 'name', message: 'an SOA record can only be at the apex ("@")' });
+    if (others.some((r) => r.type === TYPE.SOA)) errors.push({ field: 'type', message: 'the zone already has an SOA record; update that one' });
+  }
+  if ((record.type === TYPE.SOA || record.type === TYPE.NS) && record.target.length > 0) {
+    errors.push({ field: 'target', message: `${t} records cannot be geo-targeted` });
+  }
+  if (record.type === TYPE.CNAME) {
+    const other = atName.find((r) => r.type !== TYPE.CNAME);
+    if (other) errors.push({ field: 'type', message: `a CNAME cannot share a name with other data (record ${other.id} is ${typeName(other.type)}); RFC 2181 §10.1` });
+    const clash = atName.find((r) => r.type === TYPE.CNAME && overlaps(r.target, record.target));
+    if (clash) errors.push({ field: 'target', message: `record ${clash.id} is already the CNAME at this name for an overlapping target set` });
+  } else {
+    const cname = atName.find((r) => r.type === TYPE.CNAME);
+    if (cname) errors.push({ field: 'name', message: `"${record.name}" is a CNAME (record ${cname.id}); a CNAME cannot share a name with other data` });
+  }
+  const duplicate = atName.find(
+    (r) => r.type === record.type && r.value === record.value && r.priority === record.priority && sameTargets(r.target, record.target),
+  );
+  if (duplicate) errors.push({ field: 'value', message: `duplicates record ${duplicate.id}` });
+  return errors;
+}

@@ -1,0 +1,55 @@
+// Users (tenants) and their API keys. Keys are random, shown once and stored only as a hash.
+import { createHash, randomBytes } from 'node:crypto';
+import { Type, type Static } from 'typebox';
+import { Timestamp } from './common.ts';
+
+export const Limits = Type.Object({
+  max_domains: Type.Integer(),
+  max_records_per_domain: Type.Integer(),
+  max_iplists: Type.Integer(),
+  max_ips_per_list: Type.Integer(),
+});
+export type Limits = Static<typeof Limits>;
+
+export const DEFAULT_LIMITS: Limits = {
+  max_domains: 1000,
+  max_records_per_domain: 1000,
+  max_iplists: 100,
+  max_ips_per_list: 10_000,
+};
+
+export interface UserState {
+  id: number;
+  name: string;
+  email: string;
+  created: string;
+  limits: Limits;
+}
+
+export interface ApiKeyState {
+  id: number;
+  userId: number;
+  /** hex SHA-256 of the key: keys are 256-bit random, so a fast hash is enough. */
+  hash: string;
+  label: string;
+  created: string;
+  revoked: string | null;
+}
+
+export const Me = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  email: Type.String(),
+  created: Timestamp,
+  limits: Limits,
+  usage: Type.Object({ domains: Type.Integer(), iplists: Type.Integer() }),
+});
+
+/** A new key: "pk_" + 43 base64url characters (256 bits). */
+export function generateApiKey(): string {
+  return `pk_${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}

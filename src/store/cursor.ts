@@ -1,0 +1,14 @@
+// Paging cursors are opaque to clients: base64url of the last item's sort key.
+import { ApiError } from '../errors.ts';
+
+export function encodeCursor(key: string): string {
+  return Buffer.from(key, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  const key = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (cursor === '' || encodeCursor(key) !== cursor) {
+    throw new ApiError('VALIDATION', 'cursor is not one this service issued', [{ field: 'query.cursor', message: 'is invalid' }]);
+  }
+  return key;
+}

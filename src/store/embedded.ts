@@ -1,0 +1,367 @@
+// The embedded store: LMDB on local disk, no server to run. LMDB commits are atomic and
+// serialised across threads and processes (the operator CLI may write while the API runs), and
+// lmdb-js resolves a write's promise once the commit is flushed to disk, so an acknowledged write
+// survives kill -9 and power loss alike.
+import { open, type RootDatabase } from 'lmdb';
+import { ApiError, notFound } from '../errors.ts';
+import type { IpListState } from '../model/iplist.ts';
+import type { EdgeNode } from '../model/node.ts';
+import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import type { Change, ChangeKind, MutationContext, Page, PageRequest, Store, Zone } from './types.ts';
+
+type Key = (string | number)[];
+
+export interface EmbeddedStoreOptions {
+  /** Directory of the database files; created if missing. */
+  path: string;
+  /** How many change entries to keep for consumers catching up (default 100,000). */
+  changeRetention?: number;
+}
+
+/** Helpers valid only inside one write transaction. */
+interface Tx {
+  seq(name: string): number;
+  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete'): number;
+  ctx(): MutationContext & { finish(): void };
+  now: string;
+}
+
+const END = '\uffff';
+
+export class EmbeddedStore implements Store {
+  readonly kind = 'embedded';
+  private readonly db: RootDatabase<unknown, Key>;
+  private readonly retention: number;
+
+  constructor(options: EmbeddedStoreOptions) {
+    this.db = open<unknown, Key>({ path: options.path, compression: false });
+    this.retention = options.changeRetention ?? 100_000;
+  }
+
+  private get<T>(key: Key): T | undefined {
+    return this.db.get(key) as T | undefined;
+  }
+
+  /** Runs `fn` inside one atomic, durable write transaction. `fn` must throw before its first write. */
+  private commit<T>(fn: (tx: Tx) => T): Promise<T> {
+    return this.db.transaction(() => {
+      const now = new Date().toISOString();
+      const tx: Tx = {
+        now,
+        seq: (name) => {
+          const next = (this.get<number>(['seq', name]) ?? 0) + 1;
+          void this.db.put(['seq', name], next);
+          return next;
+        },
+        change: (kind, key, op) => {
+          const revision = tx.seq('revision');
+          const entry: Change = { revision, at: now, kind, key: String(key), op };
+          void this.db.put(['chg', revision], entry);
+          if (revision > this.retention) void this.db.remove(['chg', revision - this.retention]);
+          return revision;
+        },
+        ctx: () => {
+          // Record ids are counted locally and written once the mutation has succeeded, so a
+          // rejected mutation writes nothing at all.
+          let lastId = this.get<number>(['seq', 'record']) ?? 0;
+          const start = lastId;
+          return {
+            now,
+            nextRecordId: () => ++lastId,
+            nodeExists: (id) => this.get(['node', id]) !== undefined,
+            finish: () => {
+              if (lastId !== start) void this.db.put(['seq', 'record'], lastId);
+            },
+          };
+        },
+      };
+      return fn(tx);
+    });
+  }
+
+  // ---- users and keys
+
+  createUser(input: { name: string; email: string; limits?: Partial<UserState['limits']> }): Promise<UserState> {
+    return this.commit((tx) => {
+      const user: UserState = {
+        id: tx.seq('user'),
+        name: input.name,
+        email: input.email,
+        created: tx.now,
+        limits: { ...DEFAULT_LIMITS, ...input.limits },
+      };
+      void this.db.put(['user', user.id], user);
+      tx.change('user', user.id, 'put');
+      return user;
+    });
+  }
+
+  async getUser(id: number): Promise<UserState | undefined> {
+    return this.get<UserState>(['user', id]);
+  }
+
+  async listUsers(): Promise<UserState[]> {
+    return [...this.db.getRange({ start: ['user', 0], end: ['user', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as UserState);
+  }
+
+  addApiKey(userId: number, hash: string, label: string): Promise<ApiKeyState> {
+    return this.commit((tx) => {
+      if (!this.get(['user', userId])) throw notFound(`user ${userId}`);
+      const key: ApiKeyState = { id: tx.seq('apikey'), userId, hash, label, created: tx.now, revoked: null };
+      void this.db.put(['apikey', key.id], key);
+      void this.db.put(['keyhash', hash], key.id);
+      void this.db.put(['ukey', userId, key.id], 1);
+      tx.change('user', userId, 'put');
+      return key;
+    });
+  }
+
+  async findApiKeyByHash(hash: string): Promise<ApiKeyState | undefined> {
+    const id = this.get<number>(['keyhash', hash]);
+    return id === undefined ? undefined : this.get<ApiKeyState>(['apikey', id]);
+  }
+
+  async listApiKeys(userId: number): Promise<ApiKeyState[]> {
+    const ids = [...this.db.getKeys({ start: ['ukey', userId, 0], end: ['ukey', userId, Number.MAX_SAFE_INTEGER] })];
+    return ids.map((k) => this.get<ApiKeyState>(['apikey', k[2] as number])!);
+  }
+
+  revokeApiKey(keyId: number): Promise<ApiKeyState | undefined> {
+    return this.commit((tx) => {
+      const key = this.get<ApiKeyState>(['apikey', keyId]);
+      if (!key) return undefined;
+      if (key.revoked) return key;
+      const revoked = { ...key, revoked: tx.now };
+      void this.db.put(['apikey', keyId], revoked);
+      tx.change('user', key.userId, 'put');
+      return revoked;
+    });
+  }
+
+  // ---- zones
+
+  createZone(build: (ctx: MutationContext) => Zone): Promise<Zone> {
+    return this.commit((tx) => {
+      const ctx = tx.ctx();
+      const zone = build(ctx);
+      const name = zone.domain.domain;
+      if (this.get(['zone', name])) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      const owner = this.get<UserState>(['user', zone.domain.ownerId]);
+      if (!owner) throw notFound(`user ${zone.domain.ownerId}`);
+      if (this.countPrefix('udom', zone.domain.ownerId) >= owner.limits.max_domains) {
+        throw new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`);
+      }
+      ctx.finish();
+      const revision = tx.change('zone', name, 'put');
+      const stored: Zone = { ...zone, domain: { ...zone.domain, created: tx.now, updated: tx.now, revision } };
+      void this.db.put(['zone', name], stored);
+      void this.db.put(['udom', zone.domain.ownerId, name], 1);
+      return stored;
+    });
+  }
+
+  async getZone(name: string): Promise<Zone | undefined> {
+    return this.get<Zone>(['zone', name]);
+  }
+
+  async listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>> {
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const items: Zone[] = [];
+    let more = false;
+    for (const key of this.db.getKeys({ start: ['udom', ownerId, after ?? ''], end: ['udom', ownerId, END] })) {
+      const name = key[2] as string;
+      if (name === after) continue;
+      const zone = this.get<Zone>(['zone', name]);
+      if (!zone || (tag !== undefined && !zone.domain.tags.includes(tag))) continue;
+      if (items.length === page.limit) {
+        more = true;
+        break;
+      }
+      items.push(zone);
+    }
+    const last = items[items.length - 1];
+    return { items, next: more && last ? encodeCursor(last.domain.domain) : undefined };
+  }
+
+  async countZones(ownerId: number): Promise<number> {
+    return this.countPrefix('udom', ownerId);
+  }
+
+  /** Entries of an owner index: domain names (string keys) or IP list ids (number keys). */
+  private countPrefix(prefix: 'udom' | 'uipl', ownerId: number): number {
+    return prefix === 'udom'
+      ? this.db.getKeysCount({ start: [prefix, ownerId, ''], end: [prefix, ownerId, END] })
+      : this.db.getKeysCount({ start: [prefix, ownerId, 0], end: [prefix, ownerId, Number.MAX_SAFE_INTEGER] });
+  }
+
+  updateZone(name: string, ownerId: number, mutate: (zone: Zone, ctx: MutationContext) => Zone | undefined): Promise<Zone> {
+    return this.commit((tx) => {
+      const zone = this.get<Zone>(['zone', name]);
+      if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const ctx = tx.ctx();
+      const next = mutate(zone, ctx);
+      if (!next) return zone;
+      ctx.finish();
+      const revision = tx.change('zone', name, 'put');
+      const stored: Zone = { ...next, domain: { ...next.domain, domain: name, ownerId, created: zone.domain.created, updated: tx.now, revision } };
+      void this.db.put(['zone', name], stored);
+      return stored;
+    });
+  }
+
+  deleteZone(name: string, ownerId: number): Promise<boolean> {
+    return this.commit((tx) => {
+      const zone = this.get<Zone>(['zone', name]);
+      if (!zone || zone.domain.ownerId !== ownerId) return false;
+      void this.db.remove(['zone', name]);
+      void this.db.remove(['udom', ownerId, name]);
+      tx.change('zone', name, 'delete');
+      return true;
+    });
+  }
+
+  // ---- IP lists
+
+  createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState> {
+    return this.commit((tx) => {
+      const ctx = tx.ctx();
+      const draft = build({ ...ctx, id: 0 });
+      const owner = this.get<UserState>(['user', draft.ownerId]);
+      if (!owner) throw notFound(`user ${draft.ownerId}`);
+      if (this.countPrefix('uipl', draft.ownerId) >= owner.limits.max_iplists) {
+        throw new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`);
+      }
+      const id = tx.seq('iplist');
+      const revision = tx.change('iplist', id, 'put');
+      const list: IpListState = { ...draft, id, created: tx.now, updated: tx.now, revision };
+      void this.db.put(['iplist', id], list);
+      void this.db.put(['uipl', list.ownerId, id], 1);
+      return list;
+    });
+  }
+
+  async getIpList(id: number): Promise<IpListState | undefined> {
+    return this.get<IpListState>(['iplist', id]);
+  }
+
+  async listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>> {
+    const after = page.cursor === undefined ? 0 : Number(decodeCursor(page.cursor));
+    const items: IpListState[] = [];
+    let more = false;
+    for (const key of this.db.getKeys({ start: ['uipl', ownerId, after + 1], end: ['uipl', ownerId, Number.MAX_SAFE_INTEGER] })) {
+      if (items.length === page.limit) {
+        more = true;
+        break;
+      }
+      items.push(this.get<IpListState>(['iplist', key[2] as number])!);
+    }
+    const last = items[items.length - 1];
+    return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
+  }
+
+  async countIpLists(ownerId: number): Promise<number> {
+    return this.countPrefix('uipl', ownerId);
+  }
+
+  updateIpList(id: number, ownerId: number, mutate: (list: IpListState, ctx: MutationContext) => IpListState | undefined): Promise<IpListState> {
+    return this.commit((tx) => {
+      const list = this.get<IpListState>(['iplist', id]);
+      if (!list || list.ownerId !== ownerId) throw notFound(`IP list ${id}`);
+      const next = mutate(list, tx.ctx());
+      if (!next) return list;
+      const revision = tx.change('iplist', id, 'put');
+      const stored: IpListState = { ...next, id, ownerId, created: list.created, updated: tx.now, revision };
+      void this.db.put(['iplist', id], stored);
+      return stored;
+    });
+  }
+
+  deleteIpList(id: number, ownerId: number): Promise<boolean> {
+    return this.commit((tx) => {
+      const list = this.get<IpListState>(['iplist', id]);
+      if (!list || list.ownerId !== ownerId) return false;
+      void this.db.remove(['iplist', id]);
+      void this.db.remove(['uipl', ownerId, id]);
+      tx.change('iplist', id, 'delete');
+      return true;
+    });
+  }
+
+  // ---- nodes
+
+  createNode(node: Omit<EdgeNode, 'id'>): Promise<EdgeNode> {
+    return this.commit((tx) => {
+      const stored: EdgeNode = { ...node, id: tx.seq('node') };
+      void this.db.put(['node', stored.id], stored);
+      tx.change('node', stored.id, 'put');
+      return stored;
+    });
+  }
+
+  async getNode(id: number): Promise<EdgeNode | undefined> {
+    return this.get<EdgeNode>(['node', id]);
+  }
+
+  async listNodes(): Promise<EdgeNode[]> {
+    return [...this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as EdgeNode);
+  }
+
+  updateNode(id: number, patch: Partial<Omit<EdgeNode, 'id'>>): Promise<EdgeNode> {
+    return this.commit((tx) => {
+      const node = this.get<EdgeNode>(['node', id]);
+      if (!node) throw notFound(`node ${id}`);
+      const stored: EdgeNode = { ...node, ...patch, id };
+      void this.db.put(['node', id], stored);
+      tx.change('node', id, 'put');
+      return stored;
+    });
+  }
+
+  deleteNode(id: number): Promise<boolean> {
+    return this.commit((tx) => {
+      if (!this.get(['node', id])) return false;
+      const users = this.usedBy(id);
+      if (users.length > 0) {
+        throw new ApiError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
+      }
+      void this.db.remove(['node', id]);
+      tx.change('node', id, 'delete');
+      return true;
+    });
+  }
+
+  /** Domains (bind_node) and IP lists (nodes) that name the node. */
+  private usedBy(nodeId: number): string[] {
+    const out: string[] = [];
+    for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
+      const zone = value as Zone;
+      if (zone.domain.bind_node.includes(nodeId)) out.push(`domain ${zone.domain.domain}`);
+    }
+    for (const { value } of this.db.getRange({ start: ['iplist', 0], end: ['iplist', Number.MAX_SAFE_INTEGER] })) {
+      const list = value as IpListState;
+      if (!list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
+    }
+    return out;
+  }
+
+  // ---- change feed
+
+  async currentRevision(): Promise<number> {
+    return this.get<number>(['seq', 'revision']) ?? 0;
+  }
+
+  async changesSince(since: number, limit: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
+    const current = await this.currentRevision();
+    const oldest = Math.max(1, current - this.retention + 1);
+    if (since < oldest - 1) return { gone: true, oldest };
+    const changes = [...this.db.getRange({ start: ['chg', since + 1], end: ['chg', Number.MAX_SAFE_INTEGER], limit })].map(
+      (e) => e.value as Change,
+    );
+    return { changes };
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

@@ -1,0 +1,99 @@
+// The Store contract: what the API, the CLI and the sync producer need from persistence.
+// Adapters (embedded LMDB, Redis) implement it; test/store/contract.ts checks any adapter.
+//
+// Rules every adapter keeps:
+// - Every mutation commits atomically together with a new global revision (strictly increasing
+//   by one) and a change entry naming what changed at that revision.
+// - A mutation callback runs against the current state inside the atomic step and may throw an
+//   ApiError to reject the change; it must not have side effects (an adapter may run it again).
+// - A promise resolves only once the write is durable under the adapter's documented guarantee.
+import type { DomainState } from '../model/domain.ts';
+import type { IpListState } from '../model/iplist.ts';
+import type { EdgeNode } from '../model/node.ts';
+import type { RecordState } from '../model/record.ts';
+import type { ApiKeyState, Limits, UserState } from '../model/user.ts';
+
+export interface Zone {
+  domain: DomainState;
+  records: RecordState[];
+}
+
+export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user';
+
+export interface Change {
+  revision: number;
+  /** ISO time of the commit. */
+  at: string;
+  kind: ChangeKind;
+  /** Domain name, node id or IP list id. */
+  key: string;
+  op: 'put' | 'delete';
+}
+
+export interface PageRequest {
+  /** Opaque cursor from a previous page. */
+  cursor?: string;
+  limit: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Cursor of the next page, absent on the last page. */
+  next?: string;
+}
+
+export interface MutationContext {
+  /** Allocates a new, never reused record id. */
+  nextRecordId(): number;
+  nodeExists(id: number): boolean;
+  /** The commit time, for `updated` fields. */
+  now: string;
+}
+
+/** Returns the new zone, or undefined when nothing changes (no revision is spent). */
+export type ZoneMutation = (zone: Zone, ctx: MutationContext) => Zone | undefined;
+export type IpListMutation = (list: IpListState, ctx: MutationContext) => IpListState | undefined;
+
+export interface Store {
+  readonly kind: string;
+
+  createUser(input: { name: string; email: string; limits?: Partial<Limits> }): Promise<UserState>;
+  getUser(id: number): Promise<UserState | undefined>;
+  listUsers(): Promise<UserState[]>;
+  addApiKey(userId: number, hash: string, label: string): Promise<ApiKeyState>;
+  findApiKeyByHash(hash: string): Promise<ApiKeyState | undefined>;
+  listApiKeys(userId: number): Promise<ApiKeyState[]>;
+  /** Marks the key revoked; undefined when no such key. */
+  revokeApiKey(keyId: number): Promise<ApiKeyState | undefined>;
+
+  /** Creates a zone; ApiError CONFLICT when the name is taken, LIMIT_EXCEEDED past the owner's limit. */
+  createZone(build: (ctx: MutationContext) => Zone): Promise<Zone>;
+  getZone(name: string): Promise<Zone | undefined>;
+  /** The owner's zones in name order, optionally only those carrying `tag`. */
+  listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>>;
+  countZones(ownerId: number): Promise<number>;
+  /** Applies `mutate` to the owner's zone; NOT_FOUND when missing or owned by someone else. */
+  updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<Zone>;
+  deleteZone(name: string, ownerId: number): Promise<boolean>;
+
+  createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState>;
+  getIpList(id: number): Promise<IpListState | undefined>;
+  listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>>;
+  countIpLists(ownerId: number): Promise<number>;
+  updateIpList(id: number, ownerId: number, mutate: IpListMutation): Promise<IpListState>;
+  deleteIpList(id: number, ownerId: number): Promise<boolean>;
+
+  createNode(node: Omit<EdgeNode, 'id'>): Promise<EdgeNode>;
+  getNode(id: number): Promise<EdgeNode | undefined>;
+  listNodes(): Promise<EdgeNode[]>;
+  updateNode(id: number, patch: Partial<Omit<EdgeNode, 'id'>>): Promise<EdgeNode>;
+  /** CONFLICT while a domain or IP list still names the node. */
+  deleteNode(id: number): Promise<boolean>;
+
+  /** The revision of the last commit (0 for an empty store). */
+  currentRevision(): Promise<number>;
+  /** Change entries after `since`, oldest first; `gone` when `since` predates the retained history. */
+  changesSince(since: number, limit: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,215 @@
+// The Store contract, run against every adapter: what the API and the sync producer rely on.
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.ts';
+import { DOMAIN_DEFAULTS, type DomainState } from '../../src/model/domain.ts';
+import type { MutationContext, Store, Zone } from '../../src/store/types.ts';
+
+function zoneFor(name: string, ownerId: number, ctx: MutationContext): Zone {
+  const domain: DomainState = {
+    ...DOMAIN_DEFAULTS,
+    backend: '203.0.113.10',
+    domain: name,
+    ownerId,
+    ns_active: false,
+    created: ctx.now,
+    updated: ctx.now,
+    revision: 0,
+  };
+  return { domain, records: [] };
+}
+
+async function expectApiError(promise: Promise<unknown>, code: string): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  expect((error as ApiError).code).toBe(code);
+}
+
+export function storeContract(name: string, open: () => Promise<{ store: Store; reopen?: () => Promise<Store> }>): void {
+  describe(`Store contract: ${name}`, () => {
+    it('creates users and finds keys by hash only; revoked keys stay revoked', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'a', email: 'a@example.org', limits: { max_domains: 3 } });
+      expect(user.limits.max_domains).toBe(3);
+      expect(user.limits.max_records_per_domain).toBeGreaterThan(0);
+      const key = await store.addApiKey(user.id, 'ab'.repeat(32), 'k');
+      expect((await store.findApiKeyByHash('ab'.repeat(32)))?.userId).toBe(user.id);
+      expect(await store.findApiKeyByHash('cd'.repeat(32))).toBeUndefined();
+      expect((await store.revokeApiKey(key.id))?.revoked).toBeTruthy();
+      expect((await store.findApiKeyByHash('ab'.repeat(32)))?.revoked).toBeTruthy();
+      expect(await store.revokeApiKey(9999)).toBeUndefined();
+      await expectApiError(store.addApiKey(9999, 'ef'.repeat(32), 'x'), 'NOT_FOUND');
+      expect((await store.listApiKeys(user.id)).map((k) => k.id)).toEqual([key.id]);
+      await store.close();
+    });
+
+    it('every mutation advances the revision by one and records a change in the same step', async () => {
+      const { store } = await open();
+      const r0 = await store.currentRevision();
+      const user = await store.createUser({ name: 'b', email: 'b@example.org' });
+      const zone = await store.createZone((ctx) => zoneFor('rev.example', user.id, ctx));
+      expect(zone.domain.revision).toBe(r0 + 2);
+      const updated = await store.updateZone('rev.example', user.id, (z) => ({ ...z, domain: { ...z.domain, ssl: true } }));
+      expect(updated.domain.revision).toBe(r0 + 3);
+      expect(updated.domain.created).toBe(zone.domain.created);
+      // A mutation that changes nothing spends no revision.
+      const same = await store.updateZone('rev.example', user.id, () => undefined);
+      expect(same.domain.revision).toBe(r0 + 3);
+      expect(await store.deleteZone('rev.example', user.id)).toBe(true);
+      expect(await store.currentRevision()).toBe(r0 + 4);
+      const feed = await store.changesSince(r0, 100);
+      expect('changes' in feed && feed.changes.map((c) => [c.revision, c.kind, c.key, c.op])).toEqual([
+        [r0 + 1, 'user', String(user.id), 'put'],
+        [r0 + 2, 'zone', 'rev.example', 'put'],
+        [r0 + 3, 'zone', 'rev.example', 'put'],
+        [r0 + 4, 'zone', 'rev.example', 'delete'],
+      ]);
+      await store.close();
+    });
+
+    it('a rejected mutation changes nothing, not even the record id counter', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'c', email: 'c@example.org' });
+      await store.createZone((ctx) => zoneFor('reject.example', user.id, ctx));
+      const before = await store.currentRevision();
+      await expectApiError(
+        store.updateZone('reject.example', user.id, (z, ctx) => {
+          ctx.nextRecordId();
+          throw new ApiError('UNPROCESSABLE', 'no');
+        }),
+        'UNPROCESSABLE',
+      );
+      expect(await store.currentRevision()).toBe(before);
+      const z = await store.updateZone('reject.example', user.id, (zone, ctx) => ({
+        ...zone,
+        records: [{ id: ctx.nextRecordId(), name: 'www', type: 1, value: '192.0.2.1', ttl: 300, priority: null, target: [] }],
+      }));
+      const again = await store.updateZone('reject.example', user.id, (zone, ctx) => ({
+        ...zone,
+        records: [...zone.records, { id: ctx.nextRecordId(), name: 'www', type: 1, value: '192.0.2.2', ttl: 300, priority: null, target: [] }],
+      }));
+      expect(again.records[1]!.id).toBe(z.records[0]!.id + 1);
+      await store.close();
+    });
+
+    it('domain names are unique across owners; limits hold; other owners see NOT_FOUND', async () => {
+      const { store } = await open();
+      const a = await store.createUser({ name: 'd', email: 'd@example.org', limits: { max_domains: 2 } });
+      const b = await store.createUser({ name: 'e', email: 'e@example.org' });
+      await store.createZone((ctx) => zoneFor('one.example', a.id, ctx));
+      await expectApiError(store.createZone((ctx) => zoneFor('one.example', b.id, ctx)), 'CONFLICT');
+      await store.createZone((ctx) => zoneFor('two.example', a.id, ctx));
+      await expectApiError(store.createZone((ctx) => zoneFor('three.example', a.id, ctx)), 'LIMIT_EXCEEDED');
+      await expectApiError(store.updateZone('one.example', b.id, (z) => z), 'NOT_FOUND');
+      expect(await store.deleteZone('one.example', b.id)).toBe(false);
+      expect(await store.countZones(a.id)).toBe(2);
+      expect(await store.countZones(b.id)).toBe(0);
+      await store.close();
+    });
+
+    it('lists zones in name order with cursors and tag filters', async () => {
+      const { store } = await open();
+      const u = await store.createUser({ name: 'f', email: 'f@example.org' });
+      for (const n of ['c', 'a', 'e', 'b', 'd']) {
+        await store.createZone((ctx) => {
+          const z = zoneFor(`${n}.example`, u.id, ctx);
+          return { ...z, domain: { ...z.domain, tags: n === 'b' || n === 'd' ? ['blue'] : [] } };
+        });
+      }
+      const p1 = await store.listZones(u.id, { limit: 2 });
+      expect(p1.items.map((z) => z.domain.domain)).toEqual(['a.example', 'b.example']);
+      const p2 = await store.listZones(u.id, { limit: 2, cursor: p1.next });
+      expect(p2.items.map((z) => z.domain.domain)).toEqual(['c.example', 'd.example']);
+      const p3 = await store.listZones(u.id, { limit: 2, cursor: p2.next });
+      expect(p3.items.map((z) => z.domain.domain)).toEqual(['e.example']);
+      expect(p3.next).toBeUndefined();
+      const blue = await store.listZones(u.id, { limit: 10 }, 'blue');
+      expect(blue.items.map((z) => z.domain.domain)).toEqual(['b.example', 'd.example']);
+      await store.close();
+    });
+
+    it('IP lists: owner-scoped, paged by id, limited in number', async () => {
+      const { store } = await open();
+      const u = await store.createUser({ name: 'g', email: 'g@example.org', limits: { max_iplists: 3 } });
+      const other = await store.createUser({ name: 'h', email: 'h@example.org' });
+      const make = (name: string) =>
+        store.createIpList((ctx) => ({ id: ctx.id, ownerId: u.id, name, ips: [], allnodes: true, nodes: [], created: ctx.now, updated: ctx.now, revision: 0 }));
+      const l1 = await make('one');
+      const l2 = await make('two');
+      await make('three');
+      await expectApiError(make('four'), 'LIMIT_EXCEEDED');
+      expect(l2.id).toBeGreaterThan(l1.id);
+      const page = await store.listIpLists(u.id, { limit: 2 });
+      expect(page.items.map((l) => l.name)).toEqual(['one', 'two']);
+      expect((await store.listIpLists(u.id, { limit: 2, cursor: page.next })).items.map((l) => l.name)).toEqual(['three']);
+      await expectApiError(store.updateIpList(l1.id, other.id, (l) => l), 'NOT_FOUND');
+      const changed = await store.updateIpList(l1.id, u.id, (l) => ({ ...l, ips: ['192.0.2.1'] }));
+      expect(changed.ips).toEqual(['192.0.2.1']);
+      expect(changed.revision).toBeGreaterThan(l1.revision);
+      expect(await store.deleteIpList(l1.id, other.id)).toBe(false);
+      expect(await store.deleteIpList(l1.id, u.id)).toBe(true);
+      expect(await store.getIpList(l1.id)).toBeUndefined();
+      await store.close();
+    });
+
+    it('nodes: create, update, and no removal while a domain names them', async () => {
+      const { store } = await open();
+      const node = await store.createNode({ name: 'edge1', ipv4: '192.0.2.10', ipv6: null, location: 'DE', status: 'active' });
+      const u = await store.createUser({ name: 'i', email: 'i@example.org' });
+      await store.createZone((ctx) => {
+        const z = zoneFor('bound.example', u.id, ctx);
+        return { ...z, domain: { ...z.domain, bind_node: [node.id] } };
+      });
+      expect((await store.updateNode(node.id, { status: 'maintenance' })).status).toBe('maintenance');
+      await expectApiError(store.deleteNode(node.id), 'CONFLICT');
+      await store.updateZone('bound.example', u.id, (z) => ({ ...z, domain: { ...z.domain, bind_node: [] } }));
+      expect(await store.deleteNode(node.id)).toBe(true);
+      expect(await store.deleteNode(node.id)).toBe(false);
+      expect(await store.listNodes()).toEqual([]);
+      await store.close();
+    });
+
+    it('concurrent mutations of one zone all land, with distinct increasing revisions', async () => {
+      const { store } = await open();
+      const u = await store.createUser({ name: 'j', email: 'j@example.org' });
+      await store.createZone((ctx) => zoneFor('busy.example', u.id, ctx));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store.updateZone('busy.example', u.id, (z, ctx) => ({
+            ...z,
+            records: [...z.records, { id: ctx.nextRecordId(), name: `n${i}`, type: 1, value: '192.0.2.1', ttl: 300, priority: null, target: [] }],
+          })),
+        ),
+      );
+      const revisions = results.map((z) => z.domain.revision);
+      expect(new Set(revisions).size).toBe(50);
+      const final = await store.getZone('busy.example');
+      expect(final!.records).toHaveLength(50);
+      expect(new Set(final!.records.map((r) => r.id)).size).toBe(50);
+      await store.close();
+    });
+
+    it('a consumer that is up to date gets no changes', async () => {
+      const { store } = await open();
+      const now = await store.currentRevision();
+      const feed = await store.changesSince(now, 10);
+      expect(feed).toEqual({ changes: [] });
+      await store.close();
+    });
+
+    it('state survives closing and reopening', async () => {
+      const opened = await open();
+      if (!opened.reopen) return void (await opened.store.close());
+      const u = await opened.store.createUser({ name: 'k', email: 'k@example.org' });
+      await opened.store.createZone((ctx) => zoneFor('kept.example', u.id, ctx));
+      const rev = await opened.store.currentRevision();
+      await opened.store.close();
+      const again = await opened.reopen();
+      expect((await again.getZone('kept.example'))?.domain.ownerId).toBe(u.id);
+      expect(await again.currentRevision()).toBe(rev);
+      await again.close();
+    });
+  });
+}

@@ -1,0 +1,22 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { storeContract } from './contract.ts';
+
+afterAll(removeTempDirs);
+
+storeContract('embedded (LMDB)', async () => {
+  const path = tempDir();
+  return { store: new EmbeddedStore({ path }), reopen: async () => new EmbeddedStore({ path }) };
+});
+
+describe('embedded store retention', () => {
+  it('keeps only the configured number of change entries and says gone before them', async () => {
+    const store = new EmbeddedStore({ path: tempDir(), changeRetention: 5 });
+    for (let i = 0; i < 12; i++) await store.createUser({ name: `u${i}`, email: `u${i}@example.org` });
+    expect(await store.changesSince(0, 100)).toEqual({ gone: true, oldest: 8 });
+    const feed = await store.changesSince(7, 100);
+    expect('changes' in feed && feed.changes.map((c) => c.revision)).toEqual([8, 9, 10, 11, 12]);
+    await store.close();
+  });
+});
