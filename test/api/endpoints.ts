@@ -1,0 +1,22 @@
+// Every authenticated endpoint, with a plausible body, for tests that must cover them all.
+export const ENDPOINTS: Array<{ method: string; path: string; body?: unknown }> = [
+  { method: 'GET', path: '/me' },
+  { method: 'GET', path: '/domains/' },
+  { method: 'POST', path: '/domains/', body: { domain: 'auth.example', backend: '198.51.100.1' } },
+  { method: 'GET', path: '/domains/owned.example' },
+  { method: 'PATCH', path: '/domains/owned.example', body: { ssl: true } },
+  { method: 'DELETE', path: '/domains/owned.example' },
+  { method: 'GET', path: '/domains/owned.example/dnsrecords' },
+  { method: 'POST', path: '/domains/owned.example/dnsrecords', body: { name: 'x', type: 1, value: '192.0.2.1' } },
+  { method: 'PATCH', path: '/domains/owned.example/dnsrecords/1', body: { ttl: 60 } },
+  { method: 'DELETE', path: '/domains/owned.example/dnsrecords/1' },
+  { method: 'GET', path: '/domains/owned.example/activatens' },
+  { method: 'GET', path: '/domains/owned.example/deactivatens' },
+  { method: 'GET', path: '/security/iplist/' },
+  { method: 'POST', path: '/security/iplist/', body: { name: 'x' } },
+  { method: 'PATCH', path: '/security/iplist/1', body: { name: 'y' } },
+  { method: 'DELETE', path: '/security/iplist/1' },
+  { method: 'PUT', path: '/security/iplist/1/192.0.2.1' },
+  { method: 'DELETE', path: '/security/iplist/1/192.0.2.1' },
+  { method: 'GET', path: '/nodes/' },
+];
