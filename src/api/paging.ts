@@ -10,12 +10,15 @@ export function pageRequest(query: { limit?: number; cursor?: string }): { limit
 
 /** Sets the Link header for the next page, keeping the request's other query parameters. */
 export function linkNext<T>(request: FastifyRequest, reply: FastifyReply, page: Page<T>): T[] {
-  if (page.next !== undefined) {
-    const url = new URL(request.url, 'http://placeholder');
-    url.searchParams.set('cursor', page.next);
-    reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
-  }
+  if (page.next !== undefined) reply.header('link', nextLink(request.url, page.next));
   return page.items;
+}
+
+/** The Link header value for the next page: the same request with the new cursor. */
+export function nextLink(requestUrl: string, cursor: string): string {
+  const url = new URL(requestUrl, 'http://placeholder');
+  url.searchParams.set('cursor', cursor);
+  return `<${url.pathname}${url.search}>; rel="next"`;
 }
 
 /** Pages an in-memory list sorted by numeric id. */

@@ -1,5 +1,5 @@
 // Schema pieces shared by several resources.
-import { Type } from 'typebox';
+import { Type, type Static, type TInteger, type TString } from 'typebox';
 
 export const IpText = Type.String({ minLength: 2, maxLength: 45, description: 'An IPv4 or IPv6 address' });
 export const NodeIds = Type.Array(Type.Integer({ minimum: 1 }), {
@@ -13,4 +13,13 @@ export const Revision = Type.Integer({ minimum: 0, description: 'Global revision
 /** Sorted copy without duplicates: sets of ids are stored in one canonical order. */
 export function sortedUnique(values: readonly number[]): number[] {
   return [...new Set(values)].sort((a, b) => a - b);
+}
+
+/**
+ * `T | null` as one JSON Schema type list rather than anyOf: validators and fast-json-stringify
+ * handle a type list directly, where anyOf makes the serializer validate every value at run time.
+ */
+export function Nullable<T extends TString | TInteger>(schema: T, options: { description?: string } = {}) {
+  const { type, ...rest } = schema as unknown as { type: string };
+  return Type.Unsafe<Static<T> | null>({ ...rest, ...options, type: [type, 'null'] });
 }

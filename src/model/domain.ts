@@ -3,7 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { countryByIsoCode } from '../geo/targets.ts';
 import type { FieldError } from '../errors.ts';
-import { IpText, NodeIds, Revision, Timestamp } from './common.ts';
+import { IpText, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
 import { canonicalIp, isSpecialPurpose } from './ip.ts';
 import { normaliseDomainName, normaliseOwnerName } from './names.ts';
 
@@ -17,7 +17,7 @@ const settings = {
   ssl: Type.Boolean({ description: 'Serve HTTPS at the edge with a certificate issued by the service' }),
   tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$' }), { maxItems: 32 }),
   backend: IpText,
-  failover: Type.Union([IpText, Type.Null()], { description: 'Backend used when `backend` is down; null for none' }),
+  failover: Nullable(IpText, { description: 'Backend used when `backend` is down; null for none' }),
   fhttps: Type.Boolean({ description: 'Redirect HTTP to HTTPS at the edge' }),
   cachelevel: Type.Integer({ minimum: 0, maximum: 3, description: '0 = no caching … 3 = aggressive' }),
   sjschallenge: Type.Boolean({ description: 'JavaScript challenge for new visitors' }),

@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../errors.ts';
 import { countryByIsoCode } from '../geo/targets.ts';
+import { Nullable } from './common.ts';
 import { canonicalIp } from './ip.ts';
 
 export const NODE_STATUSES = ['active', 'maintenance', 'disabled'] as const;
@@ -11,8 +12,8 @@ export type NodeStatus = (typeof NODE_STATUSES)[number];
 export const EdgeNode = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
-  ipv4: Type.Union([Type.String(), Type.Null()]),
-  ipv6: Type.Union([Type.String(), Type.Null()]),
+  ipv4: Nullable(Type.String()),
+  ipv6: Nullable(Type.String()),
   location: Type.String({ description: 'ISO 3166-1 alpha-2 country code' }),
   status: Type.Union([Type.Literal('active'), Type.Literal('maintenance'), Type.Literal('disabled')]),
 });

@@ -3,7 +3,7 @@
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../errors.ts';
 import { geoTargetById } from '../geo/targets.ts';
-import { sortedUnique } from './common.ts';
+import { Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
 import { canonicalRecordValue } from './record-values.ts';
 import { hasPriority, RECORD_TYPES, TYPE, typeName, type RecordTypeNumber } from './record-types.ts';
@@ -21,7 +21,7 @@ const fields = {
   type: Type.Integer({ minimum: 1, maximum: 8, description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV' }),
   value: Type.String({ maxLength: 4096, description: 'Record data; the format depends on the type (see the README)' }),
   ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
-  priority: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], {
+  priority: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), {
     description: 'MX preference / SRV priority; required for MX and SRV, null or absent otherwise',
   }),
   target: Type.Array(Type.Integer({ minimum: 1 }), {
@@ -63,7 +63,7 @@ export const DnsRecord = Type.Object({
   type_name: Type.String({ description: 'The type as its DNS mnemonic (read-only)' }),
   value: Type.String(),
   ttl: Type.Integer(),
-  priority: Type.Union([Type.Integer(), Type.Null()]),
+  priority: Nullable(Type.Integer()),
   target: Type.Array(Type.Integer()),
 });
 

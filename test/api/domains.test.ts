@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type TestApi } from '../helpers/api-server.ts';
+import { startApi, type ApiResponse, type TestApi } from '../helpers/api-server.ts';
 
 let api: TestApi;
 let key: string;
@@ -99,7 +99,7 @@ describe('domains: happy paths', () => {
     const seen: string[] = [];
     let path: string | undefined = '/domains/?limit=2';
     while (path) {
-      const res: Awaited<ReturnType<TestApi['request']>> = await api.request('GET', path, { key: k });
+      const res: ApiResponse<Array<{ domain: string }>> = await api.request('GET', path, { key: k });
       expect(res.status).toBe(200);
       expect(res.body.length).toBeLessThanOrEqual(2);
       seen.push(...res.body.map((d: { domain: string }) => d.domain));

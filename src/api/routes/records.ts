@@ -9,7 +9,8 @@ import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, r
 import { hasPriority } from '../../model/record-types.ts';
 import { decodeCursor } from '../../store/cursor.ts';
 import type { Zone } from '../../store/types.ts';
-import { linkNext, pageById, pageRequest } from '../paging.ts';
+import { nextLink, pageById, pageRequest } from '../paging.ts';
+import { RenderCache, type Rendered } from '../render-cache.ts';
 import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
 import { ownZone, zoneName } from '../zone-access.ts';
 
@@ -26,8 +27,25 @@ function withRecords(zone: Zone, records: RecordState[]): Zone {
   return { ...zone, records };
 }
 
+/** The filtered, paged record list of a zone as JSON, with its next-page link. */
+function renderList(zone: Zone, query: { name?: string; type?: number; limit?: number; cursor?: string }, url: string): Rendered {
+  let owner: string | undefined;
+  if (query.name !== undefined) {
+    const n = normaliseOwnerName(query.name, zone.domain.domain);
+    if (!n.ok) throw invalidFields([{ field: 'querystring.name', message: n.message }]);
+    owner = n.value;
+  }
+  const { type } = query;
+  const matching = zone.records.filter((r) => (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
+  const page = pageRequest(query);
+  const after = page.cursor === undefined ? undefined : Number(decodeCursor(page.cursor));
+  const result = pageById(matching, page.limit, after);
+  return { body: JSON.stringify(result.items.map(renderRecord)), link: result.next === undefined ? undefined : nextLink(url, result.next) };
+}
+
 export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['dns records'];
+  const cache = new RenderCache();
 
   app.get(
     '/domains/:domain/dnsrecords',
@@ -49,17 +67,16 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const zone = await ownZone(app, request.params.domain, request.user.id);
-      const { name, type } = request.query;
-      let owner: string | undefined;
-      if (name !== undefined) {
-        const n = normaliseOwnerName(name, zone.domain.domain);
-        if (!n.ok) throw invalidFields([{ field: 'query.name', message: n.message }]);
-        owner = n.value;
+      // Same zone revision and same query → same answer: serve it from the render cache.
+      const cacheKey = `${zone.domain.domain}\n${zone.domain.revision}\n${request.url.slice(request.url.indexOf('?') + 1 || request.url.length)}`;
+      let rendered = cache.get(cacheKey);
+      if (!rendered) {
+        rendered = renderList(zone, request.query, request.url);
+        cache.set(cacheKey, rendered);
       }
-      const matching = zone.records.filter((r) => (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
-      const page = pageRequest(request.query);
-      const after = page.cursor === undefined ? undefined : Number(decodeCursor(page.cursor));
-      return linkNext(request, reply, pageById(matching, page.limit, after)).map(renderRecord);
+      if (rendered.link) reply.header('link', rendered.link);
+      // A string payload is sent as is; the schema still documents its shape.
+      return reply.type('application/json; charset=utf-8').send(rendered.body as never);
     },
   );
 

@@ -1,0 +1,46 @@
+// Runs the real `palisade` command in a child process, the way an operator would.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/palisade.js', import.meta.url));
+
+export interface RunningServer {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  /** Resolves with the exit code or signal. */
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** Starts `palisade serve` on a random loopback port and waits until it says where it listens. */
+export async function startServe(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, PALISADE_API_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const match = /"api":"(http:\/\/[^"]+)"/.exec(out);
+    if (match) return { child, url: match[1]!, output: () => out, exited };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`palisade serve did not start:\n${out}`);
+}
+
+/** Runs `palisade admin …` to completion. */
+export async function runAdminCli(env: Record<string, string>, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'admin', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
