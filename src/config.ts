@@ -2,11 +2,13 @@
 // variable's name, so an operator fixes them all in one go.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { normaliseDomainName } from './model/names.ts';
 
 export interface Config {
   dataDir: string;
   api: { host: string; port: number; bodyLimit: number };
+  dns: { host: string; port: number; cache: boolean; tcp: TcpLimits };
   nameservers: [string, string];
   hostmaster: string;
   logLevel: string;
@@ -36,6 +38,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (isIP(value) === 0 && value !== 'localhost') problems.push(`${name}=${value}: must be an IP address to listen on`);
     return value;
   };
+  const bool = (name: string, fallback: boolean) => {
+    const text = env[name];
+    if (text === undefined) return fallback;
+    if (!['true', 'false', '1', '0', 'on', 'off'].includes(text)) problems.push(`${name}=${text}: must be true or false`);
+    return ['true', '1', 'on'].includes(text);
+  };
   const domain = (name: string, fallback: string) => {
     const value = str(name, fallback);
     const checked = normaliseDomainName(value);
@@ -49,6 +57,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
       port: int('PALISADE_API_PORT', 8080, 0, 65535),
       bodyLimit: int('PALISADE_API_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
+    },
+    dns: {
+      host: host('PALISADE_DNS_HOST', '127.0.0.1'),
+      port: int('PALISADE_DNS_PORT', 5300, 0, 65535),
+      cache: bool('PALISADE_DNS_CACHE', true),
+      tcp: {
+        idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
+        maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),
+        maxConnections: int('PALISADE_DNS_TCP_MAX_CONNECTIONS', DEFAULT_TCP_LIMITS.maxConnections, 1, 1_000_000),
+        maxConnectionsPerClient: int('PALISADE_DNS_TCP_MAX_PER_CLIENT', DEFAULT_TCP_LIMITS.maxConnectionsPerClient, 1, 1_000_000),
+      },
     },
     nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],
     hostmaster: domain('PALISADE_HOSTMASTER', 'hostmaster.palisade.example.net'),

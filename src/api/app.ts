@@ -1,6 +1,7 @@
 // Builds the control-plane API. It never listens: server.ts starts it, and tests may inject.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/types.ts';
@@ -11,6 +12,7 @@ import { domainRoutes } from './routes/domains.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ipListRoutes } from './routes/iplists.ts';
 import { meRoutes } from './routes/me.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { nameserverRoutes } from './routes/nameservers.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
@@ -27,9 +29,11 @@ export interface AppOptions {
   store: Store;
   config: Config;
   logger: Logger | false;
+  /** Metrics of other parts of the process, served with the API's at /metrics. */
+  metrics?: () => string;
 }
 
-export async function buildApp({ store, config, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ store, config, logger, metrics }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: (logger || undefined) as FastifyBaseLogger | undefined,
     bodyLimit: config.api.bodyLimit,
@@ -52,6 +56,8 @@ export async function buildApp({ store, config, logger }: AppOptions): Promise<F
 
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
+  // Registered at the root so its request counter sees every route.
+  await app.register(fp(metricsRoutes), { extra: metrics });
   await app.register(async (authed) => {
     await authed.register(authPlugin);
     await authed.register(meRoutes);

@@ -1,19 +1,39 @@
-// The all-in-one role: the API (and, as they arrive, the DNS server and edge) in one process on
-// the embedded store. Shuts down cleanly on SIGTERM/SIGINT: stops accepting, finishes requests,
-// closes the store.
+// The all-in-one role: the API and the DNS server in one process on the embedded store, the DNS
+// index fed from the store in-process. Shuts down cleanly on SIGTERM/SIGINT: stops accepting,
+// finishes requests, closes the store.
 import type { Config } from '../config.ts';
 import { buildApp } from '../api/app.ts';
+import { DnsServer } from '../dns/dns-server.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
+import { StoreFeed } from '../sync/store-feed.ts';
 
 export async function serve(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention });
-  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }) });
+
+  const dns = new DnsServer({
+    host: config.dns.host,
+    port: config.dns.port,
+    nameservers: config.nameservers,
+    hostmaster: config.hostmaster,
+    tcp: config.dns.tcp,
+    handler: { cache: config.dns.cache },
+    log: log.child({ component: 'dns' }),
+  });
+  const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
+  dns.metrics.revisionApplied = () => feed.revision;
+  await feed.start();
+  const dnsPort = await dns.listen();
+
+  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: () => dns.metrics.render() });
   await app.listen({ host: config.api.host, port: config.api.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
-  log.info({ dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}` }, 'palisade serving');
+  log.info(
+    { dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}`, dns: `${config.dns.host}:${dnsPort}`, zones: dns.index.size },
+    'palisade serving',
+  );
   if ((await store.listUsers()).length === 0) {
     log.info('no users yet: create one with `npm run admin -- user create --name NAME --email EMAIL`; it prints an API key for X-Auth-Key');
   }
@@ -24,7 +44,9 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     try {
+      feed.stop();
       await app.close();
+      await dns.close();
       await store.close();
     } finally {
       process.exit(0);

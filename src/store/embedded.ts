@@ -8,7 +8,7 @@ import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import type { Change, ChangeKind, MutationContext, Page, PageRequest, Store, Zone } from './types.ts';
+import type { Change, ChangeKind, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -33,6 +33,7 @@ export class EmbeddedStore implements Store {
   readonly kind = 'embedded';
   private readonly db: RootDatabase<unknown, Key>;
   private readonly retention: number;
+  private readonly commitListeners = new Set<() => void>();
 
   constructor(options: EmbeddedStoreOptions) {
     this.db = open<unknown, Key>({ path: options.path, compression: false });
@@ -44,8 +45,8 @@ export class EmbeddedStore implements Store {
   }
 
   /** Runs `fn` inside one atomic, durable write transaction. `fn` must throw before its first write. */
-  private commit<T>(fn: (tx: Tx) => T): Promise<T> {
-    return this.db.transaction(() => {
+  private async commit<T>(fn: (tx: Tx) => T): Promise<T> {
+    const result = await this.db.transaction(() => {
       const now = new Date().toISOString();
       const tx: Tx = {
         now,
@@ -59,6 +60,8 @@ export class EmbeddedStore implements Store {
           const entry: Change = { revision, at: now, kind, key: String(key), op };
           void this.db.put(['chg', revision], entry);
           if (revision > this.retention) void this.db.remove(['chg', revision - this.retention]);
+          // Node changes alter every protected zone's answers; name servers fold this into serials.
+          if (kind === 'node') void this.db.put(['meta', 'nodesRevision'], revision);
           return revision;
         },
         ctx: () => {
@@ -78,6 +81,13 @@ export class EmbeddedStore implements Store {
       };
       return fn(tx);
     });
+    for (const listener of this.commitListeners) listener();
+    return result;
+  }
+
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
   }
 
   // ---- users and keys
@@ -346,6 +356,22 @@ export class EmbeddedStore implements Store {
   }
 
   // ---- change feed
+
+  async snapshot(): Promise<Snapshot> {
+    const transaction = this.db.useReadTransaction();
+    try {
+      const read = <T>(key: Key) => this.db.get(key, { transaction }) as T | undefined;
+      const range = (start: Key, end: Key) => [...this.db.getRange({ start, end, transaction })].map((e) => e.value);
+      return {
+        revision: read<number>(['seq', 'revision']) ?? 0,
+        zones: range(['zone', ''], ['zone', END]) as Zone[],
+        nodes: range(['node', 0], ['node', Number.MAX_SAFE_INTEGER]) as EdgeNode[],
+        nodesRevision: read<number>(['meta', 'nodesRevision']) ?? 0,
+      };
+    } finally {
+      transaction.done();
+    }
+  }
 
   async currentRevision(): Promise<number> {
     return this.get<number>(['seq', 'revision']) ?? 0;

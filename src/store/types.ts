@@ -30,6 +30,14 @@ export interface Change {
   op: 'put' | 'delete';
 }
 
+export interface Snapshot {
+  revision: number;
+  zones: Zone[];
+  nodes: EdgeNode[];
+  /** Revision of the last node change (0 if none is retained or none happened). */
+  nodesRevision: number;
+}
+
 export interface PageRequest {
   /** Opaque cursor from a previous page. */
   cursor?: string;
@@ -89,6 +97,11 @@ export interface Store {
   updateNode(id: number, patch: Partial<Omit<EdgeNode, 'id'>>): Promise<EdgeNode>;
   /** CONFLICT while a domain or IP list still names the node. */
   deleteNode(id: number): Promise<boolean>;
+
+  /** Everything a name server needs, read at one revision (one consistent read). */
+  snapshot(): Promise<Snapshot>;
+  /** Calls `listener` after each commit made through this store object (in this process). */
+  onCommit(listener: () => void): () => void;
 
   /** The revision of the last commit (0 for an empty store). */
   currentRevision(): Promise<number>;

@@ -1,0 +1,47 @@
+// Encoded answers by question, so a repeated question costs a map lookup and a copy. An entry
+// remembers the zones it was read from and the zone-set generation; it is stale once one of those
+// zones is replaced or a zone is added or removed (which can change which zone answers a name).
+import type { ZoneData } from '../zone/types.ts';
+
+export interface CachedAnswer {
+  /** The whole response as encoded for the first asker; ID, RD/CD and question case get patched. */
+  full: Buffer;
+  /** The TC=1 form, made on first need. */
+  truncated?: Buffer;
+  zones: readonly ZoneData[];
+  generation: number;
+  rcode: number;
+}
+
+export class AnswerCache {
+  private readonly entries = new Map<string, CachedAnswer>();
+
+  constructor(readonly maxEntries = 200_000) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(key: string, generation: number): CachedAnswer | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.generation !== generation || entry.zones.some((z) => z.stale)) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  set(key: string, entry: CachedAnswer): void {
+    if (this.entries.size >= this.maxEntries) {
+      // Oldest first out: cheap, and hot questions come straight back.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, entry);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}

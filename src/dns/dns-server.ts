@@ -1,0 +1,63 @@
+// The authoritative DNS server: a zone index, the query handler, and UDP + TCP listeners on one
+// address and port. What feeds the index (the store in-process, or a remote API) is the caller's.
+import { isIPv6 } from 'node:net';
+import type { Logger } from 'pino';
+import { QueryHandler, type HandlerOptions } from './server/handler.ts';
+import { DnsMetrics } from './server/metrics.ts';
+import { TcpListener, type TcpLimits } from './server/tcp.ts';
+import { UdpListener } from './server/udp.ts';
+import { ZoneIndex } from './zone/index.ts';
+
+export interface DnsServerOptions {
+  host: string;
+  /** 0 picks a free port (the same number for UDP and TCP). */
+  port: number;
+  nameservers: readonly [string, string];
+  hostmaster: string;
+  tcp: TcpLimits;
+  handler?: HandlerOptions;
+  log: Logger;
+}
+
+export class DnsServer {
+  readonly index: ZoneIndex;
+  readonly metrics = new DnsMetrics();
+  readonly handler: QueryHandler;
+  private udp: UdpListener | undefined;
+  private tcp: TcpListener | undefined;
+
+  constructor(private readonly options: DnsServerOptions) {
+    this.index = new ZoneIndex({ nameservers: options.nameservers, hostmaster: options.hostmaster });
+    this.handler = new QueryHandler(this.index, this.metrics, options.handler);
+    this.metrics.zonesServed = () => this.index.size;
+  }
+
+  /** Binds UDP and TCP; returns the port. */
+  async listen(): Promise<number> {
+    const { host, log } = this.options;
+    const family = isIPv6(host) ? 6 : 4;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const udp = UdpListener.create(this.handler, family, log);
+      await udp.listen(this.options.port, host);
+      const port = udp.address().port;
+      const tcp = TcpListener.create(this.handler, this.metrics, this.options.tcp, log);
+      const bound = await new Promise<boolean>((resolve, reject) => {
+        tcp.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' && this.options.port === 0 ? resolve(false) : reject(error)));
+        tcp.listen({ port, host }, () => resolve(true));
+      });
+      if (bound) {
+        this.udp = udp;
+        this.tcp = tcp;
+        return port;
+      }
+      // A random UDP port whose TCP twin is taken: try another.
+      udp.close();
+    }
+    throw new Error('dns: could not bind UDP and TCP to the same free port');
+  }
+
+  async close(): Promise<void> {
+    await this.tcp?.shutdown();
+    await new Promise<void>((resolve) => (this.udp ? this.udp.close(() => resolve()) : resolve()));
+  }
+}

@@ -1,0 +1,150 @@
+// The answer engine: a pure function of the zone index, the question and the client's location
+// (RFC 1034 §4.3.2, with RFC 2308 negative answers, RFC 4592 wildcards, RFC 6604 CNAME rcodes,
+// RFC 8020 empty non-terminals, RFC 8482 ANY). Wire concerns (EDNS, size, case) live elsewhere.
+import { QTYPE, RCODE } from '../wire/constants.ts';
+import type { ZoneIndex } from '../zone/index.ts';
+import type { NameNode, RRset, TypeEntry, ZoneData } from '../zone/types.ts';
+import type { Answer, ClientLocation, Question } from './types.ts';
+
+/** CNAME chains are followed this far inside our zones, then left to the resolver. */
+export const MAX_CNAME_CHAIN = 8;
+/** RFC 8482 §4.2: the synthesised answer to ANY. */
+const RFC8482_TTL = 3600;
+
+interface Walk {
+  answer: Answer;
+  client: ClientLocation;
+}
+
+/** Picks the variant for the client: its country, else its continent, else the general set. */
+function choose(entry: TypeEntry | undefined, walk: Walk): RRset | undefined {
+  if (!entry) return undefined;
+  if (entry.byTarget) {
+    walk.answer.geoUsed = true;
+    const { country, continent } = walk.client;
+    const chosen = (country !== undefined && entry.byTarget.get(country)) || (continent !== undefined && entry.byTarget.get(continent));
+    if (chosen) return chosen;
+  }
+  return entry.general;
+}
+
+const owned = (set: RRset, name: string): RRset => (set.name === name ? set : { ...set, name });
+
+const isBelow = (name: string, ancestor: string) => name.length > ancestor.length && name.endsWith(`.${ancestor}`);
+
+/** The delegation cut at or above `qname` (below the apex), if any; closest to the apex first. */
+function findCut(zone: ZoneData, qname: string, qtype: number): string | undefined {
+  if (zone.cuts.size === 0) return undefined;
+  const labels = qname.slice(0, qname.length - zone.apex.length - 1).split('.');
+  for (let i = labels.length - 1; i >= 0; i--) {
+    const name = `${labels.slice(i).join('.')}.${zone.apex}`;
+    // DS lives on the parent side of a cut (RFC 4035 §3.1.4.1): answer it here, not as a referral.
+    if (zone.cuts.has(name) && !(name === qname && qtype === QTYPE.DS)) return name;
+  }
+  return undefined;
+}
+
+function negative(walk: Walk, zone: ZoneData, rcode: number): void {
+  walk.answer.rcode = rcode;
+  walk.answer.authority.push({ ...zone.soa, ttl: zone.negativeTtl });
+}
+
+/** A/AAAA of in-zone target names (MX exchanges, SRV targets, glue) into ADDITIONAL. */
+function addAddresses(walk: Walk, zone: ZoneData, targets: Iterable<string>, allowBelowCut: boolean): void {
+  const seen = new Set<string>();
+  for (const target of targets) {
+    if (!target || seen.has(target) || !(target === zone.apex || isBelow(target, zone.apex))) continue;
+    seen.add(target);
+    if (!allowBelowCut && findCut(zone, target, QTYPE.A)) continue;
+    const node = zone.nodes.get(target);
+    if (!node) continue;
+    for (const type of [QTYPE.A, QTYPE.AAAA]) {
+      const set = choose(node.types.get(type), walk);
+      if (set) walk.answer.additional.push(set);
+    }
+  }
+}
+
+function additionalFor(walk: Walk, zone: ZoneData, set: RRset): void {
+  const targets: string[] = [];
+  for (const r of set.rdata) {
+    if (r.type === QTYPE.MX) targets.push(r.exchange);
+    else if (r.type === QTYPE.SRV) targets.push(r.target);
+  }
+  if (targets.length > 0) addAddresses(walk, zone, targets, false);
+}
+
+function referral(walk: Walk, zone: ZoneData, cut: string): void {
+  const ns = zone.nodes.get(cut)!.types.get(QTYPE.NS)!.general;
+  walk.answer.aa = false;
+  if (!ns) return;
+  walk.answer.authority.push(ns);
+  // Glue: addresses of name servers inside the delegated zone (in-bailiwick), which only we hold.
+  addAddresses(
+    walk,
+    zone,
+    ns.rdata.flatMap((r) => (r.type === QTYPE.NS && (r.target === cut || isBelow(r.target, cut)) ? [r.target] : [])),
+    true,
+  );
+}
+
+/** Finds the node for `qname` or the wildcard that covers it (RFC 4592 §3.3.1). */
+function lookup(zone: ZoneData, qname: string): { node?: NameNode; exists: boolean; wildcard: boolean } {
+  const node = zone.nodes.get(qname);
+  if (node) return { node, exists: true, wildcard: false };
+  if (zone.ents.has(qname)) return { exists: true, wildcard: false };
+  // The closest encloser is the longest existing ancestor; only its "*" child may synthesise.
+  let encloser = qname;
+  while (encloser !== zone.apex) {
+    encloser = encloser.slice(encloser.indexOf('.') + 1);
+    if (zone.nodes.has(encloser) || zone.ents.has(encloser)) break;
+  }
+  const wild = zone.nodes.get(`*.${encloser}`);
+  return wild ? { node: wild, exists: true, wildcard: true } : { exists: false, wildcard: false };
+}
+
+/** Answers `qname` inside `zone`, following CNAMEs across our zones. */
+function resolve(index: ZoneIndex, zone: ZoneData, qname: string, qtype: number, walk: Walk, visited: Set<string>): void {
+  if (!walk.answer.zones.includes(zone)) walk.answer.zones.push(zone);
+  const cut = findCut(zone, qname, qtype);
+  if (cut) {
+    // A referral is only the whole answer for the original question; inside a chain we stop.
+    if (walk.answer.answer.length === 0) referral(walk, zone, cut);
+    return;
+  }
+  const found = lookup(zone, qname);
+  if (!found.exists) return negative(walk, zone, RCODE.NXDOMAIN);
+  const node = found.node;
+  if (!node) return negative(walk, zone, RCODE.NOERROR);
+
+  if (qtype === QTYPE.ANY) {
+    // RFC 8482 §4.2: one small synthesised RRset instead of everything at the name.
+    walk.answer.answer.push({ name: qname, type: QTYPE.HINFO, ttl: RFC8482_TTL, rdata: [{ type: 13, cpu: 'RFC8482', os: '' }] });
+    return;
+  }
+  const exact = choose(node.types.get(qtype), walk);
+  if (exact) {
+    const set = owned(exact, qname);
+    walk.answer.answer.push(set);
+    additionalFor(walk, zone, set);
+    return;
+  }
+  const cname = qtype === QTYPE.CNAME ? undefined : choose(node.types.get(QTYPE.CNAME), walk);
+  if (!cname) return negative(walk, zone, RCODE.NOERROR);
+
+  walk.answer.answer.push(owned(cname, qname));
+  const target = (cname.rdata[0] as { target: string }).target;
+  visited.add(qname);
+  if (visited.has(target) || visited.size > MAX_CNAME_CHAIN) return;
+  const next = index.findZone(target);
+  // Outside our zones the resolver follows the chain itself.
+  if (next) resolve(index, next, target, qtype, walk, visited);
+}
+
+export function answer(index: ZoneIndex, question: Question, client: ClientLocation): Answer {
+  const result: Answer = { rcode: RCODE.NOERROR, aa: true, answer: [], authority: [], additional: [], zones: [], geoUsed: false };
+  const zone = index.findZone(question.qname);
+  if (!zone) return { ...result, rcode: RCODE.REFUSED, aa: false };
+  resolve(index, zone, question.qname, question.qtype, { answer: result, client }, new Set());
+  return result;
+}

@@ -1,0 +1,155 @@
+// One query in, one response out (or nothing, for packets we never answer). The cached path
+// patches a stored answer; the full path parses, asks the engine, encodes and fills the cache.
+// Every exception is caught here: a packet can cost us a SERVFAIL, never the process.
+import { answer as answerQuestion } from '../engine/answer.ts';
+import type { ClientLocation } from '../engine/types.ts';
+import { AnswerCache, type CachedAnswer } from '../cache/answer-cache.ts';
+import type { DnsMetrics } from './metrics.ts';
+import { CLASS, QTYPE, RCODE } from '../wire/constants.ts';
+import { parseQuery, type Query } from '../wire/query.ts';
+import { encodeResponse, udpLimit, type ResponseSpec } from '../wire/response.ts';
+import type { ZoneIndex } from '../zone/index.ts';
+import { fastKey } from './fast-key.ts';
+
+export type Transport = 'udp' | 'tcp';
+
+/** The largest DNS message over TCP (a 16-bit length prefix). */
+const TCP_LIMIT = 65_535;
+
+export interface HandlerOptions {
+  /** Serve repeated questions from encoded answers (default on; off measures the engine). */
+  cache?: boolean;
+  cacheEntries?: number;
+  /** Where a client is; geo-targeted answers pick their variant by it. */
+  locate?: (address: string) => ClientLocation;
+}
+
+export interface ClientAddress {
+  address: string;
+}
+
+export class QueryHandler {
+  private readonly cache: AnswerCache | undefined;
+
+  constructor(
+    private readonly index: ZoneIndex,
+    private readonly metrics: DnsMetrics,
+    private readonly options: HandlerOptions = {},
+  ) {
+    this.cache = options.cache === false ? undefined : new AnswerCache(options.cacheEntries);
+  }
+
+  /** The response bytes for a query packet, or undefined to send nothing. */
+  handle(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
+    const started = performance.now();
+    let response: Buffer | undefined;
+    try {
+      response = this.cached(packet, transport) ?? this.full(packet, transport, client);
+    } catch (error) {
+      this.metrics.internalErrors++;
+      response = servfail(packet);
+      this.metrics.lastError = error instanceof Error ? error.message : String(error);
+    }
+    if (response) this.metrics.observe(response, performance.now() - started, transport);
+    else this.metrics.dropped++;
+    return response;
+  }
+
+  private cached(packet: Buffer, transport: Transport): Buffer | undefined {
+    if (!this.cache) return undefined;
+    const fast = fastKey(packet);
+    if (!fast) return undefined;
+    const entry = this.cache.get(fast.key, this.index.generation);
+    if (!entry) return undefined;
+    const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(fast.udpSize === 0 ? undefined : { udpSize: fast.udpSize });
+    const source = entry.full.length <= limit ? entry.full : entry.truncated;
+    if (!source) return undefined;
+    this.metrics.cacheHits++;
+    const out = Buffer.allocUnsafe(source.length);
+    source.copy(out);
+    // The asker's ID, RD and CD bits, and its question bytes (letter case) replace the first asker's.
+    out[0] = packet[0]!;
+    out[1] = packet[1]!;
+    out[2] = (out[2]! & 0xfe) | (packet[2]! & 0x01);
+    out[3] = (out[3]! & 0xef) | (packet[3]! & 0x10);
+    packet.copy(out, 12, 12, fast.questionEnd);
+    return out;
+  }
+
+  private full(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
+    const parsed = parseQuery(packet);
+    if (parsed.kind === 'drop') return undefined;
+    if (parsed.kind === 'error') {
+      this.metrics.malformed++;
+      const q = parsed.query;
+      return encodeResponse({
+        id: parsed.id,
+        rd: parsed.rd,
+        cd: false,
+        aa: false,
+        rcode: parsed.rcode,
+        question: q && { packet, query: q },
+        answer: [],
+        authority: [],
+        additional: [],
+      });
+    }
+    const { query } = parsed;
+    const spec = this.respond(packet, query, client);
+    const full = encodeResponse(spec);
+    const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(query.edns);
+    // Any answer over 512 octets may meet a client that needs the TC=1 form: make it once, now.
+    const truncated = full.length > 512 ? encodeResponse({ ...spec, tc: true }) : undefined;
+    if (this.cache && spec.cacheable) {
+      const fast = fastKey(packet);
+      if (fast) this.cache.set(fast.key, { full, truncated, zones: spec.zones, generation: this.index.generation, rcode: spec.rcode });
+    }
+    this.metrics.cacheMisses++;
+    return full.length <= limit ? full : truncated;
+  }
+
+  private respond(packet: Buffer, query: Query, client: ClientAddress): ResponseSpec & { cacheable: boolean; zones: CachedAnswer['zones'] } {
+    const base = {
+      id: query.id,
+      rd: query.rd,
+      cd: query.cd,
+      question: { packet, query },
+      answer: [],
+      authority: [],
+      additional: [],
+      edns: query.edns && { dnssecOk: query.edns.dnssecOk },
+      zones: [],
+    };
+    if (query.edns && query.edns.version !== 0) {
+      // RFC 6891 §6.1.3: BADVERS, and our OPT says version 0.
+      return { ...base, aa: false, rcode: RCODE.BADVERS, cacheable: false };
+    }
+    if (query.qclass !== CLASS.IN) return { ...base, aa: false, rcode: RCODE.REFUSED, cacheable: false };
+    if (query.qtype === QTYPE.OPT) return { ...base, aa: false, rcode: RCODE.FORMERR, cacheable: false };
+    if (query.qtype === QTYPE.AXFR || query.qtype === QTYPE.IXFR) return { ...base, aa: false, rcode: RCODE.REFUSED, cacheable: false };
+
+    const location = this.options.locate?.(client.address) ?? {};
+    const result = answerQuestion(this.index, { qname: query.qname, qtype: query.qtype }, location);
+    return {
+      ...base,
+      aa: result.aa,
+      rcode: result.rcode,
+      answer: result.answer,
+      authority: result.authority,
+      additional: result.additional,
+      zones: result.zones,
+      // Location-dependent answers are not shared between clients through the cache.
+      cacheable: !(result.geoUsed && this.options.locate),
+    };
+  }
+}
+
+/** A SERVFAIL for a packet whose handling failed, echoing what can be echoed safely. */
+function servfail(packet: Buffer): Buffer | undefined {
+  if (packet.length < 12 || packet[2]! & 0x80) return undefined;
+  const out = Buffer.alloc(12);
+  packet.copy(out, 0, 0, 2);
+  out[2] = 0x80 | (packet[2]! & 0x01);
+  out[3] = RCODE.SERVFAIL;
+  return out;
+}

@@ -1,0 +1,100 @@
+// DNS counters and the answer-latency histogram, in Prometheus text format. Plain arrays on the
+// hot path: one increment per query, no label maps.
+import { QTYPE, RCODE_NAME, qtypeName } from '../wire/constants.ts';
+
+const TRANSPORTS = ['udp', 'tcp'] as const;
+const TRACKED_QTYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.CNAME, QTYPE.MX, QTYPE.NS, QTYPE.TXT, QTYPE.SOA, QTYPE.SRV, QTYPE.ANY, QTYPE.DS, QTYPE.HINFO];
+const QTYPE_SLOT = new Map<number, number>(TRACKED_QTYPES.map((t, i) => [t, i]));
+const OTHER_SLOT = TRACKED_QTYPES.length;
+/** Upper bounds in seconds. */
+const BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05];
+
+function qtypeOf(response: Buffer): number {
+  if (response.length < 17 || response[5] === 0) return -1;
+  let o = 12;
+  while (o < response.length) {
+    const len = response[o]!;
+    if (len === 0) break;
+    if (len >= 0xc0) return -1;
+    o += len + 1;
+  }
+  return o + 2 < response.length ? response.readUInt16BE(o + 1) : -1;
+}
+
+export class DnsMetrics {
+  /** [transport][rcode 0–15][qtype slot] */
+  private readonly counts = TRANSPORTS.map(() => Array.from({ length: 16 }, () => new Array<number>(OTHER_SLOT + 1).fill(0)));
+  private readonly histogram = new Array<number>(BUCKETS.length + 1).fill(0);
+  private latencySum = 0;
+  cacheHits = 0;
+  cacheMisses = 0;
+  truncated = 0;
+  malformed = 0;
+  dropped = 0;
+  internalErrors = 0;
+  tcpConnections = 0;
+  tcpRejected = 0;
+  tcpTimeouts = 0;
+  lastError = '';
+  /** Set by whoever feeds the index. */
+  zonesServed = () => 0;
+  revisionApplied = () => 0;
+
+  observe(response: Buffer, ms: number, transport: 'udp' | 'tcp'): void {
+    const rcode = response[3]! & 0xf;
+    const type = qtypeOf(response);
+    this.counts[transport === 'udp' ? 0 : 1]![rcode]![QTYPE_SLOT.get(type) ?? OTHER_SLOT]!++;
+    if (response[2]! & 0x02) this.truncated++;
+    const seconds = ms / 1000;
+    this.latencySum += seconds;
+    let b = 0;
+    while (b < BUCKETS.length && seconds > BUCKETS[b]!) b++;
+    this.histogram[b]!++;
+  }
+
+  /** Total answered queries (for tests and logs). */
+  get answered(): number {
+    return this.histogram.reduce((a, b) => a + b, 0);
+  }
+
+  render(): string {
+    const lines: string[] = [];
+    lines.push('# HELP palisade_dns_queries_total DNS queries answered, by transport, response code and query type.');
+    lines.push('# TYPE palisade_dns_queries_total counter');
+    this.counts.forEach((byRcode, t) =>
+      byRcode.forEach((byType, rcode) =>
+        byType.forEach((n, slot) => {
+          if (n === 0) return;
+          const qtype = slot === OTHER_SLOT ? 'other' : qtypeName(TRACKED_QTYPES[slot]!);
+          lines.push(`palisade_dns_queries_total{transport="${TRANSPORTS[t]}",rcode="${RCODE_NAME[rcode] ?? rcode}",qtype="${qtype}"} ${n}`);
+        }),
+      ),
+    );
+    lines.push('# HELP palisade_dns_answer_duration_seconds Time from packet to response bytes.');
+    lines.push('# TYPE palisade_dns_answer_duration_seconds histogram');
+    let cumulative = 0;
+    BUCKETS.forEach((le, i) => {
+      cumulative += this.histogram[i]!;
+      lines.push(`palisade_dns_answer_duration_seconds_bucket{le="${le}"} ${cumulative}`);
+    });
+    cumulative += this.histogram[BUCKETS.length]!;
+    lines.push(`palisade_dns_answer_duration_seconds_bucket{le="+Inf"} ${cumulative}`);
+    lines.push(`palisade_dns_answer_duration_seconds_sum ${this.latencySum}`);
+    lines.push(`palisade_dns_answer_duration_seconds_count ${cumulative}`);
+    const gauges: Array<[string, string, string, number]> = [
+      ['palisade_dns_zones_served', 'gauge', 'Zones answered for (name servers activated).', this.zonesServed()],
+      ['palisade_dns_revision_applied', 'gauge', 'Revision of the change feed the zone index reflects.', this.revisionApplied()],
+      ['palisade_dns_cache_hits_total', 'counter', 'Answers served from the encoded-answer cache.', this.cacheHits],
+      ['palisade_dns_cache_misses_total', 'counter', 'Answers built by the engine.', this.cacheMisses],
+      ['palisade_dns_truncated_total', 'counter', 'Responses sent with TC=1.', this.truncated],
+      ['palisade_dns_malformed_total', 'counter', 'Queries answered FORMERR/NOTIMP without reaching the engine.', this.malformed],
+      ['palisade_dns_dropped_total', 'counter', 'Packets not answered (too short, or responses).', this.dropped],
+      ['palisade_dns_internal_errors_total', 'counter', 'Queries answered SERVFAIL after an internal error.', this.internalErrors],
+      ['palisade_dns_tcp_connections_total', 'counter', 'TCP connections accepted.', this.tcpConnections],
+      ['palisade_dns_tcp_rejected_total', 'counter', 'TCP connections refused at the connection cap.', this.tcpRejected],
+      ['palisade_dns_tcp_timeouts_total', 'counter', 'TCP connections closed idle.', this.tcpTimeouts],
+    ];
+    for (const [name, type, help, value] of gauges) lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
+    return `${lines.join('\n')}\n`;
+  }
+}

@@ -1,0 +1,202 @@
+// Parses an incoming query defensively: every length is checked against the buffer before it is
+// read, names are bounded (63-octet labels, 255-octet names, no compression loops), and the
+// result says precisely why a packet is refused so the server can answer FORMERR/NOTIMP or drop.
+import { CLASS, EDNS_OPTION, OPCODE_QUERY, QTYPE } from './constants.ts';
+
+export interface ClientSubnet {
+  family: 1 | 2;
+  sourcePrefix: number;
+  scopePrefix: number;
+  /** The address bytes as sent (ceil(sourcePrefix / 8) octets). */
+  address: Uint8Array;
+}
+
+export interface Edns {
+  udpSize: number;
+  version: number;
+  dnssecOk: boolean;
+  /** The query's ECS option, if it carried a well-formed one. */
+  clientSubnet?: ClientSubnet;
+}
+
+export interface Query {
+  id: number;
+  /** Recursion desired, echoed in the response. */
+  rd: boolean;
+  /** Checking disabled, echoed in the response (RFC 4035 §3.1.6 asks only validators to care). */
+  cd: boolean;
+  /** The question name exactly as sent: its wire bytes (for echoing case) and its text. */
+  qnameWire: Buffer;
+  /** Lower-case, no trailing dot, "" for the root. */
+  qname: string;
+  qtype: number;
+  qclass: number;
+  /** Offset just past the question section: the question is buf[12, questionEnd). */
+  questionEnd: number;
+  edns?: Edns;
+}
+
+export type ParseResult =
+  | { kind: 'query'; query: Query }
+  /** Answer with this rcode; `query` is set when the question could be read (to echo it). */
+  | { kind: 'error'; rcode: number; id: number; rd: boolean; query?: Query; edns?: Edns; reason: string }
+  /** Not worth an answer: too short for a header, or a response (QR=1), which we never answer. */
+  | { kind: 'drop'; reason: string };
+
+const MAX_NAME = 255;
+
+export class WireFormatError extends Error {}
+
+/** Reads a name that may use compression pointers; returns the offset after it. */
+export function skipName(buf: Buffer, offset: number): number {
+  let end = -1;
+  let jumps = 0;
+  let total = 0;
+  for (;;) {
+    if (offset >= buf.length) throw new WireFormatError('name runs past the end of the packet');
+    const len = buf[offset]!;
+    if (len === 0) return end === -1 ? offset + 1 : end;
+    if ((len & 0xc0) === 0xc0) {
+      if (offset + 1 >= buf.length) throw new WireFormatError('truncated compression pointer');
+      if (end === -1) end = offset + 2;
+      const target = ((len & 0x3f) << 8) | buf[offset + 1]!;
+      // Pointers must point backwards; that alone rules out loops, the jump cap is a second guard.
+      if (target >= offset || ++jumps > 64) throw new WireFormatError('compression pointer loop');
+      offset = target;
+      continue;
+    }
+    if (len > 63) throw new WireFormatError('label type not supported');
+    total += len + 1;
+    if (total > MAX_NAME) throw new WireFormatError('name longer than 255 octets');
+    offset += len + 1;
+  }
+}
+
+/** Reads the question name (no compression allowed there) into lower-case text. */
+function readQuestionName(buf: Buffer, offset: number): { text: string; end: number } {
+  let text = '';
+  let total = 1;
+  for (;;) {
+    if (offset >= buf.length) throw new WireFormatError('question name runs past the end');
+    const len = buf[offset]!;
+    if (len === 0) return { text, end: offset + 1 };
+    if (len > 63) throw new WireFormatError('compression or extended label in the question');
+    total += len + 1;
+    if (total > MAX_NAME) throw new WireFormatError('question name longer than 255 octets');
+    if (offset + 1 + len > buf.length) throw new WireFormatError('label runs past the end');
+    let label = '';
+    for (let i = offset + 1; i <= offset + len; i++) {
+      let c = buf[i]!;
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      // Dots and backslashes inside a label are escaped so "a.b" as one label never equals two labels.
+      label += c === 0x2e || c === 0x5c || c < 0x21 || c > 0x7e ? `\\${c.toString().padStart(3, '0')}` : String.fromCharCode(c);
+    }
+    text = text === '' ? label : `${text}.${label}`;
+    offset += len + 1;
+  }
+}
+
+function parseOpt(buf: Buffer, offset: number, rdlen: number, klass: number, ttl: number): Edns {
+  const edns: Edns = { udpSize: klass, version: (ttl >>> 16) & 0xff, dnssecOk: (ttl & 0x8000) !== 0 };
+  const end = offset + rdlen;
+  while (offset < end) {
+    if (offset + 4 > end) throw new WireFormatError('truncated EDNS option');
+    const code = buf.readUInt16BE(offset);
+    const len = buf.readUInt16BE(offset + 2);
+    offset += 4;
+    if (offset + len > end) throw new WireFormatError('EDNS option runs past the OPT record');
+    if (code === EDNS_OPTION.ECS) edns.clientSubnet = parseClientSubnet(buf.subarray(offset, offset + len));
+    offset += len;
+  }
+  return edns;
+}
+
+/** RFC 7871 §6: malformed options are FORMERR (the caller turns the throw into one). */
+function parseClientSubnet(data: Buffer): ClientSubnet {
+  if (data.length < 4) throw new WireFormatError('ECS option too short');
+  const family = data.readUInt16BE(0);
+  const sourcePrefix = data[2]!;
+  const scopePrefix = data[3]!;
+  const address = data.subarray(4);
+  if (family !== 1 && family !== 2) throw new WireFormatError(`ECS family ${family} unknown`);
+  const max = family === 1 ? 32 : 128;
+  if (sourcePrefix > max) throw new WireFormatError('ECS source prefix too long');
+  if (address.length !== Math.ceil(sourcePrefix / 8)) throw new WireFormatError('ECS address length does not match the source prefix');
+  const spare = address.length * 8 - sourcePrefix;
+  if (spare > 0 && (address[address.length - 1]! & ((1 << spare) - 1)) !== 0) throw new WireFormatError('ECS address has bits set past the source prefix');
+  return { family, sourcePrefix, scopePrefix, address: Uint8Array.from(address) };
+}
+
+export function parseQuery(buf: Buffer): ParseResult {
+  if (buf.length < 12) return { kind: 'drop', reason: 'shorter than a DNS header' };
+  const id = buf.readUInt16BE(0);
+  const flags = buf.readUInt16BE(2);
+  if (flags & 0x8000) return { kind: 'drop', reason: 'a response, not a query' };
+  const rd = (flags & 0x0100) !== 0;
+  const cd = (flags & 0x0010) !== 0;
+  const opcode = (flags >> 11) & 0xf;
+  const qdcount = buf.readUInt16BE(4);
+  const ancount = buf.readUInt16BE(6);
+  const nscount = buf.readUInt16BE(8);
+  const arcount = buf.readUInt16BE(10);
+  if (qdcount !== 1) return { kind: 'error', rcode: opcode === OPCODE_QUERY ? 1 : 4, id, rd, reason: `QDCOUNT ${qdcount}` };
+  if (opcode !== OPCODE_QUERY) {
+    // Echo the question when it reads cleanly, so clients match the NOTIMP to their query.
+    let query: Query | undefined;
+    try {
+      const name = readQuestionName(buf, 12);
+      if (name.end + 4 <= buf.length) {
+        query = { id, rd, cd, qnameWire: buf.subarray(12, name.end), qname: name.text, qtype: buf.readUInt16BE(name.end), qclass: buf.readUInt16BE(name.end + 2), questionEnd: name.end + 4 };
+      }
+    } catch {
+      // no question to echo
+    }
+    return { kind: 'error', rcode: 4, id, rd, query, reason: `opcode ${opcode} not implemented` };
+  }
+
+  let query: Query | undefined;
+  try {
+    const name = readQuestionName(buf, 12);
+    if (name.end + 4 > buf.length) throw new WireFormatError('question truncated');
+    const questionEnd = name.end + 4;
+    query = {
+      id,
+      rd,
+      cd,
+      qnameWire: buf.subarray(12, name.end),
+      qname: name.text,
+      qtype: buf.readUInt16BE(name.end),
+      qclass: buf.readUInt16BE(name.end + 2),
+      questionEnd,
+    };
+    let offset = questionEnd;
+    const records = ancount + nscount + arcount;
+    for (let i = 0; i < records; i++) {
+      const nameStart = offset;
+      offset = skipName(buf, offset);
+      if (offset + 10 > buf.length) throw new WireFormatError('resource record header truncated');
+      const type = buf.readUInt16BE(offset);
+      const klass = buf.readUInt16BE(offset + 2);
+      const ttl = buf.readUInt32BE(offset + 4);
+      const rdlen = buf.readUInt16BE(offset + 8);
+      offset += 10;
+      if (offset + rdlen > buf.length) throw new WireFormatError('RDATA runs past the end of the packet');
+      if (type === QTYPE.OPT) {
+        if (i < ancount + nscount) throw new WireFormatError('OPT outside the additional section');
+        if (query.edns) throw new WireFormatError('more than one OPT record');
+        if (buf[nameStart] !== 0) throw new WireFormatError('OPT owner is not the root');
+        query.edns = parseOpt(buf, offset, rdlen, klass, ttl);
+      }
+      offset += rdlen;
+    }
+  } catch (error) {
+    if (!(error instanceof WireFormatError)) throw error;
+    return { kind: 'error', rcode: 1, id, rd, query: query && { ...query, edns: undefined }, reason: error.message };
+  }
+  return { kind: 'query', query };
+}
+
+/** Classes we answer; others are REFUSED (we hold no CHAOS or HESIOD data). */
+export function isServedClass(qclass: number): boolean {
+  return qclass === CLASS.IN;
+}

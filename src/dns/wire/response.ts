@@ -1,0 +1,101 @@
+// Encodes responses: header, the question echoed byte for byte (RFC 4343 case), the sections,
+// and exactly one OPT when the query had one (RFC 6891 §6.1.1). Truncation is decided here:
+// an answer that does not fit the transport's limit goes out as header + question + OPT, TC=1.
+import type { RRset } from '../zone/types.ts';
+import { EDNS_OPTION, EDNS_PAYLOAD, QTYPE } from './constants.ts';
+import type { ClientSubnet, Query } from './query.ts';
+import { writeRdata } from './rdata.ts';
+import { WireWriter } from './writer.ts';
+
+export interface ResponseEdns {
+  dnssecOk: boolean;
+  /** ECS to echo: the query's family, source prefix and address, with our scope (RFC 7871 §7.2.1). */
+  clientSubnet?: ClientSubnet;
+}
+
+export interface ResponseSpec {
+  id: number;
+  rd: boolean;
+  cd: boolean;
+  aa: boolean;
+  tc?: boolean;
+  /** Full rcode; values above 15 go into the OPT's extended rcode. */
+  rcode: number;
+  /** The query packet and its parsed question, to echo; absent when the question was unreadable. */
+  question?: { packet: Buffer; query: Query };
+  answer: readonly RRset[];
+  authority: readonly RRset[];
+  additional: readonly RRset[];
+  edns?: ResponseEdns;
+}
+
+function writeRRset(w: WireWriter, set: RRset): number {
+  for (const r of set.rdata) {
+    w.name(set.name);
+    w.u16(set.type);
+    w.u16(1);
+    w.u32(set.ttl);
+    const lengthAt = w.offset;
+    w.u16(0);
+    writeRdata(w, r);
+    w.setU16(lengthAt, w.offset - lengthAt - 2);
+  }
+  return set.rdata.length;
+}
+
+function writeOpt(w: WireWriter, rcode: number, edns: ResponseEdns): void {
+  w.u8(0);
+  w.u16(QTYPE.OPT);
+  w.u16(EDNS_PAYLOAD);
+  w.u32(((rcode >> 4) << 24) | (edns.dnssecOk ? 0x8000 : 0));
+  const lengthAt = w.offset;
+  w.u16(0);
+  const ecs = edns.clientSubnet;
+  if (ecs) {
+    w.u16(EDNS_OPTION.ECS);
+    w.u16(4 + ecs.address.length);
+    w.u16(ecs.family);
+    w.u8(ecs.sourcePrefix);
+    w.u8(ecs.scopePrefix);
+    w.bytes(ecs.address);
+  }
+  w.setU16(lengthAt, w.offset - lengthAt - 2);
+}
+
+export function encodeResponse(spec: ResponseSpec): Buffer {
+  const w = new WireWriter();
+  const truncated = spec.tc === true;
+  w.u16(spec.id);
+  w.u16(0x8000 | (spec.aa ? 0x0400 : 0) | (truncated ? 0x0200 : 0) | (spec.rd ? 0x0100 : 0) | (spec.cd ? 0x0010 : 0) | (spec.rcode & 0xf));
+  w.u16(spec.question ? 1 : 0);
+  w.u16(0);
+  w.u16(0);
+  w.u16(0);
+  if (spec.question) {
+    const { packet, query } = spec.question;
+    w.bytes(packet.subarray(12, query.questionEnd));
+    w.registerName(query.qname, 12, query.qnameWire);
+  }
+  let additional = 0;
+  if (!truncated) {
+    let count = 0;
+    for (const set of spec.answer) count += writeRRset(w, set);
+    w.setU16(6, count);
+    count = 0;
+    for (const set of spec.authority) count += writeRRset(w, set);
+    w.setU16(8, count);
+    for (const set of spec.additional) additional += writeRRset(w, set);
+  }
+  if (spec.edns) {
+    writeOpt(w, spec.rcode, spec.edns);
+    additional += 1;
+  }
+  w.setU16(10, additional);
+  return w.finish();
+}
+
+/** The UDP size limit for a query: 512 without EDNS, else the client's size within [512, 1232]. */
+export function udpLimit(edns: { udpSize: number } | undefined): number {
+  if (!edns) return 512;
+  return Math.min(Math.max(edns.udpSize, 512), EDNS_PAYLOAD);
+}

@@ -1,0 +1,94 @@
+// A small DNS message writer: one growing scratch buffer, names compressed against everything
+// written before (RFC 1035 §4.1.4). The answer cache keeps the bytes, so this runs once per
+// (question, variant), not once per query.
+
+const POINTER_LIMIT = 0x3fff;
+
+export class WireWriter {
+  private buf: Buffer;
+  offset = 0;
+  /** Lower-case name suffix → offset where it was written. */
+  private readonly names = new Map<string, number>();
+
+  constructor(size = 4096) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  private ensure(n: number): void {
+    if (this.offset + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.offset + n));
+    this.buf.copy(bigger, 0, 0, this.offset);
+    this.buf = bigger;
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.offset++] = v;
+  }
+
+  u16(v: number): void {
+    this.ensure(2);
+    this.buf.writeUInt16BE(v, this.offset);
+    this.offset += 2;
+  }
+
+  u32(v: number): void {
+    this.ensure(4);
+    this.buf.writeUInt32BE(v >>> 0, this.offset);
+    this.offset += 4;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.offset);
+    this.offset += b.length;
+  }
+
+  /** Patches a 16-bit value written earlier (RDLENGTH, section counts). */
+  setU16(at: number, v: number): void {
+    this.buf.writeUInt16BE(v, at);
+  }
+
+  /**
+   * Registers a name already present in the message (the question, copied from the query) so
+   * later names compress against it and echo the query's letter case.
+   */
+  registerName(name: string, at: number, wire: Uint8Array): void {
+    let offset = at;
+    let rest = name;
+    while (rest !== '' && offset <= POINTER_LIMIT) {
+      if (!this.names.has(rest)) this.names.set(rest, offset);
+      offset += wire[offset - at]! + 1;
+      const dot = rest.indexOf('.');
+      rest = dot === -1 ? '' : rest.slice(dot + 1);
+    }
+  }
+
+  /** Writes a lower-case absolute name ("" = root), compressed unless `compress` is false. */
+  name(name: string, compress = true): void {
+    let rest = name;
+    while (rest !== '') {
+      if (compress) {
+        const at = this.names.get(rest);
+        if (at !== undefined) {
+          this.u16(0xc000 | at);
+          return;
+        }
+        if (this.offset <= POINTER_LIMIT) this.names.set(rest, this.offset);
+      }
+      const dot = rest.indexOf('.');
+      const label = dot === -1 ? rest : rest.slice(0, dot);
+      const len = Buffer.byteLength(label, 'latin1');
+      this.ensure(len + 1);
+      this.buf[this.offset++] = len;
+      this.offset += this.buf.write(label, this.offset, 'latin1');
+      rest = dot === -1 ? '' : rest.slice(dot + 1);
+    }
+    this.u8(0);
+  }
+
+  /** A copy of what was written. */
+  finish(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.offset));
+  }
+}

@@ -1,0 +1,186 @@
+// Builds the served form of a zone from the store's zone document: the customer's records, the
+// service's SOA and apex NS, and the protected names (DESIGN §9). Pure: same input, same output,
+// on every name server.
+import { ipToBytes } from '../../model/ip.ts';
+import { absoluteName } from '../../model/names.ts';
+import type { EdgeNode } from '../../model/node.ts';
+import type { RecordState } from '../../model/record.ts';
+import { parseSoaValue } from '../../model/record-values.ts';
+import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
+import type { Zone } from '../../store/types.ts';
+import { QTYPE } from '../wire/constants.ts';
+import type { NameNode, RData, RRset, ZoneData } from './types.ts';
+
+export interface ZoneBuildContext {
+  nameservers: readonly [string, string];
+  hostmaster: string;
+  nodes: readonly EdgeNode[];
+  /** Revision of the last node change: part of the serial of zones whose answers use nodes. */
+  nodesRevision: number;
+}
+
+export const SOA_DEFAULTS = { ttl: 3600, refresh: 7200, retry: 1800, expire: 1_209_600, minimum: 300 } as const;
+export const APEX_NS_TTL = 3600;
+/** TTL of protected names' synthesised addresses: short, so moving traffic between edges is quick. */
+export const PROTECTED_TTL = 300;
+
+function txtStrings(value: string): Buffer[] {
+  const bytes = Buffer.from(value, 'utf8');
+  if (bytes.length === 0) return [Buffer.alloc(0)];
+  const out: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += 255) out.push(bytes.subarray(i, i + 255));
+  return out;
+}
+
+function rdataOf(record: RecordState): RData {
+  const v = record.value;
+  switch (record.type) {
+    case TYPE.A:
+      return { type: 1, address: Buffer.from(ipToBytes(v)) };
+    case TYPE.AAAA:
+      return { type: 28, address: Buffer.from(ipToBytes(v)) };
+    case TYPE.CNAME:
+      return { type: 5, target: v };
+    case TYPE.NS:
+      return { type: 2, target: v };
+    case TYPE.MX:
+      return { type: 15, preference: record.priority ?? 0, exchange: v };
+    case TYPE.TXT:
+      return { type: 16, strings: txtStrings(v) };
+    case TYPE.SRV: {
+      const [weight, port, target] = v.split(' ');
+      return { type: 33, priority: record.priority ?? 0, weight: Number(weight), port: Number(port), target: target === '.' ? '' : target! };
+    }
+    default:
+      throw new Error(`no RDATA for API type ${record.type}`);
+  }
+}
+
+const rdataKey = (r: RData): string => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('hex') : v));
+
+/** Adds one record to an RRset: duplicates are dropped and the set keeps its lowest TTL. */
+function addTo(set: RRset | undefined, name: string, type: number, ttl: number, rdata: RData): RRset {
+  if (!set) return { name, type, ttl, rdata: [rdata] };
+  set.ttl = Math.min(set.ttl, ttl);
+  const key = rdataKey(rdata);
+  if (!set.rdata.some((r) => rdataKey(r) === key)) set.rdata.push(rdata);
+  return set;
+}
+
+function nodeFor(nodes: Map<string, NameNode>, name: string): NameNode {
+  let node = nodes.get(name);
+  if (!node) {
+    node = { name, types: new Map() };
+    nodes.set(name, node);
+  }
+  return node;
+}
+
+function addRecord(node: NameNode, type: number, ttl: number, rdata: RData, targets: readonly number[]): void {
+  let entry = node.types.get(type);
+  if (!entry) {
+    entry = {};
+    node.types.set(type, entry);
+  }
+  if (targets.length === 0) {
+    entry.general = addTo(entry.general, node.name, type, ttl, rdata);
+    return;
+  }
+  entry.byTarget ??= new Map();
+  for (const t of targets) entry.byTarget.set(t, addTo(entry.byTarget.get(t), node.name, type, ttl, rdata));
+}
+
+/** Addresses the protected names resolve to: edge nodes when protection is on, else the backend. */
+function protectedAddresses(zone: Zone, ctx: ZoneBuildContext): { v4: Buffer[]; v6: Buffer[] } {
+  const { domain } = zone;
+  if (!domain.enabled) {
+    const backend = Buffer.from(ipToBytes(domain.backend));
+    return backend.length === 4 ? { v4: [backend], v6: [] } : { v4: [], v6: [backend] };
+  }
+  const bound = new Set(domain.bind_node);
+  const serving = ctx.nodes.filter((n) => n.status === 'active' && (bound.size === 0 || bound.has(n.id)));
+  return {
+    v4: serving.flatMap((n) => (n.ipv4 ? [Buffer.from(ipToBytes(n.ipv4))] : [])),
+    v6: serving.flatMap((n) => (n.ipv6 ? [Buffer.from(ipToBytes(n.ipv6))] : [])),
+  };
+}
+
+export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
+  const apex = zone.domain.domain;
+  const nodes = new Map<string, NameNode>();
+  const cuts = new Set<string>();
+  let hasGeo = false;
+  let soaRecord: RecordState | undefined;
+
+  for (const record of zone.records) {
+    if (record.type === TYPE.SOA) {
+      soaRecord = record;
+      continue;
+    }
+    const name = absoluteName(record.name, apex);
+    const dnsType = RECORD_TYPES[record.type].dnsType;
+    if (dnsType === QTYPE.NS && name !== apex) cuts.add(name);
+    if (record.target.length > 0) hasGeo = true;
+    addRecord(nodeFor(nodes, name), dnsType, record.ttl, rdataOf(record), record.target);
+  }
+
+  // Protected names: the apex and the mask's names, where the customer set no address or alias.
+  const mask = zone.domain.mask === '' ? [] : zone.domain.mask.split(',');
+  const owners = ['@', ...mask].map((n) => absoluteName(n, apex));
+  const addresses = protectedAddresses(zone, ctx);
+  for (const owner of owners) {
+    const existing = nodes.get(owner);
+    if (existing && (existing.types.has(QTYPE.A) || existing.types.has(QTYPE.AAAA) || existing.types.has(QTYPE.CNAME))) continue;
+    if ([...cuts].some((cut) => owner === cut || owner.endsWith(`.${cut}`))) continue;
+    if (addresses.v4.length + addresses.v6.length === 0) continue;
+    const node = nodeFor(nodes, owner);
+    for (const address of addresses.v4) addRecord(node, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
+    for (const address of addresses.v6) addRecord(node, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
+  }
+
+  const usesNodes = zone.domain.enabled;
+  const serial = Math.max(zone.domain.revision, usesNodes ? ctx.nodesRevision : 0) >>> 0;
+  const custom = soaRecord && parseSoaValue(soaRecord.value);
+  const soaTtl = soaRecord?.ttl ?? SOA_DEFAULTS.ttl;
+  const soaData: RData = {
+    type: 6,
+    mname: ctx.nameservers[0],
+    rname: custom?.rname ?? ctx.hostmaster,
+    serial,
+    refresh: custom?.refresh ?? SOA_DEFAULTS.refresh,
+    retry: custom?.retry ?? SOA_DEFAULTS.retry,
+    expire: custom?.expire ?? SOA_DEFAULTS.expire,
+    minimum: custom?.minimum ?? SOA_DEFAULTS.minimum,
+  };
+  const soa: RRset = { name: apex, type: QTYPE.SOA, ttl: soaTtl, rdata: [soaData] };
+  const ns: RRset = { name: apex, type: QTYPE.NS, ttl: APEX_NS_TTL, rdata: ctx.nameservers.map((target) => ({ type: 2 as const, target })) };
+  const apexNode = nodeFor(nodes, apex);
+  apexNode.types.set(QTYPE.SOA, { general: soa });
+  apexNode.types.set(QTYPE.NS, { general: ns });
+
+  // Every ancestor of an owner, up to the apex, exists: as itself or as an empty non-terminal.
+  const ents = new Set<string>();
+  for (const name of nodes.keys()) {
+    let parent = name;
+    while (parent.length > apex.length) {
+      parent = parent.slice(parent.indexOf('.') + 1);
+      if (parent.length <= apex.length) break;
+      if (!nodes.has(parent)) ents.add(parent);
+    }
+  }
+
+  return {
+    apex,
+    nodes,
+    ents,
+    cuts,
+    soa,
+    ns,
+    negativeTtl: Math.min(soaTtl, soaData.minimum),
+    serial,
+    hasGeo,
+    usesNodes,
+    stale: false,
+  };
+}
+

@@ -1,0 +1,90 @@
+// The zone index: every served zone by apex, replaced whole on each change so that a query sees
+// either the old zone or the new one, never a mix (a Map.set is atomic for the event loop).
+import type { EdgeNode } from '../../model/node.ts';
+import type { Zone } from '../../store/types.ts';
+import { buildZone, type ZoneBuildContext } from './build.ts';
+import type { ZoneData } from './types.ts';
+
+export class ZoneIndex {
+  private zones = new Map<string, ZoneData>();
+  /** Documents of zones whose answers use edge node addresses, kept to rebuild on node changes. */
+  private readonly nodeDependent = new Map<string, Zone>();
+  private nodes: EdgeNode[] = [];
+  private nodesRevision = 0;
+  /** Bumped when the set of served zones changes, so cached REFUSED answers are re-checked. */
+  generation = 0;
+
+  constructor(private readonly settings: Pick<ZoneBuildContext, 'nameservers' | 'hostmaster'>) {}
+
+  get size(): number {
+    return this.zones.size;
+  }
+
+  private context(): ZoneBuildContext {
+    return { ...this.settings, nodes: this.nodes, nodesRevision: this.nodesRevision };
+  }
+
+  /** Serves the zone if its name servers are active, else stops serving it. */
+  putZone(zone: Zone): void {
+    const name = zone.domain.domain;
+    if (!zone.domain.ns_active) return this.deleteZone(name);
+    const built = buildZone(zone, this.context());
+    const old = this.zones.get(name);
+    if (old) old.stale = true;
+    else this.generation++;
+    this.zones.set(name, built);
+    if (built.usesNodes) this.nodeDependent.set(name, zone);
+    else this.nodeDependent.delete(name);
+  }
+
+  deleteZone(name: string): void {
+    const old = this.zones.get(name);
+    if (!old) return;
+    old.stale = true;
+    this.zones.delete(name);
+    this.nodeDependent.delete(name);
+    this.generation++;
+  }
+
+  /** New edge node list: rebuilds the zones whose protected names resolve to nodes. */
+  setNodes(nodes: EdgeNode[], revision: number): void {
+    this.nodes = [...nodes].sort((a, b) => a.id - b.id);
+    this.nodesRevision = revision;
+    for (const zone of this.nodeDependent.values()) this.putZone(zone);
+  }
+
+  /**
+   * Replaces everything (a snapshot load). The loop is synchronous, so no query runs between the
+   * old index and the new one.
+   */
+  replaceAll(zones: Iterable<Zone>, nodes: EdgeNode[], nodesRevision: number): void {
+    const old = this.zones;
+    this.zones = new Map();
+    this.nodeDependent.clear();
+    this.nodes = [...nodes].sort((a, b) => a.id - b.id);
+    this.nodesRevision = nodesRevision;
+    for (const zone of zones) this.putZone(zone);
+    for (const zone of old.values()) zone.stale = true;
+    this.generation++;
+  }
+
+  get(apex: string): ZoneData | undefined {
+    return this.zones.get(apex);
+  }
+
+  /** The closest enclosing served zone of a lower-case name. */
+  findZone(qname: string): ZoneData | undefined {
+    let name = qname;
+    for (;;) {
+      const zone = this.zones.get(name);
+      if (zone) return zone;
+      const dot = name.indexOf('.');
+      if (dot === -1) return undefined;
+      name = name.slice(dot + 1);
+    }
+  }
+
+  zoneNames(): IterableIterator<string> {
+    return this.zones.keys();
+  }
+}

@@ -1,0 +1,96 @@
+// Keeps a zone index in step with a store in the same process: a snapshot at start, then the
+// change feed after every local commit (within milliseconds) and by polling (for commits made by
+// other processes, such as the operator CLI). Each batch of changes is fetched first and applied
+// in one synchronous step, so a query sees all of it or none.
+import type { Logger } from 'pino';
+import type { ZoneIndex } from '../dns/zone/index.ts';
+import type { Store, Zone } from '../store/types.ts';
+
+const BATCH = 10_000;
+
+export class StoreFeed {
+  private applied = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly index: ZoneIndex,
+    private readonly log: Logger,
+    private readonly pollMs = 1000,
+  ) {}
+
+  get revision(): number {
+    return this.applied;
+  }
+
+  async start(): Promise<void> {
+    await this.loadSnapshot();
+    this.unsubscribe = this.store.onCommit(() => void this.catchUp());
+    this.timer = setInterval(() => void this.catchUp(), this.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private async loadSnapshot(): Promise<void> {
+    const started = performance.now();
+    const snap = await this.store.snapshot();
+    this.index.replaceAll(snap.zones, snap.nodes, snap.nodesRevision);
+    this.applied = snap.revision;
+    this.log.info({ revision: snap.revision, zones: this.index.size, ms: Math.round(performance.now() - started) }, 'zone index loaded');
+  }
+
+  /** Applies what changed since the last applied revision; concurrent calls coalesce. */
+  catchUp(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          while (await this.applyBatch());
+        } while (this.again);
+      } catch (error) {
+        this.log.error({ err: error }, 'applying store changes failed; retrying at the next poll');
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  /** One batch; true when more may be waiting. */
+  private async applyBatch(): Promise<boolean> {
+    const feed = await this.store.changesSince(this.applied, BATCH);
+    if ('gone' in feed) {
+      this.log.warn({ applied: this.applied, oldest: feed.oldest }, 'change feed no longer holds our revision; reloading the snapshot');
+      await this.loadSnapshot();
+      return false;
+    }
+    if (feed.changes.length === 0) return false;
+    const zoneNames = new Set<string>();
+    let nodeRevision = 0;
+    for (const change of feed.changes) {
+      if (change.kind === 'zone') zoneNames.add(change.key);
+      else if (change.kind === 'node') nodeRevision = change.revision;
+    }
+    // Read everything first; apply below without awaiting, so the batch lands as one step.
+    const zones = await Promise.all([...zoneNames].map(async (name) => [name, await this.store.getZone(name)] as [string, Zone | undefined]));
+    const nodes = nodeRevision > 0 ? await this.store.listNodes() : undefined;
+    if (nodes) this.index.setNodes(nodes, nodeRevision);
+    for (const [name, zone] of zones) {
+      if (zone) this.index.putZone(zone);
+      else this.index.deleteZone(name);
+    }
+    this.applied = feed.changes[feed.changes.length - 1]!.revision;
+    return feed.changes.length === BATCH;
+  }
+}
