@@ -84,6 +84,7 @@ export class QueryHandler {
       const q = parsed.query;
       return encodeResponse({
         id: parsed.id,
+        opcode: parsed.opcode,
         rd: parsed.rd,
         cd: false,
         aa: false,

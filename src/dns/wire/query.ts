@@ -39,7 +39,7 @@ export interface Query {
 export type ParseResult =
   | { kind: 'query'; query: Query }
   /** Answer with this rcode; `query` is set when the question could be read (to echo it). */
-  | { kind: 'error'; rcode: number; id: number; rd: boolean; query?: Query; edns?: Edns; reason: string }
+  | { kind: 'error'; rcode: number; id: number; rd: boolean; opcode: number; query?: Query; reason: string }
   /** Not worth an answer: too short for a header, or a response (QR=1), which we never answer. */
   | { kind: 'drop'; reason: string };
 
@@ -139,7 +139,7 @@ export function parseQuery(buf: Buffer): ParseResult {
   const ancount = buf.readUInt16BE(6);
   const nscount = buf.readUInt16BE(8);
   const arcount = buf.readUInt16BE(10);
-  if (qdcount !== 1) return { kind: 'error', rcode: opcode === OPCODE_QUERY ? 1 : 4, id, rd, reason: `QDCOUNT ${qdcount}` };
+  if (qdcount !== 1) return { kind: 'error', rcode: opcode === OPCODE_QUERY ? 1 : 4, id, rd, opcode, reason: `QDCOUNT ${qdcount}` };
   if (opcode !== OPCODE_QUERY) {
     // Echo the question when it reads cleanly, so clients match the NOTIMP to their query.
     let query: Query | undefined;
@@ -151,7 +151,7 @@ export function parseQuery(buf: Buffer): ParseResult {
     } catch {
       // no question to echo
     }
-    return { kind: 'error', rcode: 4, id, rd, query, reason: `opcode ${opcode} not implemented` };
+    return { kind: 'error', rcode: 4, id, rd, opcode, query, reason: `opcode ${opcode} not implemented` };
   }
 
   let query: Query | undefined;
@@ -191,7 +191,7 @@ export function parseQuery(buf: Buffer): ParseResult {
     }
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error;
-    return { kind: 'error', rcode: 1, id, rd, query: query && { ...query, edns: undefined }, reason: error.message };
+    return { kind: 'error', rcode: 1, id, rd, opcode, query: query && { ...query, edns: undefined }, reason: error.message };
   }
   return { kind: 'query', query };
 }

@@ -15,6 +15,8 @@ export interface ResponseEdns {
 
 export interface ResponseSpec {
   id: number;
+  /** Copied from the query (RFC 1035 §4.1.1); 0 = QUERY. */
+  opcode?: number;
   rd: boolean;
   cd: boolean;
   aa: boolean;
@@ -66,7 +68,7 @@ export function encodeResponse(spec: ResponseSpec): Buffer {
   const w = new WireWriter();
   const truncated = spec.tc === true;
   w.u16(spec.id);
-  w.u16(0x8000 | (spec.aa ? 0x0400 : 0) | (truncated ? 0x0200 : 0) | (spec.rd ? 0x0100 : 0) | (spec.cd ? 0x0010 : 0) | (spec.rcode & 0xf));
+  w.u16(0x8000 | (((spec.opcode ?? 0) & 0xf) << 11) | (spec.aa ? 0x0400 : 0) | (truncated ? 0x0200 : 0) | (spec.rd ? 0x0100 : 0) | (spec.cd ? 0x0010 : 0) | (spec.rcode & 0xf));
   w.u16(spec.question ? 1 : 0);
   w.u16(0);
   w.u16(0);
