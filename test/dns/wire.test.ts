@@ -1,5 +1,4 @@
 // Our query parser and response writer, checked against dns2's codec as an independent reference.
-import dns2 from 'dns2';
 import { describe, expect, it } from 'vitest';
 import { answer } from '../../src/dns/engine/answer.ts';
 import { fastKey } from '../../src/dns/server/fast-key.ts';
@@ -7,17 +6,8 @@ import { QTYPE } from '../../src/dns/wire/constants.ts';
 import { parseQuery, type Query } from '../../src/dns/wire/query.ts';
 import { encodeResponse } from '../../src/dns/wire/response.ts';
 import { fixtureZone, indexWith } from '../helpers/dns-fixture.ts';
+import { decode, dns2Query } from '../helpers/dns2-packets.ts';
 
-const { Packet } = dns2;
-
-function dns2Query(name: string, type: number, opts: { id?: number; rd?: boolean; edns?: boolean; ecs?: string } = {}): Buffer {
-  const q = new Packet();
-  q.header.id = opts.id ?? 4242;
-  q.header.rd = opts.rd ? 1 : 0;
-  q.questions.push({ name, type, class: Packet.CLASS.IN });
-  if (opts.edns || opts.ecs) q.additionals.push(Packet.Resource.EDNS(opts.ecs ? [Packet.Resource.EDNS.ECS(opts.ecs)] : []));
-  return q.toBuffer();
-}
 
 function parsed(packet: Buffer): Query {
   const r = parseQuery(packet);
@@ -43,7 +33,7 @@ function respond(name: string, type: number, edns = true): { buf: Buffer; decode
     additional: a.additional,
     edns: query.edns && { dnssecOk: false },
   });
-  return { buf, decoded: Packet.parse(buf) };
+  return { buf, decoded: decode(buf) };
 }
 
 describe('query parser', () => {

@@ -8,6 +8,8 @@ export const BIN = fileURLToPath(new URL('../../bin/palisade.js', import.meta.ur
 export interface RunningServer {
   child: ChildProcess;
   url: string;
+  /** The DNS port (UDP and TCP). */
+  dnsPort: number;
   output: () => string;
   /** Resolves with the exit code or signal. */
   exited: Promise<[number | null, NodeJS.Signals | null]>;
@@ -16,7 +18,7 @@ export interface RunningServer {
 /** Starts `palisade serve` on a random loopback port and waits until it says where it listens. */
 export async function startServe(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PALISADE_API_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -25,8 +27,8 @@ export async function startServe(env: Record<string, string>, timeoutMs = 20_000
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
-    const match = /"api":"(http:\/\/[^"]+)"/.exec(out);
-    if (match) return { child, url: match[1]!, output: () => out, exited };
+    const match = /"api":"(http:\/\/[^"]+)","dns":"[^"]*:(\d+)"/.exec(out);
+    if (match) return { child, url: match[1]!, dnsPort: Number(match[2]), output: () => out, exited };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));
   }

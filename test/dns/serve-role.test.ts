@@ -1,0 +1,118 @@
+// The serve role end to end: API writes reach the DNS server in the same process within 100 ms,
+// and a query never sees half of a change.
+import { createSocket, type Socket } from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dig } from '../helpers/dig.ts';
+import { decode, dns2Query } from '../helpers/dns2-packets.ts';
+import { runAdminCli, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+
+let server: RunningServer;
+let key: string;
+let udp: Socket;
+const waiting = new Map<number, (msg: Buffer) => void>();
+let nextId = 1;
+
+function api(method: string, path: string, body?: unknown) {
+  return fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'x-auth-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** One raw UDP query (cheaper than spawning dig when polling every millisecond). */
+function ask(name: string, type = 1): Promise<any> {
+  const id = nextId++ & 0xffff;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer for ${name}`)), 1000);
+    waiting.set(id, (msg) => {
+      clearTimeout(timer);
+      resolve(decode(msg));
+    });
+    udp.send(dns2Query(name, type, { id }), server.dnsPort, '127.0.0.1');
+  });
+}
+
+beforeAll(async () => {
+  const env = { PALISADE_DATA_DIR: tempDir() };
+  const created = await runAdminCli(env, ['user', 'create', '--name', 'dns', '--email', 'dns@example.org']);
+  key = JSON.parse(created.stdout).key.api_key;
+  server = await startServe(env);
+  udp = createSocket('udp4');
+  udp.on('message', (msg) => waiting.get(msg.readUInt16BE(0))?.(msg));
+  expect((await api('POST', '/domains', { domain: 'live.example', backend: '198.51.100.1' })).status).toBe(201);
+});
+
+afterAll(async () => {
+  udp.close();
+  server.child.kill('SIGTERM');
+  await server.exited;
+  removeTempDirs();
+});
+
+describe('serve role: API → DNS', () => {
+  it('serves a domain only while its name servers are active', async () => {
+    expect((await ask('live.example', 6)).header.rcode).toBe(5);
+    expect((await api('GET', '/domains/live.example/activatens')).status).toBe(200);
+    const r = await dig(server.dnsPort, 'live.example', 'SOA');
+    expect(r.status).toBe('NOERROR');
+    expect(r.answer[0]!.data).toMatch(/^ns1\.palisade\.example\.net\. hostmaster\.palisade\.example\.net\. \d+ 7200 1800 1209600 300$/);
+    expect((await api('GET', '/domains/live.example/deactivatens')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await dig(server.dnsPort, 'live.example', 'SOA')).status).toBe('REFUSED');
+    expect((await api('GET', '/domains/live.example/activatens')).status).toBe(200);
+  });
+
+  it('answers a new record within 100 ms of the API’s 2xx, every time, and stops answering a deleted one', async () => {
+    const delays: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await api('POST', '/domains/live.example/dnsrecords', { name: `new${i}`, type: 1, value: `192.0.2.${i + 1}` });
+      expect(res.status).toBe(201);
+      const acknowledged = performance.now();
+      let answer;
+      do answer = await ask(`new${i}.live.example`);
+      while (answer.answers.length === 0 && performance.now() - acknowledged < 1000);
+      delays.push(performance.now() - acknowledged);
+      expect(answer.answers[0].address).toBe(`192.0.2.${i + 1}`);
+    }
+    expect(Math.max(...delays)).toBeLessThan(100);
+
+    const [record] = (await (await api('GET', '/domains/live.example/dnsrecords?name=new0')).json()) as Array<{ id: number }>;
+    expect((await api('DELETE', `/domains/live.example/dnsrecords/${record!.id}`)).status).toBe(204);
+    const deleted = performance.now();
+    let gone;
+    do gone = await ask('new0.live.example');
+    while (gone.header.rcode !== 3 && performance.now() - deleted < 1000);
+    expect(gone.header.rcode).toBe(3);
+    expect(performance.now() - deleted).toBeLessThan(100);
+  });
+
+  it('no query sees half of a change', async () => {
+    const res = await api('POST', '/domains/live.example/dnsrecords', { name: 'flip', type: 1, value: '203.0.113.1' });
+    const { id } = (await res.json()) as { id: number };
+    let stop = false;
+    const seen = new Set<string>();
+    const hammer = (async () => {
+      while (!stop) {
+        const a = await ask('flip.live.example');
+        seen.add(a.answers.map((r: { address: string }) => r.address).join(','));
+      }
+    })();
+    for (let i = 0; i < 30; i++) {
+      expect((await api('PATCH', `/domains/live.example/dnsrecords/${id}`, { value: i % 2 === 0 ? '203.0.113.2' : '203.0.113.1' })).status).toBe(200);
+    }
+    stop = true;
+    await hammer;
+    expect([...seen].sort()).toEqual(['203.0.113.1', '203.0.113.2']);
+  });
+
+  it('exports DNS counters at /metrics', async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/palisade_dns_queries_total\{transport="udp",rcode="NOERROR",qtype="A"\} \d+/);
+    expect(text).toMatch(/palisade_dns_zones_served 1/);
+    expect(text).toMatch(/palisade_dns_revision_applied [1-9]\d*/);
+    expect(text).toMatch(/palisade_dns_answer_duration_seconds_count \d+/);
+    expect(text).toMatch(/palisade_api_requests_total\{method="POST",status="201"\} \d+/);
+  });
+});

@@ -1,0 +1,32 @@
+// Queries built with dns2's codec, the independent reference our own wire code is checked against.
+import dns2 from 'dns2';
+
+const { Packet } = dns2;
+
+export interface QueryOptions {
+  id?: number;
+  rd?: boolean;
+  cd?: boolean;
+  opcode?: number;
+  /** Add an OPT record (dns2 advertises 4096). */
+  edns?: boolean;
+  /** Add an ECS option for this prefix ("192.0.2.0/24"), implies `edns`. */
+  ecs?: string;
+}
+
+export function dns2Query(name: string, type = 1, opts: QueryOptions = {}): Buffer {
+  const q = new Packet();
+  q.header.id = opts.id ?? 4242;
+  q.header.rd = opts.rd ? 1 : 0;
+  if (opts.opcode !== undefined) q.header.opcode = opts.opcode;
+  // dns2's typings omit the CD bit and want a Question object; the codec takes plain fields.
+  if (opts.cd) (q.header as unknown as { cd: number }).cd = 1;
+  q.questions.push({ name, type, class: Packet.CLASS.IN } as unknown as (typeof q.questions)[number]);
+  if (opts.edns || opts.ecs) q.additionals.push(Packet.Resource.EDNS(opts.ecs ? [Packet.Resource.EDNS.ECS(opts.ecs)] : []));
+  return q.toBuffer();
+}
+
+/** dns2's decoding of a response, loosely typed for assertions. */
+export function decode(buf: Buffer): any {
+  return Packet.parse(buf);
+}
