@@ -25,7 +25,9 @@ export class AnswerCache {
   get(key: string, generation: number): CachedAnswer | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.generation !== generation || entry.zones.some((z) => z.stale)) {
+    let stale = entry.generation !== generation;
+    for (let i = 0; !stale && i < entry.zones.length; i++) stale = entry.zones[i]!.stale;
+    if (stale) {
       this.entries.delete(key);
       return undefined;
     }

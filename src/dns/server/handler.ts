@@ -44,7 +44,13 @@ export class QueryHandler {
     const started = performance.now();
     let response: Buffer | undefined;
     try {
-      response = this.cached(packet, transport) ?? this.full(packet, transport, client);
+      response = this.cached(packet, transport);
+      if (response) {
+        // A cache hit's question is the query's: its type sits just before the question's end.
+        this.metrics.observe(response, performance.now() - started, transport, (response[this.hitQuestionEnd - 4]! << 8) | response[this.hitQuestionEnd - 3]!);
+        return response;
+      }
+      response = this.full(packet, transport, client);
     } catch (error) {
       this.metrics.internalErrors++;
       response = servfail(packet);
@@ -54,6 +60,9 @@ export class QueryHandler {
     else this.metrics.dropped++;
     return response;
   }
+
+  /** Question end of the last cache hit (saves returning an object per hit). */
+  private hitQuestionEnd = 0;
 
   private cached(packet: Buffer, transport: Transport): Buffer | undefined {
     if (!this.cache) return undefined;
@@ -73,6 +82,7 @@ export class QueryHandler {
     out[2] = (out[2]! & 0xfe) | (packet[2]! & 0x01);
     out[3] = (out[3]! & 0xef) | (packet[3]! & 0x10);
     packet.copy(out, 12, 12, fast.questionEnd);
+    this.hitQuestionEnd = fast.questionEnd;
     return out;
   }
 

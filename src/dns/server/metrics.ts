@@ -40,9 +40,10 @@ export class DnsMetrics {
   zonesServed = () => 0;
   revisionApplied = () => 0;
 
-  observe(response: Buffer, ms: number, transport: 'udp' | 'tcp'): void {
+  /** Counts one response; `qtype` when the caller knows it, else it is read from the response. */
+  observe(response: Buffer, ms: number, transport: 'udp' | 'tcp', qtype = qtypeOf(response)): void {
     const rcode = response[3]! & 0xf;
-    const type = qtypeOf(response);
+    const type = qtype;
     this.counts[transport === 'udp' ? 0 : 1]![rcode]![QTYPE_SLOT.get(type) ?? OTHER_SLOT]!++;
     if (response[2]! & 0x02) this.truncated++;
     const seconds = ms / 1000;

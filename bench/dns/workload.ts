@@ -1,0 +1,92 @@
+// The DNS benchmark workload: N zones of ~20 records each (in the API's model, and as zone files
+// for NSD), and a query mix of ≈60% existing A/AAAA, 15% MX/TXT/SRV, 5% CNAME, 20% NXDOMAIN.
+import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
+import { buildRecord, type RecordCreate } from '../../src/model/record.ts';
+import type { FieldError } from '../../src/errors.ts';
+import type { Zone } from '../../src/store/types.ts';
+
+export const NS = ['ns1.palisade.example.net', 'ns2.palisade.example.net'] as const;
+export const HOSTMASTER = 'hostmaster.palisade.example.net';
+
+export const zoneName = (i: number) => `z${i}.example`;
+
+function recordsFor(i: number): RecordCreate[] {
+  const a = (n: number) => `10.${(i >> 8) & 255}.${i & 255}.${n}`;
+  return [
+    { name: '@', type: 1, value: a(1) },
+    { name: 'www', type: 1, value: a(2) },
+    { name: 'www', type: 2, value: `2001:db8:${i.toString(16)}::2` },
+    { name: 'api', type: 1, value: a(3) },
+    { name: 'api', type: 2, value: `2001:db8:${i.toString(16)}::3` },
+    { name: 'mail', type: 1, value: a(4) },
+    { name: '@', type: 4, value: `mail.${zoneName(i)}`, priority: 10 },
+    { name: '@', type: 6, value: 'v=spf1 mx -all' },
+    { name: '_sip._tcp', type: 8, value: `5 5060 sip.${zoneName(i)}`, priority: 10 },
+    { name: 'sip', type: 1, value: a(5) },
+    { name: 'blog', type: 3, value: `www.${zoneName(i)}` },
+    { name: 'cdn', type: 3, value: `api.${zoneName(i)}` },
+    ...Array.from({ length: 8 }, (_, h) => ({ name: `h${h}`, type: 1, value: a(10 + h) })),
+  ];
+}
+
+export function workloadZones(count: number, revision = 1): Zone[] {
+  return Array.from({ length: count }, (_, i) => {
+    const errors: FieldError[] = [];
+    const domain = zoneName(i);
+    const records = recordsFor(i).map((r, n) => buildRecord(r, i * 100 + n + 1, domain, errors));
+    if (errors.length > 0) throw new Error(JSON.stringify(errors));
+    return {
+      domain: { ...DOMAIN_DEFAULTS, mask: '', backend: '198.51.100.1', domain, ownerId: 1, ns_active: true, created: '', updated: '', revision },
+      records,
+    };
+  });
+}
+
+const TYPE_TEXT = { 1: 'A', 2: 'AAAA', 3: 'CNAME', 4: 'MX', 6: 'TXT', 8: 'SRV' } as Record<number, string>;
+
+/** The same zone as an RFC 1035 zone file (for NSD), serial equal to ours. */
+export function zoneFile(zone: Zone): string {
+  const origin = zone.domain.domain;
+  const lines = [
+    `$ORIGIN ${origin}.`,
+    `@ 3600 IN SOA ${NS[0]}. ${HOSTMASTER}. ${zone.domain.revision} 7200 1800 1209600 300`,
+    `@ 3600 IN NS ${NS[0]}.`,
+    `@ 3600 IN NS ${NS[1]}.`,
+  ];
+  for (const r of zone.records) {
+    const t = TYPE_TEXT[r.type]!;
+    let data = r.value;
+    if (t === 'CNAME') data = `${r.value}.`;
+    if (t === 'MX') data = `${r.priority} ${r.value}.`;
+    if (t === 'SRV') {
+      const [w, p, target] = r.value.split(' ');
+      data = `${r.priority} ${w} ${p} ${target}.`;
+    }
+    if (t === 'TXT') data = `"${r.value}"`;
+    lines.push(`${r.name} ${r.ttl} IN ${t} ${data}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A dnsperf query file: `name type` lines in a fixed pseudo-random order. */
+export function queryFile(zones: number, lines: number): string {
+  let seed = 42;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const z = zoneName(rnd(zones));
+    const p = rnd(100);
+    if (p < 60) {
+      const name = ['www', 'api', '@', `h${rnd(8)}`, 'mail', 'sip'][rnd(6)]!;
+      const type = name === 'www' || name === 'api' ? (rnd(2) ? 'A' : 'AAAA') : 'A';
+      out.push(`${name === '@' ? z : `${name}.${z}`} ${type}`);
+    } else if (p < 75) {
+      out.push([`${z} MX`, `${z} TXT`, `_sip._tcp.${z} SRV`][rnd(3)]!);
+    } else if (p < 80) {
+      out.push(`${rnd(2) ? 'blog' : 'cdn'}.${z} A`);
+    } else {
+      out.push(`nx${rnd(100_000)}.${z} A`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
