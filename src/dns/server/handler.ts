@@ -120,40 +120,49 @@ export class QueryHandler {
   }
 
   private respond(packet: Buffer, query: Query, client: ClientAddress): ResponseSpec & { cacheable: boolean; zones: CachedAnswer['zones'] } {
-    const base = {
+    // One object shape for every outcome keeps this path monomorphic (it runs on every cache miss).
+    const spec = {
       id: query.id,
       rd: query.rd,
       cd: query.cd,
+      aa: false,
+      rcode: RCODE.NOERROR as number,
       question: { packet, query },
-      answer: [],
-      authority: [],
-      additional: [],
+      answer: [] as ResponseSpec['answer'],
+      authority: [] as ResponseSpec['authority'],
+      additional: [] as ResponseSpec['additional'],
       edns: query.edns && { dnssecOk: query.edns.dnssecOk },
-      zones: [],
+      zones: [] as CachedAnswer['zones'],
+      cacheable: false,
     };
     if (query.edns && query.edns.version !== 0) {
       // RFC 6891 §6.1.3: BADVERS, and our OPT says version 0.
-      return { ...base, aa: false, rcode: RCODE.BADVERS, cacheable: false };
+      spec.rcode = RCODE.BADVERS;
+      return spec;
     }
-    if (query.qclass !== CLASS.IN) return { ...base, aa: false, rcode: RCODE.REFUSED, cacheable: false };
-    if (query.qtype === QTYPE.OPT) return { ...base, aa: false, rcode: RCODE.FORMERR, cacheable: false };
-    if (query.qtype === QTYPE.AXFR || query.qtype === QTYPE.IXFR) return { ...base, aa: false, rcode: RCODE.REFUSED, cacheable: false };
-
-    const location = this.options.locate?.(client.address) ?? {};
+    if (query.qclass !== CLASS.IN || query.qtype === QTYPE.AXFR || query.qtype === QTYPE.IXFR) {
+      spec.rcode = RCODE.REFUSED;
+      return spec;
+    }
+    if (query.qtype === QTYPE.OPT) {
+      spec.rcode = RCODE.FORMERR;
+      return spec;
+    }
+    const location = this.options.locate ? this.options.locate(client.address) : NOWHERE;
     const result = answerQuestion(this.index, { qname: query.qname, qtype: query.qtype }, location);
-    return {
-      ...base,
-      aa: result.aa,
-      rcode: result.rcode,
-      answer: result.answer,
-      authority: result.authority,
-      additional: result.additional,
-      zones: result.zones,
-      // Location-dependent answers are not shared between clients through the cache.
-      cacheable: !(result.geoUsed && this.options.locate),
-    };
+    spec.aa = result.aa;
+    spec.rcode = result.rcode;
+    spec.answer = result.answer;
+    spec.authority = result.authority;
+    spec.additional = result.additional;
+    spec.zones = result.zones;
+    // Location-dependent answers are not shared between clients through the cache.
+    spec.cacheable = !(result.geoUsed && this.options.locate);
+    return spec;
   }
 }
+
+const NOWHERE: ClientLocation = {};
 
 /** A SERVFAIL for a packet whose handling failed, echoing what can be echoed safely. */
 function servfail(packet: Buffer): Buffer | undefined {

@@ -4,21 +4,24 @@
 
 const POINTER_LIMIT = 0x3fff;
 
+/**
+ * Encoding is synchronous, so one scratch buffer serves every message; `finish()` copies the
+ * result out. A fresh 4 KB buffer per answer showed up as allocation and GC time.
+ */
+let scratch = Buffer.allocUnsafe(16 * 1024);
+
 export class WireWriter {
-  private buf: Buffer;
+  private buf: Buffer = scratch;
   offset = 0;
   /** Lower-case name suffix → offset where it was written. */
   private readonly names = new Map<string, number>();
-
-  constructor(size = 4096) {
-    this.buf = Buffer.allocUnsafe(size);
-  }
 
   private ensure(n: number): void {
     if (this.offset + n <= this.buf.length) return;
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.offset + n));
     this.buf.copy(bigger, 0, 0, this.offset);
     this.buf = bigger;
+    scratch = bigger;
   }
 
   u8(v: number): void {
