@@ -15,9 +15,9 @@ function recordsFor(i: number): RecordCreate[] {
   return [
     { name: '@', type: 1, value: a(1) },
     { name: 'www', type: 1, value: a(2) },
-    { name: 'www', type: 2, value: `2001:db8:${i.toString(16)}::2` },
+    { name: 'www', type: 2, value: `2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::2` },
     { name: 'api', type: 1, value: a(3) },
-    { name: 'api', type: 2, value: `2001:db8:${i.toString(16)}::3` },
+    { name: 'api', type: 2, value: `2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::3` },
     { name: 'mail', type: 1, value: a(4) },
     { name: '@', type: 4, value: `mail.${zoneName(i)}`, priority: 10 },
     { name: '@', type: 6, value: 'v=spf1 mx -all' },
