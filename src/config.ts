@@ -8,7 +8,7 @@ import { normaliseDomainName } from './model/names.ts';
 export interface Config {
   dataDir: string;
   api: { host: string; port: number; bodyLimit: number };
-  dns: { host: string; port: number; cache: boolean; tcp: TcpLimits };
+  dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
   nameservers: [string, string];
   hostmaster: string;
   logLevel: string;
@@ -62,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),
       port: int('PALISADE_DNS_PORT', 5300, 0, 65535),
       cache: bool('PALISADE_DNS_CACHE', true),
+      rateLimit: { rate: int('PALISADE_DNS_RRL_RATE', 0, 0, 1_000_000), slip: int('PALISADE_DNS_RRL_SLIP', 2, 0, 100) },
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),

@@ -4,6 +4,7 @@ import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { QueryHandler, type HandlerOptions } from './server/handler.ts';
 import { DnsMetrics } from './server/metrics.ts';
+import { ResponseRateLimiter, type RateLimitOptions } from './server/rate-limit.ts';
 import { TcpListener, type TcpLimits } from './server/tcp.ts';
 import { UdpListener } from './server/udp.ts';
 import { ZoneIndex } from './zone/index.ts';
@@ -16,6 +17,8 @@ export interface DnsServerOptions {
   hostmaster: string;
   tcp: TcpLimits;
   handler?: HandlerOptions;
+  /** UDP response-rate limiting; absent or rate 0 = off. */
+  rateLimit?: RateLimitOptions;
   log: Logger;
 }
 
@@ -23,6 +26,7 @@ export class DnsServer {
   readonly index: ZoneIndex;
   readonly metrics = new DnsMetrics();
   readonly handler: QueryHandler;
+  readonly rateLimiter: ResponseRateLimiter | undefined;
   private udp: UdpListener | undefined;
   private tcp: TcpListener | undefined;
 
@@ -30,6 +34,9 @@ export class DnsServer {
     this.index = new ZoneIndex({ nameservers: options.nameservers, hostmaster: options.hostmaster });
     this.handler = new QueryHandler(this.index, this.metrics, options.handler);
     this.metrics.zonesServed = () => this.index.size;
+    const limit = options.rateLimit;
+    this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;
+    this.metrics.rateLimited = () => this.rateLimiter?.limited ?? 0;
   }
 
   /** Binds UDP and TCP; returns the port. */
@@ -38,6 +45,7 @@ export class DnsServer {
     const family = isIPv6(host) ? 6 : 4;
     for (let attempt = 0; attempt < 20; attempt++) {
       const udp = UdpListener.create(this.handler, family, log);
+      if (this.rateLimiter) udp.limit(this.rateLimiter);
       await udp.listen(this.options.port, host);
       const port = udp.address().port;
       const tcp = TcpListener.create(this.handler, this.metrics, this.options.tcp, log);

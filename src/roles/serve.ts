@@ -19,6 +19,7 @@ export async function serve(config: Config): Promise<void> {
     hostmaster: config.hostmaster,
     tcp: config.dns.tcp,
     handler: { cache: config.dns.cache },
+    rateLimit: config.dns.rateLimit,
     log: log.child({ component: 'dns' }),
   });
   const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));

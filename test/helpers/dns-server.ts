@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
 import type { HandlerOptions } from '../../src/dns/server/handler.ts';
+import type { RateLimitOptions } from '../../src/dns/server/rate-limit.ts';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../../src/dns/server/tcp.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
 import type { Zone } from '../../src/store/types.ts';
@@ -16,7 +17,10 @@ export interface TestDns {
   close(): Promise<void>;
 }
 
-export async function startDns(zones: Zone[], opts: { tcp?: Partial<TcpLimits>; handler?: HandlerOptions; nodes?: EdgeNode[] } = {}): Promise<TestDns> {
+export async function startDns(
+  zones: Zone[],
+  opts: { tcp?: Partial<TcpLimits>; handler?: HandlerOptions; nodes?: EdgeNode[]; rateLimit?: RateLimitOptions } = {},
+): Promise<TestDns> {
   const server = new DnsServer({
     host: '127.0.0.1',
     port: 0,
@@ -24,6 +28,7 @@ export async function startDns(zones: Zone[], opts: { tcp?: Partial<TcpLimits>; 
     hostmaster: HOSTMASTER,
     tcp: { ...DEFAULT_TCP_LIMITS, ...opts.tcp },
     handler: opts.handler,
+    rateLimit: opts.rateLimit,
     log: pino({ level: 'silent' }),
   });
   server.index.replaceAll(zones, opts.nodes ?? EDGE_NODES, 1);

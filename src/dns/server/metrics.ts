@@ -39,6 +39,7 @@ export class DnsMetrics {
   /** Set by whoever feeds the index. */
   zonesServed = () => 0;
   revisionApplied = () => 0;
+  rateLimited = () => 0;
 
   /** Counts one response; `qtype` when the caller knows it, else it is read from the response. */
   observe(response: Buffer, ms: number, transport: 'udp' | 'tcp', qtype = qtypeOf(response)): void {
@@ -91,6 +92,7 @@ export class DnsMetrics {
       ['palisade_dns_malformed_total', 'counter', 'Queries answered FORMERR/NOTIMP without reaching the engine.', this.malformed],
       ['palisade_dns_dropped_total', 'counter', 'Packets not answered (too short, or responses).', this.dropped],
       ['palisade_dns_internal_errors_total', 'counter', 'Queries answered SERVFAIL after an internal error.', this.internalErrors],
+      ['palisade_dns_rate_limited_total', 'counter', 'UDP responses dropped or slipped (TC=1) by response-rate limiting.', this.rateLimited()],
       ['palisade_dns_tcp_connections_total', 'counter', 'TCP connections accepted.', this.tcpConnections],
       ['palisade_dns_tcp_rejected_total', 'counter', 'TCP connections refused at the connection cap.', this.tcpRejected],
       ['palisade_dns_tcp_timeouts_total', 'counter', 'TCP connections closed idle.', this.tcpTimeouts],

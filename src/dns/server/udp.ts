@@ -5,6 +5,7 @@ import type { RemoteInfo } from 'node:dgram';
 import dns2 from 'dns2';
 import type { Logger } from 'pino';
 import type { QueryHandler } from './handler.ts';
+import { slipResponse, type ResponseRateLimiter } from './rate-limit.ts';
 
 /**
  * Replies go to the address a query came from, always an IP literal. dgram resolves even those
@@ -28,8 +29,22 @@ export class UdpListener extends dns2.UDPServer {
     return listener;
   }
 
+  private limiter: ResponseRateLimiter | undefined;
+
+  /** Turns on response-rate limiting for this listener. */
+  limit(limiter: ResponseRateLimiter): this {
+    this.limiter = limiter;
+    return this;
+  }
+
   override handle(data: Buffer, rinfo: RemoteInfo): void {
-    const response = this.handler.handle(data, 'udp', rinfo);
-    if (response) this.send(response, rinfo.port, rinfo.address);
+    let response = this.handler.handle(data, 'udp', rinfo);
+    if (!response) return;
+    if (this.limiter) {
+      const decision = this.limiter.decide(rinfo.address, response);
+      if (decision === 'drop') return;
+      if (decision === 'slip') response = slipResponse(response);
+    }
+    this.send(response, rinfo.port, rinfo.address);
   }
 }
