@@ -32,7 +32,16 @@ export class DnsServer {
 
   constructor(private readonly options: DnsServerOptions) {
     this.index = new ZoneIndex({ nameservers: options.nameservers, hostmaster: options.hostmaster });
-    this.handler = new QueryHandler(this.index, this.metrics, options.handler);
+    let lastLogged = 0;
+    this.handler = new QueryHandler(this.index, this.metrics, {
+      ...options.handler,
+      // At most one line a second: a packet that trips a bug may arrive by the thousand.
+      onError: (error) => {
+        if (Date.now() - lastLogged < 1000) return;
+        lastLogged = Date.now();
+        options.log.error({ err: error }, 'dns: internal error answering a query (answered SERVFAIL)');
+      },
+    });
     this.metrics.zonesServed = () => this.index.size;
     const limit = options.rateLimit;
     this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;

@@ -12,3 +12,12 @@ export function decodeCursor(cursor: string): string {
   }
   return key;
 }
+
+/** A cursor over numeric ids. */
+export function decodeIdCursor(cursor: string): number {
+  const id = Number(decodeCursor(cursor));
+  if (!Number.isSafeInteger(id) || id < 0) {
+    throw new ApiError('VALIDATION', 'cursor is not one this service issued', [{ field: 'query.cursor', message: 'is invalid' }]);
+  }
+  return id;
+}

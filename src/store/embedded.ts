@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../errors.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import type { Change, ChangeKind, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
 
 type Key = (string | number)[];
@@ -256,7 +256,7 @@ export class EmbeddedStore implements Store {
   }
 
   async listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>> {
-    const after = page.cursor === undefined ? 0 : Number(decodeCursor(page.cursor));
+    const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
     const items: IpListState[] = [];
     let more = false;
     for (const key of this.db.getKeys({ start: ['uipl', ownerId, after + 1], end: ['uipl', ownerId, Number.MAX_SAFE_INTEGER] })) {

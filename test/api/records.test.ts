@@ -180,3 +180,11 @@ describe('records: validation', () => {
     expect((await api.request('POST', '/domains/nope.example/dnsrecords', { key, body: { name: 'a', type: 1, value: '192.0.2.1' } })).status).toBe(404);
   });
 });
+
+describe('records: paging cursors', () => {
+  it('refuses a cursor the service did not issue', async () => {
+    const bogus = Buffer.from('not-a-number').toString('base64url');
+    expect((await api.request('GET', `${path}?cursor=${bogus}`, { key })).status).toBe(400);
+    expect((await api.request('GET', `/security/iplist?cursor=${bogus}`, { key })).status).toBe(400);
+  });
+});

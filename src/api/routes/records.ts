@@ -7,7 +7,7 @@ import { ApiError, invalidFields, notFound, unprocessable, type FieldError } fro
 import { normaliseOwnerName } from '../../model/names.ts';
 import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
 import { hasPriority } from '../../model/record-types.ts';
-import { decodeCursor } from '../../store/cursor.ts';
+import { decodeIdCursor } from '../../store/cursor.ts';
 import type { Zone } from '../../store/types.ts';
 import { nextLink, pageById, pageRequest } from '../paging.ts';
 import { RenderCache, type Rendered } from '../render-cache.ts';
@@ -38,7 +38,7 @@ function renderList(zone: Zone, query: { name?: string; type?: number; limit?: n
   const { type } = query;
   const matching = zone.records.filter((r) => (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
   const page = pageRequest(query);
-  const after = page.cursor === undefined ? undefined : Number(decodeCursor(page.cursor));
+  const after = page.cursor === undefined ? undefined : decodeIdCursor(page.cursor);
   const result = pageById(matching, page.limit, after);
   return { body: JSON.stringify(result.items.map(renderRecord)), link: result.next === undefined ? undefined : nextLink(url, result.next) };
 }

@@ -22,6 +22,8 @@ export interface HandlerOptions {
   cacheEntries?: number;
   /** Where a client is; geo-targeted answers pick their variant by it. */
   locate?: (address: string) => ClientLocation;
+  /** Told of internal errors (the query itself was answered SERVFAIL). */
+  onError?: (error: unknown) => void;
 }
 
 export interface ClientAddress {
@@ -54,7 +56,7 @@ export class QueryHandler {
     } catch (error) {
       this.metrics.internalErrors++;
       response = servfail(packet);
-      this.metrics.lastError = error instanceof Error ? error.message : String(error);
+      this.options.onError?.(error);
     }
     if (response) this.metrics.observe(response, performance.now() - started, transport);
     else this.metrics.dropped++;

@@ -35,7 +35,6 @@ export class DnsMetrics {
   tcpConnections = 0;
   tcpRejected = 0;
   tcpTimeouts = 0;
-  lastError = '';
   /** Set by whoever feeds the index. */
   zonesServed = () => 0;
   revisionApplied = () => 0;

@@ -1,7 +1,7 @@
 // Parses an incoming query defensively: every length is checked against the buffer before it is
 // read, names are bounded (63-octet labels, 255-octet names, no compression loops), and the
 // result says precisely why a packet is refused so the server can answer FORMERR/NOTIMP or drop.
-import { CLASS, EDNS_OPTION, OPCODE_QUERY, QTYPE } from './constants.ts';
+import { EDNS_OPTION, OPCODE_QUERY, QTYPE } from './constants.ts';
 
 export interface ClientSubnet {
   family: 1 | 2;
@@ -194,9 +194,4 @@ export function parseQuery(buf: Buffer): ParseResult {
     return { kind: 'error', rcode: 1, id, rd, opcode, query: query && { ...query, edns: undefined }, reason: error.message };
   }
   return { kind: 'query', query };
-}
-
-/** Classes we answer; others are REFUSED (we hold no CHAOS or HESIOD data). */
-export function isServedClass(qclass: number): boolean {
-  return qclass === CLASS.IN;
 }
