@@ -1,24 +1,26 @@
 // API load benchmark: GET of a 100-record zone's records and POST of a record, with autocannon
-// against `palisade serve` in its own process on loopback. Prints req/s and latency percentiles.
+// against `palisade api` in its own process on loopback, on the embedded store and on Redis (a
+// redis-server of its own, when one is installed). Prints req/s and latency percentiles.
 //
 //   npm run bench:api                 (10 s per phase)
 //   BENCH_SECONDS=20 npm run bench:api
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
 import { generateApiKey, hashApiKey } from '../src/model/user.ts';
 import { openStore } from '../src/store/index.ts';
+import { startRedis } from '../test/helpers/redis-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ZONES = 200;
 const RECORDS = 100;
 
-async function seed(dataDir: string): Promise<string> {
-  const store = openStore({ dataDir });
+async function seed(dataDir: string, redisUrl?: string): Promise<string> {
+  const store = openStore({ dataDir, redisUrl });
   const user = await store.createUser({ name: 'bench', email: 'bench@example.org', limits: { max_domains: ZONES, max_records_per_domain: 100_000 } });
   const key = generateApiKey();
   await store.addApiKey(user.id, hashApiKey(key), 'bench');
@@ -42,9 +44,9 @@ async function seed(dataDir: string): Promise<string> {
   return key;
 }
 
-async function startServer(dataDir: string): Promise<{ url: string; stop: () => Promise<void>; pid: number }> {
-  const child = spawn(process.execPath, ['bin/palisade.js', 'serve'], {
-    env: { ...process.env, PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: '0', PALISADE_LOG_LEVEL: 'warn' },
+async function startServer(dataDir: string, redisUrl?: string): Promise<{ url: string; stop: () => Promise<void>; pid: number }> {
+  const child = spawn(process.execPath, ['bin/palisade.js', 'api'], {
+    env: { ...process.env, PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: '0', PALISADE_LOG_LEVEL: 'warn', ...(redisUrl && { REDIS_URL: redisUrl }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // With logs at warn, the start line is not printed; find the port through /proc instead of logs.
@@ -95,12 +97,12 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
-async function main(): Promise<void> {
+async function run(label: string, redisUrl?: string): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'palisade-bench-'));
   try {
-    const key = await seed(dataDir);
-    const server = await startServer(dataDir);
-    console.log(`palisade API benchmark: ${ZONES} zones × ${RECORDS} records, ${CONNECTIONS} connections, ${SECONDS} s per phase`);
+    const key = await seed(dataDir, redisUrl);
+    const server = await startServer(dataDir, redisUrl);
+    console.log(`\n${label}: ${ZONES} zones × ${RECORDS} records, ${CONNECTIONS} connections, ${SECONDS} s per phase`);
     const headers = { 'x-auth-key': key, 'content-type': 'application/json' };
 
     await autocannon({ url: `${server.url}/domains/z0.example/dnsrecords`, headers, connections: CONNECTIONS, duration: 2 }); // warm-up
@@ -135,4 +137,14 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await run('embedded store (LMDB)');
+if (spawnSync('sh', ['-c', 'command -v redis-server']).status === 0) {
+  const redis = await startRedis();
+  try {
+    await run('Redis store (redis-server on loopback, no persistence)', redis.url);
+  } finally {
+    await redis.stop();
+  }
+} else {
+  console.log('\nredis-server not installed: Redis run skipped');
+}

@@ -7,6 +7,9 @@ import { normaliseDomainName } from './model/names.ts';
 
 export interface Config {
   dataDir: string;
+  /** Set: the Redis store at this URL; unset: the embedded store in dataDir. */
+  redisUrl?: string;
+  redisPrefix: string;
   api: { host: string; port: number; bodyLimit: number };
   dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
   nameservers: [string, string];
@@ -53,6 +56,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const config: Config = {
     dataDir: resolve(str('PALISADE_DATA_DIR', 'data')),
+    redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : env.REDIS_URL,
+    redisPrefix: str('PALISADE_REDIS_PREFIX', '{palisade}:'),
     api: {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
       port: int('PALISADE_API_PORT', 8080, 0, 65535),
@@ -75,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('PALISADE_LOG_LEVEL', 'info'),
     changeRetention: int('PALISADE_CHANGE_RETENTION', 100_000, 100, 100_000_000),
   };
+  if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');
   if (problems.length > 0) throw new ConfigError(problems);

@@ -21,14 +21,14 @@ async function main(argv: string[]): Promise<number> {
   switch (role) {
     case 'serve':
     case 'api':
-      await serve(config);
+      await serve(config, { dns: role === 'serve' });
       return -1; // keeps running
     case 'admin': {
       if (rest.length === 0 || rest[0] === '--help') {
         console.log(ADMIN_USAGE);
         return rest.length === 0 ? 2 : 0;
       }
-      const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention });
+      const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
       try {
         await runAdmin(store, rest, (value) => console.log(JSON.stringify(value, null, 2)));
         return 0;

@@ -8,11 +8,18 @@ import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
 
-export async function serve(config: Config): Promise<void> {
-  const log = createLogger(config.logLevel);
-  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention });
+export interface ServeOptions {
+  /** Run the DNS server too (the serve role); the api role runs the API alone. */
+  dns: boolean;
+}
 
-  const dns = new DnsServer({
+export async function serve(config: Config, options: ServeOptions = { dns: true }): Promise<void> {
+  const log = createLogger(config.logLevel);
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+
+  const dns = !options.dns
+    ? undefined
+    : new DnsServer({
     host: config.dns.host,
     port: config.dns.port,
     nameservers: config.nameservers,
@@ -22,17 +29,20 @@ export async function serve(config: Config): Promise<void> {
     rateLimit: config.dns.rateLimit,
     log: log.child({ component: 'dns' }),
   });
-  const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
-  dns.metrics.revisionApplied = () => feed.revision;
-  await feed.start();
-  const dnsPort = await dns.listen();
+  const feed = dns && new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
+  let dnsAddress: string | undefined;
+  if (dns && feed) {
+    dns.metrics.revisionApplied = () => feed.revision;
+    await feed.start();
+    dnsAddress = `${config.dns.host}:${await dns.listen()}`;
+  }
 
-  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: () => dns.metrics.render() });
+  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: dns && (() => dns.metrics.render()) });
   await app.listen({ host: config.api.host, port: config.api.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   log.info(
-    { dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}`, dns: `${config.dns.host}:${dnsPort}`, zones: dns.index.size },
+    { dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}`, dns: dnsAddress, zones: dns?.index.size },
     'palisade serving',
   );
   if ((await store.listUsers()).length === 0) {
@@ -45,9 +55,9 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     try {
-      feed.stop();
+      feed?.stop();
       await app.close();
-      await dns.close();
+      await dns?.close();
       await store.close();
     } finally {
       process.exit(0);

@@ -15,9 +15,9 @@ export interface RunningServer {
   exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-/** Starts `palisade serve` on a random loopback port and waits until it says where it listens. */
-export async function startServe(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+/** Starts `palisade serve` (or `api`) on random loopback ports and waits until it says where it listens. */
+export async function startServe(env: Record<string, string>, timeoutMs = 20_000, role: 'serve' | 'api' = 'serve'): Promise<RunningServer> {
+  const child = spawn(process.execPath, [BIN, role], {
     env: { ...process.env, PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -27,7 +27,7 @@ export async function startServe(env: Record<string, string>, timeoutMs = 20_000
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
-    const match = /"api":"(http:\/\/[^"]+)","dns":"[^"]*:(\d+)"/.exec(out);
+    const match = /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?/.exec(out);
     if (match) return { child, url: match[1]!, dnsPort: Number(match[2]), output: () => out, exited };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));

@@ -1,0 +1,564 @@
+// The Redis store (ioredis), for several API processes sharing state. Every mutation reads the
+// documents it depends on, computes the new state in JS (the same pure rules as the embedded
+// store), and commits with one Lua script that re-checks those documents, takes the next
+// revision, writes, and appends the change to a stream — atomically. A concurrent writer makes the
+// check fail and the mutation is recomputed on the new state.
+//
+// All keys share one hash tag, so the store also runs on Redis Cluster (in one slot).
+// Redis unreachable or slow: commands fail within a second (no offline queue) and the API answers
+// 503 STORE_UNAVAILABLE; the client reconnects by itself.
+import { Redis } from 'ioredis';
+import { ApiError, notFound } from '../errors.ts';
+import type { IpListState } from '../model/iplist.ts';
+import type { EdgeNode } from '../model/node.ts';
+import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
+import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
+import { COMMIT_SCRIPT } from './redis-commit.ts';
+import type { Change, ChangeKind, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
+
+const MAX_ATTEMPTS = 200;
+/** Stands for the revision in documents until the script knows it. */
+const REV = '__REVISION__';
+
+export interface RedisStoreOptions {
+  url: string;
+  /** Key prefix; keep the {braces}: they pin every key to one Cluster slot. */
+  prefix?: string;
+  changeRetention?: number;
+}
+
+type Op = { op: 'set' | 'del' | 'zadd' | 'zrem'; key: string; v?: string; s?: number };
+
+interface Plan<T> {
+  /** Documents read before computing, with the values they had (null = absent). */
+  checks: Array<[string, string | null]>;
+  ops: Op[];
+  change: { kind: ChangeKind; key: string; op: 'put' | 'delete' };
+  limit?: { key: string; max: number; error: ApiError };
+  /** The result, given the committed revision. */
+  result: (revision: number) => T;
+}
+
+type Attempt<T> = Plan<T> | { unchanged: T };
+
+declare module 'ioredis' {
+  interface RedisCommander {
+    palisadeCommit(numKeys: number, ...args: string[]): Promise<number>;
+  }
+}
+
+/** JSON with the revision placeholder left for the script to fill in. */
+function withRevision<T extends object>(doc: T, path: (d: T) => { revision: number }): string {
+  const copy = structuredClone(doc);
+  (path(copy) as { revision: unknown }).revision = REV;
+  return JSON.stringify(copy);
+}
+
+export class RedisStore implements Store {
+  readonly kind = 'redis';
+  private readonly redis: Redis;
+  private readonly p: string;
+  private readonly retention: number;
+  private readonly commitListeners = new Set<() => void>();
+
+  constructor(options: RedisStoreOptions) {
+    this.p = options.prefix ?? '{palisade}:';
+    this.retention = options.changeRetention ?? 100_000;
+    this.redis = new Redis(options.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 1000,
+      commandTimeout: 1000,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+      lazyConnect: false,
+    });
+    // Connection problems surface as 503s per request; the client reconnects by itself.
+    this.redis.on('error', () => undefined);
+    this.redis.defineCommand('palisadeCommit', { lua: COMMIT_SCRIPT });
+  }
+
+  private k(...parts: Array<string | number>): string {
+    return this.p + parts.join(':');
+  }
+
+  /** Waits (at most a second) for the connection: commands are never queued while it is down. */
+  private async connected(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.redis.off('ready', onReady);
+        reject(new Error(`not connected (${this.redis.status})`));
+      }, 1000);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.redis.once('ready', onReady);
+    });
+  }
+
+  /** Maps connection failures and timeouts to 503, leaving the store's own rejections alone. */
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      await this.connected();
+      return await fn();
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      throw new ApiError('STORE_UNAVAILABLE', `the store (Redis) did not answer: ${(error as Error).message}`);
+    }
+  }
+
+  private async json<T>(key: string): Promise<T | undefined> {
+    const text = await this.redis.get(key);
+    return text === null ? undefined : (JSON.parse(text) as T);
+  }
+
+  /** Reads, computes and commits, again and again while other writers get in between. */
+  private mutate<T>(attempt: () => Promise<Attempt<T>>): Promise<T> {
+    return this.guard(async () => {
+      for (let i = 0; i < MAX_ATTEMPTS; i++) {
+        const plan = await attempt();
+        if ('unchanged' in plan) return plan.unchanged;
+        const keys: string[] = [this.k('rev'), this.k('changes')];
+        const index = (key: string) => {
+          let at = keys.indexOf(key);
+          if (at === -1) at = keys.push(key) - 1;
+          return at + 1;
+        };
+        const body = {
+          checks: plan.checks.map(([key, v]) => ({ k: index(key), v: v ?? false })),
+          limit: plan.limit && { k: index(plan.limit.key), max: plan.limit.max },
+          ops: plan.ops.map((o) => ({ op: o.op, k: index(o.key), v: o.v, s: o.s })),
+          change: { ...plan.change, at: new Date().toISOString() },
+          retention: this.retention,
+          nodes: plan.change.kind === 'node' ? index(this.k('nodesRevision')) : undefined,
+        };
+        const revision = await this.redis.palisadeCommit(keys.length, ...keys, JSON.stringify(body));
+        if (revision === -2) throw plan.limit!.error;
+        if (revision > 0) {
+          for (const listener of this.commitListeners) listener();
+          return plan.result(revision);
+        }
+        // Someone else committed in between: back off a little, then recompute.
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 1 + i * 2)));
+      }
+      throw new ApiError('STORE_UNAVAILABLE', 'too much contention on one resource; try again');
+    });
+  }
+
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  // ---- users and keys
+
+  async createUser(input: { name: string; email: string; limits?: Partial<UserState['limits']> }): Promise<UserState> {
+    const id = await this.guard(() => this.redis.incr(this.k('seq', 'user')));
+    const user: UserState = { id, name: input.name, email: input.email, created: new Date().toISOString(), limits: { ...DEFAULT_LIMITS, ...input.limits } };
+    return this.mutate(async () => ({
+      checks: [],
+      ops: [
+        { op: 'set', key: this.k('user', id), v: JSON.stringify(user) },
+        { op: 'zadd', key: this.k('users'), s: id, v: String(id) },
+      ],
+      change: { kind: 'user', key: String(id), op: 'put' },
+      result: () => user,
+    }));
+  }
+
+  getUser(id: number): Promise<UserState | undefined> {
+    return this.guard(() => this.json<UserState>(this.k('user', id)));
+  }
+
+  listUsers(): Promise<UserState[]> {
+    return this.guard(async () => {
+      const ids = await this.redis.zrange(this.k('users'), '0', '-1');
+      if (ids.length === 0) return [];
+      const docs = await this.redis.mget(ids.map((id) => this.k('user', id)));
+      return docs.flatMap((d) => (d ? [JSON.parse(d) as UserState] : []));
+    });
+  }
+
+  async addApiKey(userId: number, hash: string, label: string): Promise<ApiKeyState> {
+    if (!(await this.getUser(userId))) throw notFound(`user ${userId}`);
+    const id = await this.guard(() => this.redis.incr(this.k('seq', 'apikey')));
+    const key: ApiKeyState = { id, userId, hash, label, created: new Date().toISOString(), revoked: null };
+    return this.mutate(async () => ({
+      checks: [],
+      ops: [
+        { op: 'set', key: this.k('apikey', id), v: JSON.stringify(key) },
+        { op: 'set', key: this.k('keyhash', hash), v: String(id) },
+        { op: 'zadd', key: this.k('ukeys', userId), s: id, v: String(id) },
+      ],
+      change: { kind: 'user', key: String(userId), op: 'put' },
+      result: () => key,
+    }));
+  }
+
+  findApiKeyByHash(hash: string): Promise<ApiKeyState | undefined> {
+    return this.guard(async () => {
+      const id = await this.redis.get(this.k('keyhash', hash));
+      return id === null ? undefined : this.json<ApiKeyState>(this.k('apikey', id));
+    });
+  }
+
+  listApiKeys(userId: number): Promise<ApiKeyState[]> {
+    return this.guard(async () => {
+      const ids = await this.redis.zrange(this.k('ukeys', userId), '0', '-1');
+      if (ids.length === 0) return [];
+      const docs = await this.redis.mget(ids.map((id) => this.k('apikey', id)));
+      return docs.flatMap((d) => (d ? [JSON.parse(d) as ApiKeyState] : []));
+    });
+  }
+
+  revokeApiKey(keyId: number): Promise<ApiKeyState | undefined> {
+    const docKey = this.k('apikey', keyId);
+    return this.mutate<ApiKeyState | undefined>(async () => {
+      const text = await this.redis.get(docKey);
+      if (text === null) return { unchanged: undefined };
+      const key = JSON.parse(text) as ApiKeyState;
+      if (key.revoked) return { unchanged: key };
+      const revoked = { ...key, revoked: new Date().toISOString() };
+      return {
+        checks: [[docKey, text]],
+        ops: [{ op: 'set', key: docKey, v: JSON.stringify(revoked) }],
+        change: { kind: 'user', key: String(key.userId), op: 'put' },
+        result: () => revoked,
+      };
+    });
+  }
+
+  // ---- zones
+
+  private async nodeIds(): Promise<Set<number>> {
+    return new Set((await this.redis.zrange(this.k('nodes'), '0', '-1')).map(Number));
+  }
+
+  /**
+   * Runs a zone mutation twice when it allocates record ids: once to count them, then with ids
+   * reserved by one INCRBY, so ids stay dense and a rejected mutation reserves none.
+   */
+  private async runZoneMutation(build: (ctx: MutationContext) => Zone | undefined): Promise<Zone | undefined> {
+    const nodes = await this.nodeIds();
+    const now = new Date().toISOString();
+    let wanted = 0;
+    const dry = build({ now, nodeExists: (id) => nodes.has(id), nextRecordId: () => ++wanted });
+    if (!dry || wanted === 0) return dry;
+    let next = (await this.redis.incrby(this.k('seq', 'record'), wanted)) - wanted;
+    return build({ now, nodeExists: (id) => nodes.has(id), nextRecordId: () => ++next });
+  }
+
+  private zoneOps(zone: Zone, isNew: boolean): Op[] {
+    const name = zone.domain.domain;
+    const ops: Op[] = [{ op: 'set', key: this.k('zone', name), v: withRevision(zone, (z) => z.domain) }];
+    if (isNew) {
+      ops.push({ op: 'zadd', key: this.k('udom', zone.domain.ownerId), s: 0, v: name }, { op: 'zadd', key: this.k('zones'), s: 0, v: name });
+    }
+    return ops;
+  }
+
+  createZone(build: (ctx: MutationContext) => Zone): Promise<Zone> {
+    return this.mutate(async () => {
+      const zone = (await this.runZoneMutation(build))!;
+      const name = zone.domain.domain;
+      if ((await this.redis.exists(this.k('zone', name))) === 1) {
+        throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      }
+      const owner = await this.getUser(zone.domain.ownerId);
+      if (!owner) throw notFound(`user ${zone.domain.ownerId}`);
+      const now = new Date().toISOString();
+      const stored: Zone = { ...zone, domain: { ...zone.domain, created: now, updated: now } };
+      return {
+        // Absent before: the script refuses if another process registered the name meanwhile.
+        checks: [[this.k('zone', name), null]],
+        limit: {
+          key: this.k('udom', zone.domain.ownerId),
+          max: owner.limits.max_domains,
+          error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
+        },
+        ops: this.zoneOps(stored, true),
+        change: { kind: 'zone', key: name, op: 'put' },
+        result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
+      };
+    });
+  }
+
+  getZone(name: string): Promise<Zone | undefined> {
+    return this.guard(() => this.json<Zone>(this.k('zone', name)));
+  }
+
+  listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>> {
+    return this.guard(async () => {
+      const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+      const items: Zone[] = [];
+      let from = after === undefined ? '-' : `(${after}`;
+      let more = false;
+      // Tag filters skip zones, so read in chunks until the page is full.
+      for (;;) {
+        const names = await this.redis.zrangebylex(this.k('udom', ownerId), from, '+', 'LIMIT', 0, Math.max(page.limit + 1, 100));
+        if (names.length === 0) break;
+        const docs = await this.redis.mget(names.map((n) => this.k('zone', n)));
+        for (const doc of docs) {
+          if (!doc) continue;
+          const zone = JSON.parse(doc) as Zone;
+          if (tag !== undefined && !zone.domain.tags.includes(tag)) continue;
+          if (items.length === page.limit) {
+            more = true;
+            break;
+          }
+          items.push(zone);
+        }
+        if (more) break;
+        from = `(${names[names.length - 1]}`;
+      }
+      const last = items[items.length - 1];
+      return { items, next: more && last ? encodeCursor(last.domain.domain) : undefined };
+    });
+  }
+
+  countZones(ownerId: number): Promise<number> {
+    return this.guard(() => this.redis.zcard(this.k('udom', ownerId)));
+  }
+
+  updateZone(name: string, ownerId: number, mutate: (zone: Zone, ctx: MutationContext) => Zone | undefined): Promise<Zone> {
+    const key = this.k('zone', name);
+    return this.mutate<Zone>(async () => {
+      const text = await this.redis.get(key);
+      const zone = text === null ? undefined : (JSON.parse(text) as Zone);
+      if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const next = await this.runZoneMutation((ctx) => mutate(JSON.parse(text!) as Zone, ctx));
+      if (!next) return { unchanged: zone };
+      const stored: Zone = { ...next, domain: { ...next.domain, domain: name, ownerId, created: zone.domain.created, updated: new Date().toISOString() } };
+      return {
+        checks: [[key, text]],
+        ops: this.zoneOps(stored, false),
+        change: { kind: 'zone', key: name, op: 'put' },
+        result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
+      };
+    });
+  }
+
+  deleteZone(name: string, ownerId: number): Promise<boolean> {
+    const key = this.k('zone', name);
+    return this.mutate<boolean>(async () => {
+      const text = await this.redis.get(key);
+      const zone = text === null ? undefined : (JSON.parse(text) as Zone);
+      if (!zone || zone.domain.ownerId !== ownerId) return { unchanged: false };
+      return {
+        checks: [[key, text]],
+        ops: [
+          { op: 'del', key },
+          { op: 'zrem', key: this.k('udom', ownerId), v: name },
+          { op: 'zrem', key: this.k('zones'), v: name },
+        ],
+        change: { kind: 'zone', key: name, op: 'delete' },
+        result: () => true,
+      };
+    });
+  }
+
+  // ---- IP lists
+
+  async createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState> {
+    const nodes = await this.guard(() => this.nodeIds());
+    const now = new Date().toISOString();
+    const ctx = { now, nodeExists: (id: number) => nodes.has(id), nextRecordId: () => 0, id: 0 };
+    const draft = build(ctx);
+    const owner = await this.getUser(draft.ownerId);
+    if (!owner) throw notFound(`user ${draft.ownerId}`);
+    const id = await this.guard(() => this.redis.incr(this.k('seq', 'iplist')));
+    const list: IpListState = { ...draft, id, created: now, updated: now };
+    return this.mutate(async () => ({
+      checks: [],
+      limit: {
+        key: this.k('uipl', list.ownerId),
+        max: owner.limits.max_iplists,
+        error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`),
+      },
+      ops: [
+        { op: 'set', key: this.k('iplist', id), v: withRevision(list, (l) => l) },
+        { op: 'zadd', key: this.k('uipl', list.ownerId), s: id, v: String(id) },
+      ],
+      change: { kind: 'iplist', key: String(id), op: 'put' },
+      result: (revision) => ({ ...list, revision }),
+    }));
+  }
+
+  getIpList(id: number): Promise<IpListState | undefined> {
+    return this.guard(() => this.json<IpListState>(this.k('iplist', id)));
+  }
+
+  listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>> {
+    return this.guard(async () => {
+      const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
+      const ids = await this.redis.zrangebyscore(this.k('uipl', ownerId), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
+      const more = ids.length > page.limit;
+      const chosen = ids.slice(0, page.limit);
+      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((id) => this.k('iplist', id)));
+      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as IpListState] : []));
+      const last = items[items.length - 1];
+      return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
+    });
+  }
+
+  countIpLists(ownerId: number): Promise<number> {
+    return this.guard(() => this.redis.zcard(this.k('uipl', ownerId)));
+  }
+
+  updateIpList(id: number, ownerId: number, mutate: (list: IpListState, ctx: MutationContext) => IpListState | undefined): Promise<IpListState> {
+    const key = this.k('iplist', id);
+    return this.mutate<IpListState>(async () => {
+      const text = await this.redis.get(key);
+      const list = text === null ? undefined : (JSON.parse(text) as IpListState);
+      if (!list || list.ownerId !== ownerId) throw notFound(`IP list ${id}`);
+      const nodes = await this.nodeIds();
+      const next = mutate(JSON.parse(text!) as IpListState, { now: new Date().toISOString(), nodeExists: (n) => nodes.has(n), nextRecordId: () => 0 });
+      if (!next) return { unchanged: list };
+      const stored: IpListState = { ...next, id, ownerId, created: list.created, updated: new Date().toISOString() };
+      return {
+        checks: [[key, text]],
+        ops: [{ op: 'set', key, v: withRevision(stored, (l) => l) }],
+        change: { kind: 'iplist', key: String(id), op: 'put' },
+        result: (revision) => ({ ...stored, revision }),
+      };
+    });
+  }
+
+  deleteIpList(id: number, ownerId: number): Promise<boolean> {
+    const key = this.k('iplist', id);
+    return this.mutate<boolean>(async () => {
+      const text = await this.redis.get(key);
+      const list = text === null ? undefined : (JSON.parse(text) as IpListState);
+      if (!list || list.ownerId !== ownerId) return { unchanged: false };
+      return {
+        checks: [[key, text]],
+        ops: [
+          { op: 'del', key },
+          { op: 'zrem', key: this.k('uipl', ownerId), v: String(id) },
+        ],
+        change: { kind: 'iplist', key: String(id), op: 'delete' },
+        result: () => true,
+      };
+    });
+  }
+
+  // ---- nodes
+
+  async createNode(node: Omit<EdgeNode, 'id'>): Promise<EdgeNode> {
+    const id = await this.guard(() => this.redis.incr(this.k('seq', 'node')));
+    const stored: EdgeNode = { ...node, id };
+    return this.mutate(async () => ({
+      checks: [],
+      ops: [
+        { op: 'set', key: this.k('node', id), v: JSON.stringify(stored) },
+        { op: 'zadd', key: this.k('nodes'), s: id, v: String(id) },
+      ],
+      change: { kind: 'node', key: String(id), op: 'put' },
+      result: () => stored,
+    }));
+  }
+
+  getNode(id: number): Promise<EdgeNode | undefined> {
+    return this.guard(() => this.json<EdgeNode>(this.k('node', id)));
+  }
+
+  listNodes(): Promise<EdgeNode[]> {
+    return this.guard(async () => {
+      const ids = await this.redis.zrange(this.k('nodes'), '0', '-1');
+      if (ids.length === 0) return [];
+      const docs = await this.redis.mget(ids.map((id) => this.k('node', id)));
+      return docs.flatMap((d) => (d ? [JSON.parse(d) as EdgeNode] : []));
+    });
+  }
+
+  updateNode(id: number, patch: Partial<Omit<EdgeNode, 'id'>>): Promise<EdgeNode> {
+    const key = this.k('node', id);
+    return this.mutate(async () => {
+      const text = await this.redis.get(key);
+      if (text === null) throw notFound(`node ${id}`);
+      const stored: EdgeNode = { ...(JSON.parse(text) as EdgeNode), ...patch, id };
+      return {
+        checks: [[key, text]],
+        ops: [{ op: 'set', key, v: JSON.stringify(stored) }],
+        change: { kind: 'node', key: String(id), op: 'put' },
+        result: () => stored,
+      };
+    });
+  }
+
+  deleteNode(id: number): Promise<boolean> {
+    const key = this.k('node', id);
+    return this.mutate<boolean>(async () => {
+      const text = await this.redis.get(key);
+      if (text === null) return { unchanged: false };
+      const users = await this.usedBy(id);
+      if (users.length > 0) {
+        throw new ApiError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
+      }
+      return {
+        checks: [[key, text]],
+        ops: [
+          { op: 'del', key },
+          { op: 'zrem', key: this.k('nodes'), v: String(id) },
+        ],
+        change: { kind: 'node', key: String(id), op: 'delete' },
+        result: () => true,
+      };
+    });
+  }
+
+  private async usedBy(nodeId: number): Promise<string[]> {
+    const out: string[] = [];
+    const names = await this.redis.zrange(this.k('zones'), '0', '-1');
+    for (let i = 0; i < names.length; i += 500) {
+      const docs = await this.redis.mget(names.slice(i, i + 500).map((n) => this.k('zone', n)));
+      for (const d of docs) if (d && (JSON.parse(d) as Zone).domain.bind_node.includes(nodeId)) out.push(`domain ${(JSON.parse(d) as Zone).domain.domain}`);
+    }
+    const lists = await this.redis.keys(this.k('iplist', '*'));
+    const docs = lists.length === 0 ? [] : await this.redis.mget(lists);
+    for (const d of docs) {
+      const list = d && (JSON.parse(d) as IpListState);
+      if (list && !list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
+    }
+    return out;
+  }
+
+  // ---- change feed
+
+  snapshot(): Promise<Snapshot> {
+    return this.guard(async () => {
+      // Read the revision first: the documents are at least that new, and replaying the changes
+      // after it (idempotent puts and deletes) brings a consumer to any later state.
+      const revision = Number((await this.redis.get(this.k('rev'))) ?? 0);
+      const nodesRevision = Number((await this.redis.get(this.k('nodesRevision'))) ?? 0);
+      const names = await this.redis.zrange(this.k('zones'), '0', '-1');
+      const zones: Zone[] = [];
+      for (let i = 0; i < names.length; i += 1000) {
+        const docs = await this.redis.mget(names.slice(i, i + 1000).map((n) => this.k('zone', n)));
+        for (const d of docs) if (d) zones.push(JSON.parse(d) as Zone);
+      }
+      return { revision, zones, nodes: await this.listNodes(), nodesRevision };
+    });
+  }
+
+  currentRevision(): Promise<number> {
+    return this.guard(async () => Number((await this.redis.get(this.k('rev'))) ?? 0));
+  }
+
+  changesSince(since: number, limit: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
+    return this.guard(async () => {
+      const current = Number((await this.redis.get(this.k('rev'))) ?? 0);
+      if (since >= current) return { changes: [] };
+      const first = await this.redis.xrange(this.k('changes'), '-', '+', 'COUNT', 1);
+      const oldest = first.length === 0 ? current + 1 : Number(first[0]![0].split('-')[0]);
+      if (since + 1 < oldest) return { gone: true, oldest };
+      const entries = await this.redis.xrange(this.k('changes'), `${since + 1}-0`, '+', 'COUNT', limit);
+      return { changes: entries.map(([, fields]) => JSON.parse(fields[1]!) as Change) };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
