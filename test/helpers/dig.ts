@@ -62,7 +62,7 @@ export function parseDig(raw: string): DigResult {
       section = section_[1]!;
       continue;
     }
-    if (result.edns && /^; [A-Z]+: /.test(line) && !line.startsWith('; EDNS')) {
+    if (result.edns && /^; [A-Z][A-Z-]*: /.test(line) && !line.startsWith('; EDNS')) {
       result.edns.options.push(line.slice(2));
       continue;
     }

@@ -6,7 +6,7 @@ import type { ClientLocation } from '../engine/types.ts';
 import { AnswerCache, type CachedAnswer } from '../cache/answer-cache.ts';
 import type { DnsMetrics } from './metrics.ts';
 import { CLASS, QTYPE, RCODE } from '../wire/constants.ts';
-import { parseQuery, type Query } from '../wire/query.ts';
+import { parseQuery, subnetAddress, type Query } from '../wire/query.ts';
 import { encodeResponse, udpLimit, type ResponseSpec } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey } from './fast-key.ts';
@@ -133,7 +133,8 @@ export class QueryHandler {
       answer: [] as ResponseSpec['answer'],
       authority: [] as ResponseSpec['authority'],
       additional: [] as ResponseSpec['additional'],
-      edns: query.edns && { dnssecOk: query.edns.dnssecOk },
+      // RFC 7871 §7.2.1: every answer to an ECS query echoes it; SCOPE 0 unless location mattered.
+      edns: query.edns && { dnssecOk: query.edns.dnssecOk, clientSubnet: query.edns.clientSubnet && { ...query.edns.clientSubnet, scopePrefix: 0 } },
       zones: [] as CachedAnswer['zones'],
       cacheable: false,
     };
@@ -150,7 +151,10 @@ export class QueryHandler {
       spec.rcode = RCODE.FORMERR;
       return spec;
     }
-    const location = this.options.locate ? this.options.locate(client.address) : NOWHERE;
+    // The client is where its ECS subnet says (when it gives one), else where the packet came from.
+    const ecs = query.edns?.clientSubnet;
+    const located = ecs !== undefined && ecs.sourcePrefix > 0;
+    const location = this.options.locate ? this.options.locate(located ? subnetAddress(ecs) : client.address) : NOWHERE;
     const result = answerQuestion(this.index, { qname: query.qname, qtype: query.qtype }, location);
     spec.aa = result.aa;
     spec.rcode = result.rcode;
@@ -160,6 +164,10 @@ export class QueryHandler {
     spec.zones = result.zones;
     // Location-dependent answers are not shared between clients through the cache.
     spec.cacheable = !(result.geoUsed && this.options.locate);
+    if (spec.edns?.clientSubnet && located && result.geoUsed && this.options.locate) {
+      // The answer holds for the client's whole source prefix, and we claim no more than that.
+      spec.edns.clientSubnet.scopePrefix = spec.edns.clientSubnet.sourcePrefix;
+    }
     return spec;
   }
 }

@@ -195,3 +195,10 @@ export function parseQuery(buf: Buffer): ParseResult {
   }
   return { kind: 'query', query };
 }
+
+/** The ECS address as text, zero-filled past the prefix ("192.0.2.0", "2001:db8::"). */
+export function subnetAddress(subnet: ClientSubnet): string {
+  if (subnet.family === 1) return Array.from({ length: 4 }, (_, i) => subnet.address[i] ?? 0).join('.');
+  const words = Array.from({ length: 8 }, (_, i) => (((subnet.address[i * 2] ?? 0) << 8) | (subnet.address[i * 2 + 1] ?? 0)).toString(16));
+  return words.join(':').replace(/(^|:)0(:0)+(:|$)/, '::').replace(/:{3,}/, '::');
+}
