@@ -9,6 +9,7 @@ import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { geoRoutes } from './routes/geo.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ipListRoutes } from './routes/iplists.ts';
 import { meRoutes } from './routes/me.ts';
@@ -66,6 +67,7 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
     await authed.register(nameserverRoutes);
     await authed.register(ipListRoutes);
     await authed.register(nodeRoutes);
+    await authed.register(geoRoutes);
   });
   return app as unknown as FastifyInstance;
 }

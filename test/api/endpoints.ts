@@ -19,4 +19,5 @@ export const ENDPOINTS: Array<{ method: string; path: string; body?: unknown }> 
   { method: 'PUT', path: '/security/iplist/1/192.0.2.1' },
   { method: 'DELETE', path: '/security/iplist/1/192.0.2.1' },
   { method: 'GET', path: '/nodes/' },
+  { method: 'GET', path: '/geo/targets' },
 ];
