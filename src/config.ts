@@ -12,6 +12,8 @@ export interface Config {
   redisPrefix: string;
   api: { host: string; port: number; bodyLimit: number };
   dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
+  /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB). */
+  geoipDb?: string;
   nameservers: [string, string];
   hostmaster: string;
   logLevel: string;
@@ -58,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(str('PALISADE_DATA_DIR', 'data')),
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : env.REDIS_URL,
     redisPrefix: str('PALISADE_REDIS_PREFIX', '{palisade}:'),
+    geoipDb: env.PALISADE_GEOIP_DB ? resolve(env.PALISADE_GEOIP_DB) : undefined,
     api: {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
       port: int('PALISADE_API_PORT', 8080, 0, 65535),

@@ -4,6 +4,7 @@
 import type { Config } from '../config.ts';
 import { buildApp } from '../api/app.ts';
 import { DnsServer } from '../dns/dns-server.ts';
+import { GeoLocator } from '../geo/locator.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
@@ -17,6 +18,12 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   const log = createLogger(config.logLevel);
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
 
+  const geo = options.dns && config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
+  geo?.watch();
+  if (options.dns) {
+    if (geo) log.info({ path: config.geoipDb, type: geo.databaseType }, 'geo: GeoIP database loaded');
+    else log.warn('geo: no GeoIP database (PALISADE_GEOIP_DB): geo-targeted records answer with their general variant');
+  }
   const dns = !options.dns
     ? undefined
     : new DnsServer({
@@ -25,7 +32,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     nameservers: config.nameservers,
     hostmaster: config.hostmaster,
     tcp: config.dns.tcp,
-    handler: { cache: config.dns.cache },
+    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
     rateLimit: config.dns.rateLimit,
     log: log.child({ component: 'dns' }),
   });
@@ -58,6 +65,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
       feed?.stop();
       await app.close();
       await dns?.close();
+      geo?.close();
       await store.close();
     } finally {
       process.exit(0);

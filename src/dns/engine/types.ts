@@ -11,6 +11,8 @@ export interface Question {
 export interface ClientLocation {
   country?: number;
   continent?: number;
+  /** How far the location holds: the length of the database network it came from. */
+  prefix?: number;
 }
 
 export interface Answer {

@@ -165,8 +165,9 @@ export class QueryHandler {
     // Location-dependent answers are not shared between clients through the cache.
     spec.cacheable = !(result.geoUsed && this.options.locate);
     if (spec.edns?.clientSubnet && located && result.geoUsed && this.options.locate) {
-      // The answer holds for the client's whole source prefix, and we claim no more than that.
-      spec.edns.clientSubnet.scopePrefix = spec.edns.clientSubnet.sourcePrefix;
+      // The answer holds for the database network the client falls in (RFC 7871 §7.2.1); without
+      // that knowledge, for the source prefix the client sent.
+      spec.edns.clientSubnet.scopePrefix = location.prefix ?? spec.edns.clientSubnet.sourcePrefix;
     }
     return spec;
   }
