@@ -18,7 +18,7 @@ beforeAll(async () => {
   server = await startServe(env);
   expect(server.output()).toContain('GeoIP database loaded');
   const call = (method: string, path: string, body?: unknown) =>
-    fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   expect((await call('POST', '/domains', { domain: 'geo.example', backend: '198.51.100.1' })).status).toBe(201);
   for (const record of [
     { name: 'www', type: 1, value: '192.0.2.1' },
