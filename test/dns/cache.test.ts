@@ -71,3 +71,26 @@ describe('answer cache', () => {
     expect(ask('www.example.net').header.rcode).toBe(5);
   });
 });
+
+describe('answer cache for geo names', () => {
+  it('keeps one answer per client place, and never gives one place another’s answer', () => {
+    const DE = { country: 2921044, continent: 6255148 };
+    const US = { country: 6252001, continent: 6255149 };
+    const zone = makeZone({ domain: 'geo.example' }, [
+      { name: 'www', type: 1, value: '192.0.2.1' },
+      { name: 'www', type: 1, value: '192.0.2.49', target: [DE.country] },
+      { name: 'www', type: 1, value: '192.0.2.2', target: [US.continent] },
+    ]);
+    const metrics = new DnsMetrics();
+    const places: Record<string, { country?: number; continent?: number }> = { '127.0.0.2': DE, '127.0.0.3': US };
+    const handler = new QueryHandler(indexWith([zone]), metrics, { locate: (address) => places[address] ?? {} });
+    const ask = (address: string, id: number) =>
+      decode(handler.handle(query('www.geo.example', 1, { id }), 'udp', { address })!).answers.map((a: { address: string }) => a.address);
+    for (let round = 0; round < 3; round++) {
+      expect(ask('127.0.0.2', round)).toEqual(['192.0.2.49']);
+      expect(ask('127.0.0.3', round)).toEqual(['192.0.2.2']);
+      expect(ask('127.0.0.9', round)).toEqual(['192.0.2.1']);
+    }
+    expect(metrics.cacheHits).toBe(6);
+  });
+});

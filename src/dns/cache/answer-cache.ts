@@ -6,15 +6,31 @@ import type { ZoneData } from '../zone/types.ts';
 export interface CachedAnswer {
   /** The whole response as encoded for the first asker; ID, RD/CD and question case get patched. */
   full: Buffer;
-  /** The TC=1 form, made on first need. */
+  /** The TC=1 form, for answers over 512 octets. */
   truncated?: Buffer;
   zones: readonly ZoneData[];
   generation: number;
-  rcode: number;
+}
+
+/**
+ * Stored under a question whose answer depends on where the client is: the answers themselves are
+ * stored per location (see `locationKey`).
+ */
+export interface ByLocation {
+  byLocation: true;
+  zones: readonly ZoneData[];
+  generation: number;
+}
+
+export type CacheEntry = CachedAnswer | ByLocation;
+
+/** Suffix of a cache key for one client location. */
+export function locationKey(country: number | undefined, continent: number | undefined): string {
+  return `\u0000${country ?? ''},${continent ?? ''}`;
 }
 
 export class AnswerCache {
-  private readonly entries = new Map<string, CachedAnswer>();
+  private readonly entries = new Map<string, CacheEntry>();
 
   constructor(readonly maxEntries = 200_000) {}
 
@@ -22,7 +38,7 @@ export class AnswerCache {
     return this.entries.size;
   }
 
-  get(key: string, generation: number): CachedAnswer | undefined {
+  get(key: string, generation: number): CacheEntry | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     let stale = entry.generation !== generation;
@@ -34,7 +50,7 @@ export class AnswerCache {
     return entry;
   }
 
-  set(key: string, entry: CachedAnswer): void {
+  set(key: string, entry: CacheEntry): void {
     if (this.entries.size >= this.maxEntries) {
       // Oldest first out: cheap, and hot questions come straight back.
       const oldest = this.entries.keys().next().value;

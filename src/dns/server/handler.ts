@@ -3,7 +3,7 @@
 // Every exception is caught here: a packet can cost us a SERVFAIL, never the process.
 import { answer as answerQuestion } from '../engine/answer.ts';
 import type { ClientLocation } from '../engine/types.ts';
-import { AnswerCache, type CachedAnswer } from '../cache/answer-cache.ts';
+import { AnswerCache, locationKey, type CachedAnswer } from '../cache/answer-cache.ts';
 import type { DnsMetrics } from './metrics.ts';
 import { CLASS, QTYPE, RCODE } from '../wire/constants.ts';
 import { parseQuery, subnetAddress, type Query } from '../wire/query.ts';
@@ -46,7 +46,7 @@ export class QueryHandler {
     const started = performance.now();
     let response: Buffer | undefined;
     try {
-      response = this.cached(packet, transport);
+      response = this.cached(packet, transport, client);
       if (response) {
         // A cache hit's question is the query's: its type sits just before the question's end.
         this.metrics.observe(response, performance.now() - started, transport, (response[this.hitQuestionEnd - 4]! << 8) | response[this.hitQuestionEnd - 3]!);
@@ -66,12 +66,17 @@ export class QueryHandler {
   /** Question end of the last cache hit (saves returning an object per hit). */
   private hitQuestionEnd = 0;
 
-  private cached(packet: Buffer, transport: Transport): Buffer | undefined {
+  private cached(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
     if (!this.cache) return undefined;
     const fast = fastKey(packet);
     if (!fast) return undefined;
-    const entry = this.cache.get(fast.key, this.index.generation);
-    if (!entry) return undefined;
+    let entry = this.cache.get(fast.key, this.index.generation);
+    if (entry && 'byLocation' in entry) {
+      // A geo name: the answer for this client's place (ECS queries never take this path).
+      const where = this.options.locate?.(client.address);
+      entry = where && this.cache.get(fast.key + locationKey(where.country, where.continent), this.index.generation);
+    }
+    if (!entry || 'byLocation' in entry) return undefined;
     const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(fast.udpSize === 0 ? undefined : { udpSize: fast.udpSize });
     const source = entry.full.length <= limit ? entry.full : entry.truncated;
     if (!source) return undefined;
@@ -113,15 +118,24 @@ export class QueryHandler {
     const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(query.edns);
     // Any answer over 512 octets may meet a client that needs the TC=1 form: make it once, now.
     const truncated = full.length > 512 ? encodeResponse({ ...spec, tc: true }) : undefined;
-    if (this.cache && spec.cacheable) {
-      const fast = fastKey(packet);
-      if (fast) this.cache.set(fast.key, { full, truncated, zones: spec.zones, generation: this.index.generation, rcode: spec.rcode });
+    const fast = this.cache && (spec.cacheable || spec.place) ? fastKey(packet) : undefined;
+    if (this.cache && fast) {
+      const entry: CachedAnswer = { full, truncated, zones: spec.zones, generation: this.index.generation };
+      if (spec.cacheable) this.cache.set(fast.key, entry);
+      else if (spec.place) {
+        this.cache.set(fast.key, { byLocation: true, zones: spec.zones, generation: this.index.generation });
+        this.cache.set(fast.key + spec.place, entry);
+      }
     }
     this.metrics.cacheMisses++;
     return full.length <= limit ? full : truncated;
   }
 
-  private respond(packet: Buffer, query: Query, client: ClientAddress): ResponseSpec & { cacheable: boolean; zones: CachedAnswer['zones'] } {
+  private respond(
+    packet: Buffer,
+    query: Query,
+    client: ClientAddress,
+  ): ResponseSpec & { cacheable: boolean; zones: CachedAnswer['zones']; place: string | undefined } {
     // One object shape for every outcome keeps this path monomorphic (it runs on every cache miss).
     const spec = {
       id: query.id,
@@ -137,6 +151,8 @@ export class QueryHandler {
       edns: query.edns && { dnssecOk: query.edns.dnssecOk, clientSubnet: query.edns.clientSubnet && { ...query.edns.clientSubnet, scopePrefix: 0 } },
       zones: [] as CachedAnswer['zones'],
       cacheable: false,
+      /** For answers chosen by the source address: the location part of their cache key. */
+      place: undefined as string | undefined,
     };
     if (query.edns && query.edns.version !== 0) {
       // RFC 6891 §6.1.3: BADVERS, and our OPT says version 0.
@@ -162,8 +178,9 @@ export class QueryHandler {
     spec.authority = result.authority;
     spec.additional = result.additional;
     spec.zones = result.zones;
-    // Location-dependent answers are not shared between clients through the cache.
+    // Location-dependent answers are shared only between clients in the same place.
     spec.cacheable = !(result.geoUsed && this.options.locate);
+    if (!spec.cacheable && !ecs) spec.place = locationKey(location.country, location.continent);
     if (spec.edns?.clientSubnet && located && result.geoUsed && this.options.locate) {
       // The answer holds for the database network the client falls in (RFC 7871 §7.2.1); without
       // that knowledge, for the source prefix the client sent.
