@@ -10,7 +10,12 @@ export const HOSTMASTER = 'hostmaster.palisade.example.net';
 
 export const zoneName = (i: number) => `z${i}.example`;
 
-function recordsFor(i: number): RecordCreate[] {
+/** GeoNames IDs used by the geo variants of the workload. */
+export const GERMANY = 2921044;
+export const EUROPE = 6255148;
+
+/** With `geo`, www and api also get variants for Germany and for Europe. */
+function recordsFor(i: number, geo = false): RecordCreate[] {
   const a = (n: number) => `10.${(i >> 8) & 255}.${i & 255}.${n}`;
   return [
     { name: '@', type: 1, value: a(1) },
@@ -26,14 +31,20 @@ function recordsFor(i: number): RecordCreate[] {
     { name: 'blog', type: 3, value: `www.${zoneName(i)}` },
     { name: 'cdn', type: 3, value: `api.${zoneName(i)}` },
     ...Array.from({ length: 8 }, (_, h) => ({ name: `h${h}`, type: 1, value: a(10 + h) })),
+    ...(geo
+      ? [
+          { name: 'www', type: 1, value: a(102), target: [GERMANY] },
+          { name: 'api', type: 1, value: a(103), target: [EUROPE] },
+        ]
+      : []),
   ];
 }
 
-export function workloadZones(count: number, revision = 1): Zone[] {
+export function workloadZones(count: number, revision = 1, geo = false): Zone[] {
   return Array.from({ length: count }, (_, i) => {
     const errors: FieldError[] = [];
     const domain = zoneName(i);
-    const records = recordsFor(i).map((r, n) => buildRecord(r, i * 100 + n + 1, domain, errors));
+    const records = recordsFor(i, geo).map((r, n) => buildRecord(r, i * 100 + n + 1, domain, errors));
     if (errors.length > 0) throw new Error(JSON.stringify(errors));
     return {
       domain: { ...DOMAIN_DEFAULTS, mask: '', backend: '198.51.100.1', domain, ownerId: 1, ns_active: true, created: '', updated: '', revision },

@@ -33,8 +33,12 @@ function fromRecord(record: GeoRecord | null): { country?: number; continent?: n
   return { ...(country !== undefined && { country }), ...(continent !== undefined && { continent }) };
 }
 
+/** Addresses remembered: resolvers and ECS subnets repeat, and a lookup costs ~2 µs. */
+const MEMO_SIZE = 65_536;
+
 export class GeoLocator {
   private reader: Reader<CountryResponse>;
+  private memo = new Map<string, Located>();
   lookups = 0;
 
   private constructor(
@@ -69,6 +73,15 @@ export class GeoLocator {
   }
 
   locate(address: string): Located {
+    const known = this.memo.get(address);
+    if (known) return known;
+    const located = this.lookup(address);
+    if (this.memo.size >= MEMO_SIZE) this.memo.clear();
+    this.memo.set(address, located);
+    return located;
+  }
+
+  private lookup(address: string): Located {
     const ip = canonicalIp(address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address);
     // maxmind accepts partial strings ("192.0.2"): only whole addresses are looked up.
     if (!ip) return {};
@@ -84,6 +97,7 @@ export class GeoLocator {
       if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
       try {
         this.reader = GeoLocator.load(this.path);
+        this.memo = new Map();
         this.log?.info({ path: this.path, type: this.databaseType }, 'geo: GeoIP database reloaded');
       } catch (error) {
         this.log?.error({ err: error }, 'geo: reload failed; still answering from the previous database');
