@@ -108,6 +108,14 @@ export class RedisStore implements Store {
     }
   }
 
+  /** The documents an index (sorted set of ids) names, in index order. */
+  private async documents<T>(index: string, kind: string): Promise<T[]> {
+    const ids = await this.redis.zrange(index, '0', '-1');
+    if (ids.length === 0) return [];
+    const docs = await this.redis.mget(ids.map((id) => this.k(kind, id)));
+    return docs.flatMap((d) => (d ? [JSON.parse(d) as T] : []));
+  }
+
   private async json<T>(key: string): Promise<T | undefined> {
     const text = await this.redis.get(key);
     return text === null ? undefined : (JSON.parse(text) as T);
@@ -172,12 +180,7 @@ export class RedisStore implements Store {
   }
 
   listUsers(): Promise<UserState[]> {
-    return this.guard(async () => {
-      const ids = await this.redis.zrange(this.k('users'), '0', '-1');
-      if (ids.length === 0) return [];
-      const docs = await this.redis.mget(ids.map((id) => this.k('user', id)));
-      return docs.flatMap((d) => (d ? [JSON.parse(d) as UserState] : []));
-    });
+    return this.guard(() => this.documents<UserState>(this.k('users'), 'user'));
   }
 
   async addApiKey(userId: number, hash: string, label: string): Promise<ApiKeyState> {
@@ -204,12 +207,7 @@ export class RedisStore implements Store {
   }
 
   listApiKeys(userId: number): Promise<ApiKeyState[]> {
-    return this.guard(async () => {
-      const ids = await this.redis.zrange(this.k('ukeys', userId), '0', '-1');
-      if (ids.length === 0) return [];
-      const docs = await this.redis.mget(ids.map((id) => this.k('apikey', id)));
-      return docs.flatMap((d) => (d ? [JSON.parse(d) as ApiKeyState] : []));
-    });
+    return this.guard(() => this.documents<ApiKeyState>(this.k('ukeys', userId), 'apikey'));
   }
 
   revokeApiKey(keyId: number): Promise<ApiKeyState | undefined> {
@@ -379,6 +377,7 @@ export class RedisStore implements Store {
       ops: [
         { op: 'set', key: this.k('iplist', id), v: withRevision(list, (l) => l) },
         { op: 'zadd', key: this.k('uipl', list.ownerId), s: id, v: String(id) },
+        { op: 'zadd', key: this.k('iplists'), s: id, v: String(id) },
       ],
       change: { kind: 'iplist', key: String(id), op: 'put' },
       result: (revision) => ({ ...list, revision }),
@@ -436,6 +435,7 @@ export class RedisStore implements Store {
         ops: [
           { op: 'del', key },
           { op: 'zrem', key: this.k('uipl', ownerId), v: String(id) },
+          { op: 'zrem', key: this.k('iplists'), v: String(id) },
         ],
         change: { kind: 'iplist', key: String(id), op: 'delete' },
         result: () => true,
@@ -464,12 +464,7 @@ export class RedisStore implements Store {
   }
 
   listNodes(): Promise<EdgeNode[]> {
-    return this.guard(async () => {
-      const ids = await this.redis.zrange(this.k('nodes'), '0', '-1');
-      if (ids.length === 0) return [];
-      const docs = await this.redis.mget(ids.map((id) => this.k('node', id)));
-      return docs.flatMap((d) => (d ? [JSON.parse(d) as EdgeNode] : []));
-    });
+    return this.guard(() => this.documents<EdgeNode>(this.k('nodes'), 'node'));
   }
 
   updateNode(id: number, patch: Partial<Omit<EdgeNode, 'id'>>): Promise<EdgeNode> {
@@ -513,13 +508,13 @@ export class RedisStore implements Store {
     const names = await this.redis.zrange(this.k('zones'), '0', '-1');
     for (let i = 0; i < names.length; i += 500) {
       const docs = await this.redis.mget(names.slice(i, i + 500).map((n) => this.k('zone', n)));
-      for (const d of docs) if (d && (JSON.parse(d) as Zone).domain.bind_node.includes(nodeId)) out.push(`domain ${(JSON.parse(d) as Zone).domain.domain}`);
+      for (const d of docs) {
+        const zone = d && (JSON.parse(d) as Zone);
+        if (zone && zone.domain.bind_node.includes(nodeId)) out.push(`domain ${zone.domain.domain}`);
+      }
     }
-    const lists = await this.redis.keys(this.k('iplist', '*'));
-    const docs = lists.length === 0 ? [] : await this.redis.mget(lists);
-    for (const d of docs) {
-      const list = d && (JSON.parse(d) as IpListState);
-      if (list && !list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
+    for (const list of await this.documents<IpListState>(this.k('iplists'), 'iplist')) {
+      if (!list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
     }
     return out;
   }
