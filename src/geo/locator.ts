@@ -3,7 +3,7 @@
 // continent with geoname_id) and the ISO-code-only layout (country_code), mapped through the
 // GeoNames table. Results are copied into plain integers; nothing from the reader's cache is kept.
 // The file is watched and a new reader replaces the old one only once it has loaded completely.
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { Reader, type CountryResponse } from 'maxmind';
 import type { Logger } from 'pino';
 import { canonicalIp } from '../model/ip.ts';
@@ -39,6 +39,9 @@ const MEMO_SIZE = 65_536;
 export class GeoLocator {
   private reader: Reader<CountryResponse>;
   private memo = new Map<string, Located>();
+  /** The file's size and time when the current reader was loaded. */
+  private loaded: string;
+  private timer: NodeJS.Timeout | undefined;
   lookups = 0;
 
   private constructor(
@@ -47,6 +50,16 @@ export class GeoLocator {
     private readonly log?: Logger,
   ) {
     this.reader = reader;
+    this.loaded = GeoLocator.fingerprint(path);
+  }
+
+  private static fingerprint(path: string): string {
+    try {
+      const stat = statSync(path);
+      return `${stat.size}:${stat.mtimeMs}`;
+    } catch {
+      return 'missing';
+    }
   }
 
   /** Opens the database; throws a clear error when the file is missing or not an MMDB. */
@@ -91,10 +104,15 @@ export class GeoLocator {
     return { ...fromRecord(record as unknown as GeoRecord | null), prefix };
   }
 
-  /** Reloads the file when it changes; a file that fails to load leaves the old reader serving. */
+  /**
+   * Reloads the file when it changes (polled; compared with the file as it was when loaded, so a
+   * change is never missed). A file that fails to load leaves the old reader serving.
+   */
   watch(intervalMs = 2000): void {
-    watchFile(this.path, { interval: intervalMs }, (current, previous) => {
-      if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
+    this.timer = setInterval(() => {
+      const now = GeoLocator.fingerprint(this.path);
+      if (now === this.loaded || now === 'missing') return;
+      this.loaded = now;
       try {
         this.reader = GeoLocator.load(this.path);
         this.memo = new Map();
@@ -102,10 +120,11 @@ export class GeoLocator {
       } catch (error) {
         this.log?.error({ err: error }, 'geo: reload failed; still answering from the previous database');
       }
-    });
+    }, intervalMs);
+    this.timer.unref();
   }
 
   close(): void {
-    unwatchFile(this.path);
+    if (this.timer) clearInterval(this.timer);
   }
 }
