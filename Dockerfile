@@ -1,15 +1,19 @@
-# Palisade: API (and DNS) in one process on the embedded store, data in /data.
+# Palisade: API and DNS in one process (the serve role) on the embedded store, data in /data.
+#   docker build -t palisade . && docker run -p 8080:8080 -p 5300:5300/udp -p 5300:5300/tcp -v palisade:/data palisade
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src
+RUN mkdir -p /data && chown node:node /data
 ENV PALISADE_DATA_DIR=/data \
     PALISADE_API_HOST=0.0.0.0 \
-    PALISADE_API_PORT=8080
+    PALISADE_API_PORT=8080 \
+    PALISADE_DNS_HOST=0.0.0.0 \
+    PALISADE_DNS_PORT=5300
 VOLUME ["/data"]
-EXPOSE 8080
+EXPOSE 8080 5300/udp 5300/tcp
 USER node
 ENTRYPOINT ["node", "bin/palisade.js"]
 CMD ["serve"]
