@@ -1,7 +1,7 @@
 // The `palisade` command: one package, several roles (serve, api, admin …).
 import { ConfigError, loadConfig } from './config.ts';
 import { ADMIN_USAGE, describeAdminError, runAdmin } from './cli/admin.ts';
-import { serve } from './roles/serve.ts';
+import { serve, StartupError } from './roles/serve.ts';
 import { openStore } from './store/index.ts';
 
 const USAGE = `usage: palisade <role>
@@ -50,7 +50,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(error instanceof ConfigError ? `palisade: ${error.message}` : error);
-    process.exitCode = 1;
+    console.error(error instanceof ConfigError || error instanceof StartupError ? `palisade: ${error.message}` : error);
+    // Listeners or timers may have started before the failure: leave now.
+    process.exit(1);
   },
 );

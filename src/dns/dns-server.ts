@@ -55,7 +55,18 @@ export class DnsServer {
     for (let attempt = 0; attempt < 20; attempt++) {
       const udp = UdpListener.create(this.handler, family, log);
       if (this.rateLimiter) udp.limit(this.rateLimiter);
-      await udp.listen(this.options.port, host);
+      // dns2's listen() only resolves; a failed bind arrives as an 'error' event.
+      await new Promise<void>((resolve, reject) => {
+        const failed = (error: Error) => {
+          udp.close();
+          reject(error);
+        };
+        udp.once('error', failed);
+        void udp.listen(this.options.port, host).then(() => {
+          udp.off('error', failed);
+          resolve();
+        });
+      });
       const port = udp.address().port;
       const tcp = TcpListener.create(this.handler, this.metrics, this.options.tcp, log);
       const bound = await new Promise<boolean>((resolve, reject) => {

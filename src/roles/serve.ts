@@ -9,6 +9,9 @@ import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
 
+/** A start-up failure the operator can fix; printed as one line, no stack. */
+export class StartupError extends Error {}
+
 export interface ServeOptions {
   /** Run the DNS server too (the serve role); the api role runs the API alone. */
   dns: boolean;
@@ -41,11 +44,16 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   if (dns && feed) {
     dns.metrics.revisionApplied = () => feed.revision;
     await feed.start();
-    dnsAddress = `${config.dns.host}:${await dns.listen()}`;
+    const port = await dns.listen().catch((error: NodeJS.ErrnoException) => {
+      throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message}); free the port or set PALISADE_DNS_HOST/PALISADE_DNS_PORT`);
+    });
+    dnsAddress = `${config.dns.host}:${port}`;
   }
 
   const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: dns && (() => dns.metrics.render()) });
-  await app.listen({ host: config.api.host, port: config.api.port });
+  await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   log.info(
