@@ -85,7 +85,8 @@ export class StoreFeed {
     // Read everything first; apply below without awaiting, so the batch lands as one step.
     const zones = await Promise.all([...zoneNames].map(async (name) => [name, await this.store.getZone(name)] as [string, Zone | undefined]));
     const nodes = nodeRevision > 0 ? await this.store.listNodes() : undefined;
-    if (nodes) this.index.setNodes(nodes, nodeRevision);
+    const dependent = nodes ? await Promise.all(this.index.nodeDependentZones().filter((n) => !zoneNames.has(n)).map((n) => this.store.getZone(n))) : [];
+    if (nodes) this.index.setNodes(nodes, nodeRevision, dependent.filter((z): z is Zone => z !== undefined));
     for (const [name, zone] of zones) {
       if (zone) this.index.putZone(zone);
       else this.index.deleteZone(name);

@@ -7,8 +7,12 @@ import type { ZoneData } from './types.ts';
 
 export class ZoneIndex {
   private zones = new Map<string, ZoneData>();
-  /** Documents of zones whose answers use edge node addresses, kept to rebuild on node changes. */
-  private readonly nodeDependent = new Map<string, Zone>();
+  /**
+   * Zones whose answers use edge node addresses. Only their names are kept: on a node change the
+   * feeder supplies their documents again (from the store or its snapshot), so the index never
+   * holds a second copy of every zone.
+   */
+  private readonly nodeDependent = new Set<string>();
   private nodes: EdgeNode[] = [];
   private nodesRevision = 0;
   /** Bumped when the set of served zones changes, so cached REFUSED answers are re-checked. */
@@ -33,7 +37,7 @@ export class ZoneIndex {
     if (old) old.stale = true;
     else this.generation++;
     this.zones.set(name, built);
-    if (built.usesNodes) this.nodeDependent.set(name, zone);
+    if (built.usesNodes) this.nodeDependent.add(name);
     else this.nodeDependent.delete(name);
   }
 
@@ -46,11 +50,19 @@ export class ZoneIndex {
     this.generation++;
   }
 
-  /** New edge node list: rebuilds the zones whose protected names resolve to nodes. */
-  setNodes(nodes: EdgeNode[], revision: number): void {
+  /** Names of the zones a node change rebuilds (their documents go to `setNodes`). */
+  nodeDependentZones(): string[] {
+    return [...this.nodeDependent];
+  }
+
+  /**
+   * New edge node list, with the current documents of `nodeDependentZones()`: rebuilds them in
+   * the same synchronous step, so no query sees the new nodes in one zone and the old in another.
+   */
+  setNodes(nodes: EdgeNode[], revision: number, dependentZones: Iterable<Zone>): void {
     this.nodes = [...nodes].sort((a, b) => a.id - b.id);
     this.nodesRevision = revision;
-    for (const zone of this.nodeDependent.values()) this.putZone(zone);
+    for (const zone of dependentZones) this.putZone(zone);
   }
 
   /**
