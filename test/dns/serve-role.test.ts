@@ -9,6 +9,7 @@ import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let server: RunningServer;
 let key: string;
+let env: Record<string, string>;
 let udp: Socket;
 const waiting = new Map<number, (msg: Buffer) => void>();
 let nextId = 1;
@@ -35,7 +36,7 @@ function ask(name: string, type = 1): Promise<any> {
 }
 
 beforeAll(async () => {
-  const env = { PALISADE_DATA_DIR: tempDir() };
+  env = { PALISADE_DATA_DIR: tempDir() };
   const created = await runAdminCli(env, ['user', 'create', '--name', 'dns', '--email', 'dns@example.org']);
   key = JSON.parse(created.stdout).key.api_key;
   server = await startServe(env);
@@ -107,10 +108,30 @@ describe('serve role: API → DNS', () => {
     expect([...seen].sort()).toEqual(['203.0.113.1', '203.0.113.2']);
   });
 
+  it('protected names follow edge nodes registered by the operator CLI (another process)', async () => {
+    expect((await api('POST', '/domains', { domain: 'shield.example', backend: '198.51.100.1' })).status).toBe(201);
+    expect((await api('GET', '/domains/shield.example/activatens')).status).toBe(200);
+    const apex = async () => ((await ask('shield.example')).answers as Array<{ address: string }>).map((a) => a.address).sort();
+    const until = async (want: string[]) => {
+      let got = await apex();
+      for (let i = 0; i < 60 && JSON.stringify(got) !== JSON.stringify(want); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        got = await apex();
+      }
+      return got;
+    };
+    const added = await runAdminCli(env, ['node', 'add', '--name', 'edge9', '--ipv4', '192.0.2.99', '--location', 'NL']);
+    expect(added.code, added.stderr).toBe(0);
+    expect(await until(['192.0.2.99'])).toEqual(['192.0.2.99']);
+    const id = JSON.parse(added.stdout).id as number;
+    expect((await runAdminCli(env, ['node', 'update', String(id), '--status', 'maintenance'])).code).toBe(0);
+    expect(await until([])).toEqual([]);
+  });
+
   it('exports DNS counters at /metrics', async () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(text).toMatch(/palisade_dns_queries_total\{transport="udp",rcode="NOERROR",qtype="A"\} \d+/);
-    expect(text).toMatch(/palisade_dns_zones_served 1/);
+    expect(text).toMatch(/palisade_dns_zones_served 2/);
     expect(text).toMatch(/palisade_dns_revision_applied [1-9]\d*/);
     expect(text).toMatch(/palisade_dns_answer_duration_seconds_count \d+/);
     expect(text).toMatch(/palisade_api_requests_total\{method="POST",status="201"\} \d+/);
