@@ -36,7 +36,9 @@ export class EmbeddedStore implements Store {
   private readonly commitListeners = new Set<() => void>();
 
   constructor(options: EmbeddedStoreOptions) {
-    this.db = open<unknown, Key>({ path: options.path, compression: false });
+    // The path is always a directory: lmdb-js would otherwise take a name with a dot in it
+    // ("/var/lib/palisade.d") for a database file.
+    this.db = open<unknown, Key>({ path: options.path, compression: false, noSubdir: false });
     this.retention = options.changeRetention ?? 100_000;
   }
 

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore } from '../../src/store/embedded.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
@@ -8,6 +10,19 @@ afterAll(removeTempDirs);
 storeContract('embedded (LMDB)', async () => {
   const path = tempDir();
   return { store: new EmbeddedStore({ path }), reopen: async () => new EmbeddedStore({ path }) };
+});
+
+describe('embedded store data directory', () => {
+  it('is a directory even when its name has a dot in it', async () => {
+    const path = join(tempDir(), 'palisade.d');
+    mkdirSync(path);
+    const store = new EmbeddedStore({ path });
+    await store.createUser({ name: 'dot', email: 'dot@example.org' });
+    await store.close();
+    const again = new EmbeddedStore({ path });
+    expect((await again.listUsers()).map((u) => u.name)).toEqual(['dot']);
+    await again.close();
+  });
 });
 
 describe('embedded store retention', () => {
