@@ -77,8 +77,9 @@ export interface RecordState {
   target: number[];
 }
 
+/** The API form, fields in schema order (record lists are serialised without the schema). */
 export function renderRecord(r: RecordState): Static<typeof DnsRecord> {
-  return { ...r, type_name: typeName(r.type) };
+  return { id: r.id, name: r.name, type: r.type, type_name: typeName(r.type), value: r.value, ttl: r.ttl, priority: r.priority, target: r.target };
 }
 
 /**
