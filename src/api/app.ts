@@ -17,6 +17,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { nameserverRoutes } from './routes/nameservers.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
+import { syncRoutes } from './routes/sync.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
 
 declare module 'fastify' {
@@ -59,6 +60,8 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
   await app.register(healthRoutes);
   // Registered at the root so its request counter sees every route.
   await app.register(fp(metricsRoutes), { extra: metrics });
+  // Consumers (name servers) authenticate with their own tokens, in their own scope.
+  await app.register(syncRoutes);
   await app.register(async (authed) => {
     await authed.register(authPlugin);
     await authed.register(meRoutes);

@@ -1,5 +1,6 @@
 // Operator commands: users, API keys and edge nodes, straight on the store (the embedded store
 // may be shared with a running server: LMDB serialises writers across processes).
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ApiError } from '../errors.ts';
 import { canonicalNode, checkNode, NODE_STATUSES, type EdgeNode, type NodeStatus } from '../model/node.ts';
@@ -15,7 +16,10 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
   node add --name NAME [--ipv4 ADDR] [--ipv6 ADDR] --location CC [--status ${NODE_STATUSES.join('|')}]
   node update ID [--name NAME] [--ipv4 ADDR|none] [--ipv6 ADDR|none] [--location CC] [--status S]
   node remove ID
-  node list`;
+  node list
+  consumer add --name NAME [--url URL]     a name server of the change feed; prints its token and secret once
+  consumer list
+  consumer remove ID`;
 
 export class UsageError extends Error {}
 
@@ -30,6 +34,7 @@ const OPTIONS = {
   ipv6: { type: 'string' },
   location: { type: 'string' },
   status: { type: 'string' },
+  url: { type: 'string' },
   'max-domains': { type: 'string' },
   'max-records': { type: 'string' },
   'max-iplists': { type: 'string' },
@@ -125,6 +130,21 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
     }
     case 'node list':
       return out(await store.listNodes());
+    case 'consumer add': {
+      const url = values.url ?? null;
+      if (url !== null && !/^https?:\/\/[^\s]+$/.test(url)) throw new UsageError('--url must be an http:// or https:// URL');
+      const token = `nt_${randomBytes(32).toString('base64url')}`;
+      const secret = randomBytes(32).toString('base64url');
+      const consumer = await store.createConsumer({ name: required(values.name, 'name'), url, tokenHash: hashApiKey(token), secret });
+      return out({ id: consumer.id, name: consumer.name, url, token, secret, note: 'shown once: the name server needs both (Authorization: Bearer token; HMAC secret)' });
+    }
+    case 'consumer list':
+      return out((await store.listConsumers()).map(({ tokenHash: _t, secret: _s, ...c }) => c));
+    case 'consumer remove': {
+      const id = positiveInt(arg, 'ID');
+      if (!(await store.deleteConsumer(id))) throw new UsageError(`no consumer ${id}`);
+      return out({ removed: id });
+    }
     default:
       throw new UsageError(command === '' ? 'missing command' : `unknown command "${command}"`);
   }

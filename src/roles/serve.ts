@@ -7,6 +7,7 @@ import { DnsServer } from '../dns/dns-server.ts';
 import { GeoLocator } from '../geo/locator.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
+import { PushNotifier } from '../sync/notifier.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
@@ -50,6 +51,9 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     dnsAddress = `${config.dns.host}:${port}`;
   }
 
+  const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
+  await notifier.start();
+
   const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: dns && (() => dns.metrics.render()) });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
@@ -71,6 +75,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     log.info({ signal }, 'shutting down');
     try {
       feed?.stop();
+      notifier.stop();
       await app.close();
       await dns?.close();
       geo?.close();

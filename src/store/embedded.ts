@@ -8,7 +8,7 @@ import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
-import type { Change, ChangeKind, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -355,6 +355,38 @@ export class EmbeddedStore implements Store {
       if (!list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
     }
     return out;
+  }
+
+  // ---- change-feed consumers
+
+  createConsumer(input: Omit<ConsumerState, 'id' | 'created'>): Promise<ConsumerState> {
+    return this.commit((tx) => {
+      const consumer: ConsumerState = { ...input, id: tx.seq('consumer'), created: tx.now };
+      void this.db.put(['consumer', consumer.id], consumer);
+      void this.db.put(['ctoken', consumer.tokenHash], consumer.id);
+      tx.change('consumer', consumer.id, 'put');
+      return consumer;
+    });
+  }
+
+  async listConsumers(): Promise<ConsumerState[]> {
+    return [...this.db.getRange({ start: ['consumer', 0], end: ['consumer', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as ConsumerState);
+  }
+
+  async findConsumerByTokenHash(hash: string): Promise<ConsumerState | undefined> {
+    const id = this.get<number>(['ctoken', hash]);
+    return id === undefined ? undefined : this.get<ConsumerState>(['consumer', id]);
+  }
+
+  deleteConsumer(id: number): Promise<boolean> {
+    return this.commit((tx) => {
+      const consumer = this.get<ConsumerState>(['consumer', id]);
+      if (!consumer) return false;
+      void this.db.remove(['consumer', id]);
+      void this.db.remove(['ctoken', consumer.tokenHash]);
+      tx.change('consumer', id, 'delete');
+      return true;
+    });
   }
 
   // ---- change feed

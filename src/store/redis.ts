@@ -14,7 +14,7 @@ import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { COMMIT_SCRIPT } from './redis-commit.ts';
-import type { Change, ChangeKind, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
 /** Stands for the revision in documents until the script knows it. */
@@ -517,6 +517,53 @@ export class RedisStore implements Store {
       if (!list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
     }
     return out;
+  }
+
+  // ---- change-feed consumers
+
+  async createConsumer(input: Omit<ConsumerState, 'id' | 'created'>): Promise<ConsumerState> {
+    const id = await this.guard(() => this.redis.incr(this.k('seq', 'consumer')));
+    const consumer: ConsumerState = { ...input, id, created: new Date().toISOString() };
+    return this.mutate(async () => ({
+      checks: [],
+      ops: [
+        { op: 'set', key: this.k('consumer', id), v: JSON.stringify(consumer) },
+        { op: 'set', key: this.k('ctoken', consumer.tokenHash), v: String(id) },
+        { op: 'zadd', key: this.k('consumers'), s: id, v: String(id) },
+      ],
+      change: { kind: 'consumer', key: String(id), op: 'put' },
+      result: () => consumer,
+    }));
+  }
+
+  listConsumers(): Promise<ConsumerState[]> {
+    return this.guard(() => this.documents<ConsumerState>(this.k('consumers'), 'consumer'));
+  }
+
+  findConsumerByTokenHash(hash: string): Promise<ConsumerState | undefined> {
+    return this.guard(async () => {
+      const id = await this.redis.get(this.k('ctoken', hash));
+      return id === null ? undefined : this.json<ConsumerState>(this.k('consumer', id));
+    });
+  }
+
+  deleteConsumer(id: number): Promise<boolean> {
+    const key = this.k('consumer', id);
+    return this.mutate<boolean>(async () => {
+      const text = await this.redis.get(key);
+      if (text === null) return { unchanged: false };
+      const consumer = JSON.parse(text) as ConsumerState;
+      return {
+        checks: [[key, text]],
+        ops: [
+          { op: 'del', key },
+          { op: 'del', key: this.k('ctoken', consumer.tokenHash) },
+          { op: 'zrem', key: this.k('consumers'), v: String(id) },
+        ],
+        change: { kind: 'consumer', key: String(id), op: 'delete' },
+        result: () => true,
+      };
+    });
   }
 
   // ---- change feed

@@ -18,7 +18,7 @@ export interface Zone {
   records: RecordState[];
 }
 
-export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user';
+export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer';
 
 export interface Change {
   revision: number;
@@ -36,6 +36,19 @@ export interface Snapshot {
   nodes: EdgeNode[];
   /** Revision of the last node change (0 if none is retained or none happened). */
   nodesRevision: number;
+}
+
+/** A registered change-feed consumer (a name server, later an edge). */
+export interface ConsumerState {
+  id: number;
+  name: string;
+  /** Where commit notifications are POSTed; null = the consumer only polls. */
+  url: string | null;
+  /** SHA-256 of its bearer token. */
+  tokenHash: string;
+  /** HMAC key for notifications (shared with the consumer, so kept as is). */
+  secret: string;
+  created: string;
 }
 
 export interface PageRequest {
@@ -102,6 +115,11 @@ export interface Store {
   snapshot(): Promise<Snapshot>;
   /** Calls `listener` after each commit made through this store object (in this process). */
   onCommit(listener: () => void): () => void;
+
+  createConsumer(input: Omit<ConsumerState, 'id' | 'created'>): Promise<ConsumerState>;
+  listConsumers(): Promise<ConsumerState[]>;
+  findConsumerByTokenHash(hash: string): Promise<ConsumerState | undefined>;
+  deleteConsumer(id: number): Promise<boolean>;
 
   /** The revision of the last commit (0 for an empty store). */
   currentRevision(): Promise<number>;

@@ -70,6 +70,22 @@ describe('palisade admin', () => {
     expect(removal.stderr).toContain('domain bound.example');
   });
 
+  it('registers change-feed consumers whose token opens /sync/*, and removes them', async () => {
+    const added = await admin('consumer', 'add', '--name', 'ns1', '--url', 'http://127.0.0.1:9/notify');
+    expect(added.code, added.stderr).toBe(0);
+    const consumer = JSON.parse(added.stdout);
+    expect(consumer.token).toMatch(/^nt_[A-Za-z0-9_-]{43}$/);
+    expect(consumer.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const snapshot = () => fetch(`${server.url}/sync/snapshot`, { headers: { authorization: `Bearer ${consumer.token}` } });
+    expect((await snapshot()).status).toBe(200);
+    const list = (await admin('consumer', 'list')).stdout;
+    expect(list).toContain('ns1');
+    expect(list).not.toContain(consumer.secret);
+    expect((await admin('consumer', 'remove', String(consumer.id))).code).toBe(0);
+    expect((await snapshot()).status).toBe(401);
+    expect((await admin('consumer', 'add', '--name', 'x', '--url', 'ftp://nope')).code).toBe(2);
+  });
+
   it('explains bad input with exit code 2', async () => {
     for (const args of [
       ['user', 'create', '--name', 'x'],

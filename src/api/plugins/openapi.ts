@@ -16,7 +16,12 @@ export const openapiPlugin = fp(
           description:
             'Domains, DNS records, name-server activation, IP lists and edge nodes. Every request except /healthz, /readyz, /openapi.json and /docs needs an `X-Auth-Key` header. Errors are RFC 9457 problem+json documents.',
         },
-        components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Key' } } },
+        components: {
+          securitySchemes: {
+            apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Key' },
+            consumerToken: { type: 'http', scheme: 'bearer', description: 'A name server token from `palisade admin consumer add`' },
+          },
+        },
         security: [{ apiKey: [] }],
       },
     });

@@ -1,0 +1,108 @@
+// The change-feed endpoints name servers pull from, and the signed push that tells them to.
+import { createServer } from 'node:http';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/model/user.ts';
+import { PushNotifier, signNotification } from '../../src/sync/notifier.ts';
+import { startApi, type TestApi } from '../helpers/api-server.ts';
+
+let api: TestApi;
+let key: string;
+const token = 'nt_test_consumer_token_0000000000000000000000';
+
+beforeAll(async () => {
+  api = await startApi({ PALISADE_CHANGE_RETENTION: '100' });
+  ({ key } = await api.user());
+  await api.store.createConsumer({ name: 'ns1', url: null, tokenHash: hashApiKey(token), secret: 'unused' });
+});
+afterAll(() => api.close());
+
+const sync = (path: string, bearer = token) => api.request('GET', path, { headers: { authorization: `Bearer ${bearer}` } });
+
+describe('GET /sync/*', () => {
+  it('accept only consumer tokens, never customer keys', async () => {
+    for (const path of ['/sync/snapshot', '/sync/changes?since=0']) {
+      expect((await api.request('GET', path)).status).toBe(401);
+      expect((await api.request('GET', path, { key })).status).toBe(401);
+      expect((await sync(path, key)).status).toBe(401);
+      expect((await sync(path, 'nt_unknown_token_000000000000')).status).toBe(401);
+    }
+    expect((await api.request('GET', '/me', { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+  });
+
+  it('snapshot: active zones with their records, the nodes, the revision', async () => {
+    await api.request('POST', '/domains', { key, body: { domain: 'on.example', backend: '198.51.100.1' } });
+    await api.request('POST', '/domains', { key, body: { domain: 'off.example', backend: '198.51.100.1' } });
+    await api.request('POST', '/domains/on.example/dnsrecords', { key, body: { name: 'www', type: 1, value: '192.0.2.1' } });
+    await api.request('GET', '/domains/on.example/activatens', { key });
+    const node = await api.store.createNode({ name: 'edge', ipv4: '192.0.2.100', ipv6: null, location: 'DE', status: 'active' });
+    const res = await sync('/sync/snapshot');
+    expect(res.status).toBe(200);
+    expect(res.body.revision).toBe(await api.store.currentRevision());
+    expect(res.body.nodes_revision).toBe(res.body.revision);
+    expect(res.body.zones.map((z: { domain: { domain: string } }) => z.domain.domain)).toEqual(['on.example']);
+    expect(res.body.zones[0].records).toEqual([expect.objectContaining({ name: 'www', value: '192.0.2.1' })]);
+    expect(res.body.nodes).toEqual([node]);
+  });
+
+  it('changes: in revision order with current data, deletions as deletes, paged by limit', async () => {
+    const start = await api.store.currentRevision();
+    await api.request('POST', '/domains/on.example/dnsrecords', { key, body: { name: 'api', type: 1, value: '192.0.2.2' } });
+    await api.request('GET', '/domains/off.example/activatens', { key });
+    await api.request('DELETE', '/domains/off.example', { key });
+    const res = await sync(`/sync/changes?since=${start}`);
+    expect(res.status).toBe(200);
+    expect(res.body.changes.map((c: { revision: number; key: string; op: string }) => [c.revision - start, c.key, c.op])).toEqual([
+      [1, 'on.example', 'put'],
+      [2, 'off.example', 'delete'],
+      [3, 'off.example', 'delete'],
+    ]);
+    expect(res.body.changes[0].data.records.map((r: { name: string }) => r.name)).toEqual(['www', 'api']);
+    expect(res.body).toMatchObject({ since: start, revision: start + 3, current: start + 3 });
+    const paged = await sync(`/sync/changes?since=${start}&limit=1`);
+    expect(paged.body).toMatchObject({ revision: start + 1, current: start + 3 });
+    expect((await sync(`/sync/changes?since=${start + 3}`)).body.changes).toEqual([]);
+  });
+
+  it('410 Gone (problem+json) once a revision falls out of the retained history', async () => {
+    for (let i = 0; i < 110; i++) await api.request('PATCH', '/domains/on.example', { key, body: { bwlimit: i + 1 } });
+    const res = await sync('/sync/changes?since=1');
+    expect(res.status).toBe(410);
+    expect(res.contentType).toContain('application/problem+json');
+    expect(res.body.code).toBe('GONE');
+    expect(res.body.detail).toContain('/sync/snapshot');
+  });
+});
+
+describe('push notifications', () => {
+  it('POST {revision} to each consumer URL after commits, signed with its secret', async () => {
+    const received: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = receiver.address() as { port: number };
+    await api.store.createConsumer({ name: 'ns2', url: `http://127.0.0.1:${port}/notify`, tokenHash: hashApiKey('nt_other_consumer_token_0000000'), secret: 'k3y' });
+    const notifier = new PushNotifier(api.store, pino({ level: 'silent' }));
+    await notifier.start();
+    try {
+      await api.request('PATCH', '/domains/on.example', { key, body: { cachelevel: 3 } });
+      for (let i = 0; i < 40 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(received.length).toBeGreaterThanOrEqual(1);
+      const last = received[received.length - 1]!;
+      expect(JSON.parse(last.body)).toEqual({ revision: await api.store.currentRevision() });
+      const timestamp = Number(last.headers['x-palisade-timestamp']);
+      expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(5);
+      expect(last.headers['x-palisade-signature']).toBe(signNotification('k3y', timestamp, last.body));
+      expect(last.headers['x-palisade-signature']).not.toBe(signNotification('wrong', timestamp, last.body));
+    } finally {
+      notifier.stop();
+      receiver.close();
+    }
+  });
+});
