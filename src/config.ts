@@ -14,6 +14,8 @@ export interface Config {
   dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB). */
   geoipDb?: string;
+  /** The dns role's link to the API's change feed. */
+  sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number };
   nameservers: [string, string];
   hostmaster: string;
   logLevel: string;
@@ -61,6 +63,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : env.REDIS_URL,
     redisPrefix: str('PALISADE_REDIS_PREFIX', '{palisade}:'),
     geoipDb: env.PALISADE_GEOIP_DB ? resolve(env.PALISADE_GEOIP_DB) : undefined,
+    sync: {
+      url: env.PALISADE_SYNC_URL?.replace(/\/+$/, ''),
+      token: env.PALISADE_SYNC_TOKEN,
+      secret: env.PALISADE_SYNC_SECRET,
+      host: host('PALISADE_SYNC_HOST', '127.0.0.1'),
+      port: int('PALISADE_SYNC_PORT', 5380, 0, 65535),
+      pollMs: int('PALISADE_SYNC_POLL_MS', 2000, 100, 600_000),
+    },
     api: {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
       port: int('PALISADE_API_PORT', 8080, 0, 65535),
@@ -83,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('PALISADE_LOG_LEVEL', 'info'),
     changeRetention: int('PALISADE_CHANGE_RETENTION', 100_000, 100, 100_000_000),
   };
+  if (config.sync.url && !/^https?:\/\/[^\s]+$/.test(config.sync.url)) problems.push(`PALISADE_SYNC_URL=${config.sync.url}: must be an http:// or https:// URL`);
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');

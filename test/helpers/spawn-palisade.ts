@@ -46,3 +46,38 @@ export async function runAdminCli(env: Record<string, string>, args: string[]): 
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr };
 }
+
+export interface RunningNameServer {
+  child: ChildProcess;
+  dnsPort: number;
+  notifyUrl: string;
+  output: () => string;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** Starts `palisade dns` and waits for its "serving" line. */
+export async function startNameServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningNameServer> {
+  const child = spawn(process.execPath, [BIN, 'dns'], {
+    env: { ...process.env, PALISADE_DNS_PORT: '0', PALISADE_SYNC_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const match = /"dns":"[^"]*:(\d+)","notify":"([^"]+)"/.exec(out);
+    if (match) return { child, dnsPort: Number(match[1]), notifyUrl: match[2]!, output: () => out, exited };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`palisade dns did not start:\n${out}`);
+}
+
+export async function stopProcess(p: { child: ChildProcess; exited: Promise<unknown> }, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill(signal);
+  await p.exited;
+}

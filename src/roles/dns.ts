@@ -1,0 +1,71 @@
+// The dns role: an authoritative name server (ns1, ns2, …) on its own host, fed by a remote API's
+// change feed, serving from its local state whenever the API is away.
+import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import { DnsServer } from '../dns/dns-server.ts';
+import { GeoLocator } from '../geo/locator.ts';
+import { createLogger } from '../log.ts';
+import { NotifyListener } from '../sync/notify-listener.ts';
+import { RemoteFeed } from '../sync/remote-feed.ts';
+import { StartupError } from './serve.ts';
+
+export async function runNameServer(config: Config): Promise<void> {
+  const { sync } = config;
+  const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
+  if (missing.length > 0) throw new StartupError(`the dns role needs ${missing.join(', ')} (from \`palisade admin consumer add\` on the API side)`);
+  const log = createLogger(config.logLevel);
+  const geo = config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
+  geo?.watch();
+  const dns = new DnsServer({
+    host: config.dns.host,
+    port: config.dns.port,
+    nameservers: config.nameservers,
+    hostmaster: config.hostmaster,
+    tcp: config.dns.tcp,
+    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
+    rateLimit: config.dns.rateLimit,
+    log: log.child({ component: 'dns' }),
+  });
+  const feed = new RemoteFeed(dns.index, { url: sync.url!, token: sync.token!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'ns-state'), log: log.child({ component: 'sync' }) });
+  dns.metrics.revisionApplied = () => feed.applied;
+  feed.start();
+  const dnsPort = await dns.listen().catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message})`);
+  });
+  const health = () => {
+    const lag = Math.max(0, feed.current - feed.applied);
+    const age = feed.lastSuccess === 0 ? null : Date.now() - feed.lastSuccess;
+    return { ok: feed.applied > 0, revision: feed.applied, api_revision: feed.current, lag, last_sync_ms_ago: age, zones: dns.index.size };
+  };
+  const listener: NotifyListener = new NotifyListener({
+    secret: sync.secret!,
+    onNotify: () => void feed.catchUp(),
+    health,
+    metrics: (): string => {
+      const h = health();
+      return `${dns.metrics.render()}# HELP palisade_sync_lag_revisions Revisions the API is ahead of this name server.\n# TYPE palisade_sync_lag_revisions gauge\npalisade_sync_lag_revisions ${h.lag}\n# HELP palisade_sync_notifications_total Push notifications, by outcome.\n# TYPE palisade_sync_notifications_total counter\npalisade_sync_notifications_total{outcome="accepted"} ${listener.accepted}\npalisade_sync_notifications_total{outcome="rejected"} ${listener.rejected}\n`;
+    },
+    log: log.child({ component: 'sync' }),
+  });
+  const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`sync: cannot listen on ${sync.host}:${sync.port} (${error.code ?? error.message}); set PALISADE_SYNC_HOST/PALISADE_SYNC_PORT`);
+  });
+  log.info({ dns: `${config.dns.host}:${dnsPort}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied }, 'palisade name server serving');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    try {
+      await listener.close();
+      await dns.close();
+      await feed.stop();
+      geo?.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
