@@ -37,7 +37,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function setup(dataDir: string, withUrls: boolean) {
-  const env = { PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: String(await freePort()), PALISADE_LOG_LEVEL: 'warn' };
+  const env = { PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: String(await freePort()) };
   const users = JSON.parse((await runAdminCli(env, ['user', 'list'])).stdout) as unknown[];
   const key = users.length === 0 ? JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org', '--max-records', '100000', '--max-domains', '1000000'])).stdout).key.api_key : undefined;
   const nsEnvs: Array<Record<string, string>> = [];
@@ -45,7 +45,7 @@ async function setup(dataDir: string, withUrls: boolean) {
     const port = await freePort();
     const args = ['consumer', 'add', '--name', name, ...(withUrls ? ['--url', `http://127.0.0.1:${port}/notify`] : [])];
     const c = JSON.parse((await runAdminCli(env, args)).stdout);
-    nsEnvs.push({ PALISADE_DATA_DIR: mkdtempSync(join(tmpdir(), 'palisade-ns-')), PALISADE_SYNC_TOKEN: c.token, PALISADE_SYNC_SECRET: c.secret, PALISADE_SYNC_PORT: String(port), PALISADE_SYNC_POLL_MS: String(POLL_MS), PALISADE_LOG_LEVEL: 'warn' });
+    nsEnvs.push({ PALISADE_DATA_DIR: mkdtempSync(join(tmpdir(), 'palisade-ns-')), PALISADE_SYNC_TOKEN: c.token, PALISADE_SYNC_SECRET: c.secret, PALISADE_SYNC_PORT: String(port), PALISADE_SYNC_POLL_MS: String(POLL_MS) });
   }
   return { env, key, nsEnvs };
 }
