@@ -131,6 +131,42 @@ describe('ns1 and ns2 from one API', () => {
     expect(metrics).toMatch(/palisade_sync_notifications_total\{outcome="accepted"\} [1-9]/);
   });
 
+  it('a name server started in the middle of writes, receiving no pushes, converges to the API by polling', async () => {
+    // ns2's token on another port (pushes go to ns2's registered URL), and a wrong secret besides.
+    const env = { ...nsEnv[1]!, PALISADE_DATA_DIR: tempDir(), PALISADE_SYNC_SECRET: 'wrong-secret', PALISADE_SYNC_PORT: '0', PALISADE_SYNC_URL: api.url };
+    let stop = false;
+    let written = 0;
+    const writer = (async () => {
+      for (let i = 0; !stop && i < 200; i++) {
+        const res = await call('POST', '/domains/sync.example/dnsrecords', { name: `flight${i}`, type: 1, value: `198.51.100.${(i % 250) + 1}` });
+        if (res.status === 201) written++;
+        if (i % 10 === 9) {
+          const [first] = (await (await call('GET', `/domains/sync.example/dnsrecords?name=flight${i - 9}`)).json()) as Array<{ id: number }>;
+          await call('DELETE', `/domains/sync.example/dnsrecords/${first!.id}`);
+        }
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const late = await startNameServer(env);
+    try {
+      stop = true;
+      await writer;
+      expect(written).toBeGreaterThan(0);
+      const records = (await (await call('GET', '/domains/sync.example/dnsrecords?limit=1000')).json()) as Array<{ name: string; type_name: string; value: string }>;
+      const flight = records.filter((r) => r.name.startsWith('flight'));
+      const lastName = flight[flight.length - 1]!.name;
+      await until(late, `${lastName}.sync.example`, 'A', (r) => r.answer.length === 1);
+      for (const record of flight) {
+        expect((await dig(late.dnsPort, `${record.name}.sync.example`, 'A')).answer.map((a) => a.data)).toEqual([record.value]);
+      }
+      // Deleted ones are gone there too.
+      const deleted = Array.from({ length: written }, (_, i) => `flight${i}`).filter((n) => !flight.some((r) => r.name === n));
+      for (const name of deleted.slice(0, 5)) expect((await dig(late.dnsPort, `${name}.sync.example`, 'A')).status).toBe('NXDOMAIN');
+    } finally {
+      await stopProcess(late);
+    }
+  });
+
   it('report applied revision and lag at /healthz and /metrics', async () => {
     const health = (await (await fetch(ns[0]!.notifyUrl.replace('/notify', '/healthz'))).json()) as { ok: boolean; revision: number; lag: number };
     expect(health.ok).toBe(true);
