@@ -2,11 +2,10 @@
 // change feed, serving from its local state whenever the API is away.
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
-import { DnsServer } from '../dns/dns-server.ts';
-import { GeoLocator } from '../geo/locator.ts';
 import { createLogger } from '../log.ts';
 import { NotifyListener } from '../sync/notify-listener.ts';
 import { RemoteFeed } from '../sync/remote-feed.ts';
+import { newDnsServer, openGeo } from './dns-parts.ts';
 import { StartupError } from './serve.ts';
 
 export async function runNameServer(config: Config): Promise<void> {
@@ -14,18 +13,8 @@ export async function runNameServer(config: Config): Promise<void> {
   const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
   if (missing.length > 0) throw new StartupError(`the dns role needs ${missing.join(', ')} (from \`palisade admin consumer add\` on the API side)`);
   const log = createLogger(config.logLevel);
-  const geo = config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
-  geo?.watch();
-  const dns = new DnsServer({
-    host: config.dns.host,
-    port: config.dns.port,
-    nameservers: config.nameservers,
-    hostmaster: config.hostmaster,
-    tcp: config.dns.tcp,
-    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
-    rateLimit: config.dns.rateLimit,
-    log: log.child({ component: 'dns' }),
-  });
+  const geo = openGeo(config, log);
+  const dns = newDnsServer(config, log, geo);
   const feed = new RemoteFeed(dns.index, { url: sync.url!, token: sync.token!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'ns-state'), log: log.child({ component: 'sync' }) });
   dns.metrics.revisionApplied = () => feed.applied;
   feed.start();

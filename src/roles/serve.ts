@@ -3,12 +3,11 @@
 // finishes requests, closes the store.
 import type { Config } from '../config.ts';
 import { buildApp } from '../api/app.ts';
-import { DnsServer } from '../dns/dns-server.ts';
-import { GeoLocator } from '../geo/locator.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
 import { PushNotifier } from '../sync/notifier.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
+import { newDnsServer, openGeo } from './dns-parts.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
 export class StartupError extends Error {}
@@ -22,24 +21,8 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   const log = createLogger(config.logLevel);
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
 
-  const geo = options.dns && config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
-  geo?.watch();
-  if (options.dns) {
-    if (geo) log.info({ path: config.geoipDb, type: geo.databaseType }, 'geo: GeoIP database loaded');
-    else log.warn('geo: no GeoIP database (PALISADE_GEOIP_DB): geo-targeted records answer with their general variant');
-  }
-  const dns = !options.dns
-    ? undefined
-    : new DnsServer({
-    host: config.dns.host,
-    port: config.dns.port,
-    nameservers: config.nameservers,
-    hostmaster: config.hostmaster,
-    tcp: config.dns.tcp,
-    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
-    rateLimit: config.dns.rateLimit,
-    log: log.child({ component: 'dns' }),
-  });
+  const geo = options.dns ? openGeo(config, log) : undefined;
+  const dns = options.dns ? newDnsServer(config, log, geo) : undefined;
   const feed = dns && new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
   let dnsAddress: string | undefined;
   if (dns && feed) {

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
+import { coalesced } from './coalesce.ts';
 
 export interface RemoteFeedOptions {
   /** Base URL of the API, e.g. http://api.internal:8080 */
@@ -43,8 +44,6 @@ export class RemoteFeed {
   current = 0;
   lastSuccess = 0;
   private nodesRevision = 0;
-  private running: Promise<void> | undefined;
-  private again = false;
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
 
@@ -69,7 +68,7 @@ export class RemoteFeed {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.catchUp.settled();
     await this.db.close();
   }
 
@@ -83,34 +82,22 @@ export class RemoteFeed {
   }
 
   /** Pulls until up to date; concurrent calls (polls, pushes) coalesce. */
-  catchUp(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          while (await this.pull());
-        } while (this.again);
-        if (this.failing) this.options.log.info({ revision: this.applied }, 'sync: API reachable again; caught up');
-        this.failing = false;
-        this.lastSuccess = Date.now();
-      } catch (error) {
-        if (!this.failing) {
-          this.options.log.error(
-            { err: (error as Error).message, url: this.options.url, revision: this.applied },
-            'sync: cannot pull from the API; serving the last applied state. Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN',
-          );
-        }
-        this.failing = true;
-      } finally {
-        this.running = undefined;
+  readonly catchUp = coalesced(async () => {
+    try {
+      while (await this.pull());
+      if (this.failing) this.options.log.info({ revision: this.applied }, 'sync: API reachable again; caught up');
+      this.failing = false;
+      this.lastSuccess = Date.now();
+    } catch (error) {
+      if (!this.failing) {
+        this.options.log.error(
+          { err: (error as Error).message, url: this.options.url, revision: this.applied },
+          'sync: cannot pull from the API; serving the last applied state. Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN',
+        );
       }
-    })();
-    return this.running;
-  }
+      this.failing = true;
+    }
+  });
 
   /** One page of changes (or a snapshot); true when more may be waiting. */
   private async pull(): Promise<boolean> {

@@ -5,13 +5,12 @@
 import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { Store, Zone } from '../store/types.ts';
+import { coalesced } from './coalesce.ts';
 
 const BATCH = 10_000;
 
 export class StoreFeed {
   private applied = 0;
-  private running: Promise<void> | undefined;
-  private again = false;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
@@ -47,25 +46,13 @@ export class StoreFeed {
   }
 
   /** Applies what changed since the last applied revision; concurrent calls coalesce. */
-  catchUp(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
+  readonly catchUp = coalesced(async () => {
+    try {
+      while (await this.applyBatch());
+    } catch (error) {
+      this.log.error({ err: error }, 'applying store changes failed; retrying at the next poll');
     }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          while (await this.applyBatch());
-        } while (this.again);
-      } catch (error) {
-        this.log.error({ err: error }, 'applying store changes failed; retrying at the next poll');
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    return this.running;
-  }
+  });
 
   /** One batch; true when more may be waiting. */
   private async applyBatch(): Promise<boolean> {

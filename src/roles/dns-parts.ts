@@ -1,0 +1,27 @@
+// What the serve and dns roles build alike: the GeoIP locator and the DNS server from the config.
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { DnsServer } from '../dns/dns-server.ts';
+import { GeoLocator } from '../geo/locator.ts';
+
+/** Opens (and watches) the GeoIP database if one is configured; says so either way. */
+export function openGeo(config: Config, log: Logger): GeoLocator | undefined {
+  const geo = config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
+  geo?.watch();
+  if (geo) log.info({ path: config.geoipDb, type: geo.databaseType }, 'geo: GeoIP database loaded');
+  else log.warn('geo: no GeoIP database (PALISADE_GEOIP_DB): geo-targeted records answer with their general variant');
+  return geo;
+}
+
+export function newDnsServer(config: Config, log: Logger, geo: GeoLocator | undefined): DnsServer {
+  return new DnsServer({
+    host: config.dns.host,
+    port: config.dns.port,
+    nameservers: config.nameservers,
+    hostmaster: config.hostmaster,
+    tcp: config.dns.tcp,
+    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
+    rateLimit: config.dns.rateLimit,
+    log: log.child({ component: 'dns' }),
+  });
+}
