@@ -76,8 +76,9 @@ export class RemoteFeed {
     return [...this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as EdgeNode);
   }
 
-  private async get<T>(path: string): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(10_000) });
+  /** A GET with a deadline for the whole exchange: seconds for a page of changes, minutes for a snapshot. */
+  private async get<T>(path: string, timeoutMs = 10_000): Promise<{ status: number; body: T }> {
+    const res = await fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
     return { status: res.status, body: (await res.json()) as T };
   }
 
@@ -119,7 +120,7 @@ export class RemoteFeed {
   }
 
   private async loadSnapshot(): Promise<void> {
-    const snap = await this.get<Snapshot>('/sync/snapshot');
+    const snap = await this.get<Snapshot>('/sync/snapshot', 300_000);
     if (snap.status !== 200) throw new Error(`GET /sync/snapshot answered ${snap.status}`);
     const { revision, nodes_revision: nodesRevision, zones, nodes } = snap.body;
     this.index.replaceAll(zones, nodes, nodesRevision);
