@@ -7,6 +7,7 @@ import { NotifyListener } from '../sync/notify-listener.ts';
 import { RemoteFeed } from '../sync/remote-feed.ts';
 import { newDnsServer, openGeo } from './dns-parts.ts';
 import { StartupError } from './serve.ts';
+import { closeOnSignal } from './shutdown.ts';
 
 export async function runNameServer(config: Config): Promise<void> {
   const { sync } = config;
@@ -41,20 +42,10 @@ export async function runNameServer(config: Config): Promise<void> {
   });
   log.info({ dns: `${config.dns.host}:${dnsPort}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied }, 'palisade name server serving');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    try {
-      await listener.close();
-      await dns.close();
-      await feed.stop();
-      geo?.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  closeOnSignal(log, async () => {
+    await listener.close();
+    await dns.close();
+    await feed.stop();
+    geo?.close();
+  });
 }

@@ -8,6 +8,7 @@ import { openStore } from '../store/index.ts';
 import { PushNotifier } from '../sync/notifier.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
 import { newDnsServer, openGeo } from './dns-parts.ts';
+import { closeOnSignal } from './shutdown.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
 export class StartupError extends Error {}
@@ -51,22 +52,12 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     log.info('no users yet: create one with `npm run admin -- user create --name NAME --email EMAIL`; it prints an API key for X-Auth-Key');
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    try {
-      feed?.stop();
-      notifier.stop();
-      await app.close();
-      await dns?.close();
-      geo?.close();
-      await store.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  closeOnSignal(log, async () => {
+    feed?.stop();
+    notifier.stop();
+    await app.close();
+    await dns?.close();
+    geo?.close();
+    await store.close();
+  });
 }

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
+import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
 
 export interface RemoteFeedOptions {
@@ -155,15 +156,8 @@ export class RemoteFeed {
     // Node changes rebuild every zone whose answers use node addresses: take their documents from
     // the local state (those also changed in this batch come from the batch).
     const dependent = nodeRevision > 0 ? this.index.nodeDependentZones().filter((n) => !zones.has(n)).map((n) => this.db.get(['zone', n]) as Zone | undefined) : [];
-    // Apply in one synchronous step.
-    if (nodeRevision > 0) {
-      this.nodesRevision = nodeRevision;
-      this.index.setNodes([...nodes.values()], nodeRevision, dependent.filter((z): z is Zone => z !== undefined));
-    }
-    for (const [name, zone] of zones) {
-      if (zone) this.index.putZone(zone);
-      else this.index.deleteZone(name);
-    }
+    if (nodeRevision > 0) this.nodesRevision = nodeRevision;
+    applyBatch(this.index, { zones, nodes: nodeRevision > 0 ? { list: [...nodes.values()], revision: nodeRevision } : undefined, dependent });
     this.applied = page.revision;
     await this.db.transaction(() => {
       for (const [name, zone] of zones) {

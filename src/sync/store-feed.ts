@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { Store, Zone } from '../store/types.ts';
+import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
 
 const BATCH = 10_000;
@@ -70,14 +71,10 @@ export class StoreFeed {
       else if (change.kind === 'node') nodeRevision = change.revision;
     }
     // Read everything first; apply below without awaiting, so the batch lands as one step.
-    const zones = await Promise.all([...zoneNames].map(async (name) => [name, await this.store.getZone(name)] as [string, Zone | undefined]));
-    const nodes = nodeRevision > 0 ? await this.store.listNodes() : undefined;
+    const zones = new Map(await Promise.all([...zoneNames].map(async (name) => [name, await this.store.getZone(name)] as [string, Zone | undefined])));
+    const nodes = nodeRevision > 0 ? { list: await this.store.listNodes(), revision: nodeRevision } : undefined;
     const dependent = nodes ? await Promise.all(this.index.nodeDependentZones().filter((n) => !zoneNames.has(n)).map((n) => this.store.getZone(n))) : [];
-    if (nodes) this.index.setNodes(nodes, nodeRevision, dependent.filter((z): z is Zone => z !== undefined));
-    for (const [name, zone] of zones) {
-      if (zone) this.index.putZone(zone);
-      else this.index.deleteZone(name);
-    }
+    applyBatch(this.index, { zones, nodes, dependent });
     this.applied = feed.changes[feed.changes.length - 1]!.revision;
     return feed.changes.length === BATCH;
   }

@@ -15,25 +15,28 @@ export interface RunningServer {
   exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-/** Starts `palisade serve` (or `api`) on random loopback ports and waits until it says where it listens. */
-export async function startServe(env: Record<string, string>, timeoutMs = 20_000, role: 'serve' | 'api' = 'serve'): Promise<RunningServer> {
-  const child = spawn(process.execPath, [BIN, role], {
-    env: { ...process.env, PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Spawns `palisade ROLE` and waits until its output matches `ready` (its "serving" log line). */
+async function spawnRole(role: string, env: Record<string, string>, ready: RegExp, timeoutMs: number) {
+  const child = spawn(process.execPath, [BIN, role], { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
-    const match = /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?/.exec(out);
-    if (match) return { child, url: match[1]!, dnsPort: Number(match[2]), output: () => out, exited };
+    const match = ready.exec(out);
+    if (match) return { child, match, output: () => out, exited };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
-  throw new Error(`palisade serve did not start:\n${out}`);
+  throw new Error(`palisade ${role} did not start:\n${out}`);
+}
+
+/** Starts `palisade serve` (or `api`) on random loopback ports and waits until it says where it listens. */
+export async function startServe(env: Record<string, string>, timeoutMs = 20_000, role: 'serve' | 'api' = 'serve'): Promise<RunningServer> {
+  const { match, ...rest } = await spawnRole(role, { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', ...env }, /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?/, timeoutMs);
+  return { ...rest, url: match[1]!, dnsPort: Number(match[2]) };
 }
 
 /** Runs `palisade admin …` to completion. */
@@ -57,23 +60,8 @@ export interface RunningNameServer {
 
 /** Starts `palisade dns` and waits for its "serving" line. */
 export async function startNameServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningNameServer> {
-  const child = spawn(process.execPath, [BIN, 'dns'], {
-    env: { ...process.env, PALISADE_DNS_PORT: '0', PALISADE_SYNC_PORT: '0', PALISADE_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    const match = /"dns":"[^"]*:(\d+)","notify":"([^"]+)"/.exec(out);
-    if (match) return { child, dnsPort: Number(match[1]), notifyUrl: match[2]!, output: () => out, exited };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`palisade dns did not start:\n${out}`);
+  const { match, ...rest } = await spawnRole('dns', { PALISADE_DNS_PORT: '0', PALISADE_SYNC_PORT: '0', ...env }, /"dns":"[^"]*:(\d+)","notify":"([^"]+)"/, timeoutMs);
+  return { ...rest, dnsPort: Number(match[1]), notifyUrl: match[2]! };
 }
 
 export async function stopProcess(p: { child: ChildProcess; exited: Promise<unknown> }, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

@@ -58,8 +58,4 @@ export class AnswerCache {
     }
     this.entries.set(key, entry);
   }
-
-  clear(): void {
-    this.entries.clear();
-  }
 }
