@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
+import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { normaliseDomainName } from './model/names.ts';
 
 export interface Config {
@@ -12,7 +13,7 @@ export interface Config {
   redisPrefix: string;
   api: { host: string; port: number; bodyLimit: number };
   dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
-  /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB). */
+  /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
   /** The dns role's link to the API's change feed. */
   sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number };
@@ -62,7 +63,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(str('PALISADE_DATA_DIR', 'data')),
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : env.REDIS_URL,
     redisPrefix: str('PALISADE_REDIS_PREFIX', '{palisade}:'),
-    geoipDb: env.PALISADE_GEOIP_DB ? resolve(env.PALISADE_GEOIP_DB) : undefined,
+    // Unset: the bundled database; "off": none (geo-targeted records answer with their general set).
+    geoipDb: !env.PALISADE_GEOIP_DB ? BUNDLED_GEOIP_DB : env.PALISADE_GEOIP_DB === 'off' ? undefined : resolve(env.PALISADE_GEOIP_DB),
     sync: {
       url: env.PALISADE_SYNC_URL?.replace(/\/+$/, ''),
       token: env.PALISADE_SYNC_TOKEN,

@@ -4,6 +4,7 @@
 // GeoNames table. Results are copied into plain integers; nothing from the reader's cache is kept.
 // The file is watched and a new reader replaces the old one only once it has loaded completely.
 import { readFileSync, statSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { Reader, type CountryResponse } from 'maxmind';
 import type { Logger } from 'pino';
 import { canonicalIp } from '../model/ip.ts';
@@ -75,6 +76,8 @@ export class GeoLocator {
       throw new Error(`geo: cannot read the GeoIP database ${path}: ${(error as Error).message}`);
     }
     try {
+      // A gzipped file (the bundled database ships so) is unpacked in memory.
+      if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
       return new Reader<CountryResponse>(bytes);
     } catch (error) {
       throw new Error(`geo: ${path} is not a MaxMind DB file: ${(error as Error).message}`);
@@ -83,6 +86,11 @@ export class GeoLocator {
 
   get databaseType(): string {
     return this.reader.metadata.databaseType;
+  }
+
+  /** The day the database was built (YYYY-MM-DD), so operators can tell how current it is. */
+  get builtOn(): string {
+    return this.reader.metadata.buildEpoch.toISOString().slice(0, 10);
   }
 
   locate(address: string): Located {
@@ -116,7 +124,7 @@ export class GeoLocator {
       try {
         this.reader = GeoLocator.load(this.path);
         this.memo = new Map();
-        this.log?.info({ path: this.path, type: this.databaseType }, 'geo: GeoIP database reloaded');
+        this.log?.info({ path: this.path, type: this.databaseType, built: this.builtOn }, 'geo: GeoIP database reloaded');
       } catch (error) {
         this.log?.error({ err: error }, 'geo: reload failed; still answering from the previous database');
       }

@@ -17,6 +17,8 @@ export interface MmdbOptions {
   description?: string;
   /** Seconds since the epoch; fixed by default so identical input gives identical bytes. */
   buildEpoch?: number;
+  /** Bits per search-tree record; by default the smallest that holds the tree and data. */
+  recordSize?: 24 | 28 | 32;
 }
 
 type Child = TreeNode | { data: number } | undefined;
@@ -88,6 +90,21 @@ function parseNetwork(network: string): { bits: Uint8Array; length: number } {
   return { bits: bytes, length };
 }
 
+/** One search-tree node: two records of 24, 28 (middle byte shared, left's nibble high) or 32 bits. */
+function writeNode(tree: Buffer, at: number, recordSize: number, left: number, right: number): void {
+  if (recordSize === 24) {
+    tree.writeUIntBE(left, at, 3);
+    tree.writeUIntBE(right, at + 3, 3);
+  } else if (recordSize === 28) {
+    tree.writeUIntBE(left & 0xffffff, at, 3);
+    tree[at + 3] = ((left >>> 24) << 4) | (right >>> 24);
+    tree.writeUIntBE(right & 0xffffff, at + 4, 3);
+  } else {
+    tree.writeUInt32BE(left, at);
+    tree.writeUInt32BE(right, at + 4);
+  }
+}
+
 export function writeMmdb(networks: readonly MmdbNetwork[], options: MmdbOptions): Buffer {
   // The data section: each distinct value once.
   const dataOffsets = new Map<string, number>();
@@ -125,17 +142,19 @@ export function writeMmdb(networks: readonly MmdbNetwork[], options: MmdbOptions
     node.children[last] = { data: ref };
   }
 
-  // Number the nodes breadth first, then write 32-bit records.
+  // Number the nodes breadth first, then write records of the smallest size that holds them.
   const order: TreeNode[] = [root];
   for (let i = 0; i < order.length; i++) for (const c of order[i]!.children) if (isNode(c)) order.push(c);
   const index = new Map(order.map((n, i) => [n, i]));
   const count = order.length;
-  const tree = Buffer.alloc(count * 8);
+  const largest = count + 16 + dataSize;
+  const recordSize = options.recordSize ?? (largest < 2 ** 24 ? 24 : largest < 2 ** 28 ? 28 : 32);
+  if (largest >= 2 ** recordSize) throw new RangeError(`mmdb: ${recordSize}-bit records cannot address ${largest}`);
+  const nodeBytes = recordSize / 4;
+  const tree = Buffer.alloc(count * nodeBytes);
   order.forEach((node, i) => {
-    node.children.forEach((c, side) => {
-      const value = c === undefined ? count : isNode(c) ? index.get(c)! : count + 16 + c.data;
-      tree.writeUInt32BE(value, i * 8 + side * 4);
-    });
+    const [left, right] = node.children.map((c) => (c === undefined ? count : isNode(c) ? index.get(c)! : count + 16 + c.data));
+    writeNode(tree, i * nodeBytes, recordSize, left!, right!);
   });
 
   const metadata = Buffer.concat([
@@ -143,7 +162,7 @@ export function writeMmdb(networks: readonly MmdbNetwork[], options: MmdbOptions
     encodeValue('node_count'),
     unsigned(6, count),
     encodeValue('record_size'),
-    unsigned(5, 32),
+    unsigned(5, recordSize),
     encodeValue('ip_version'),
     unsigned(5, 6),
     encodeValue('database_type'),

@@ -2,14 +2,20 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { DnsServer } from '../dns/dns-server.ts';
+import { BUNDLED_GEOIP_DB } from '../geo/default-db.ts';
 import { GeoLocator } from '../geo/locator.ts';
 
 /** Opens (and watches) the GeoIP database if one is configured; says so either way. */
 export function openGeo(config: Config, log: Logger): GeoLocator | undefined {
   const geo = config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
   geo?.watch();
-  if (geo) log.info({ path: config.geoipDb, type: geo.databaseType }, 'geo: GeoIP database loaded');
-  else log.warn('geo: no GeoIP database (PALISADE_GEOIP_DB): geo-targeted records answer with their general variant');
+  if (geo) {
+    const bundled = config.geoipDb === BUNDLED_GEOIP_DB;
+    log.info(
+      { path: config.geoipDb, type: geo.databaseType, built: geo.builtOn },
+      bundled ? 'geo: bundled GeoIP database loaded (IPFire Location data, CC BY-SA 4.0; set PALISADE_GEOIP_DB for your own)' : 'geo: GeoIP database loaded',
+    );
+  } else log.warn('geo: no GeoIP database (PALISADE_GEOIP_DB=off): geo-targeted records answer with their general variant');
   return geo;
 }
 

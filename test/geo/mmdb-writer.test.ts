@@ -1,21 +1,15 @@
 // The project's MMDB writer, read back by an independent reader (libmaxminddb's mmdblookup) and by
 // the maxmind package the server uses.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Reader } from 'maxmind';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeMmdb } from '../../src/geo/mmdb-writer.ts';
-import { GEO, testNetworks, writeTestDb } from '../helpers/geo-db.ts';
+import { GEO, mmdblookup, testNetworks, writeTestDb } from '../helpers/geo-db.ts';
 import { removeTempDirs } from '../helpers/temp.ts';
 
 afterAll(removeTempDirs);
 
-/** mmdblookup's whole output (it reports misses on stderr). */
-function mmdblookup(file: string, ip: string, ...path: string[]): string {
-  const run = spawnSync('mmdblookup', ['--file', file, '--ip', ip, ...path], { encoding: 'utf8' });
-  if (run.error) throw new Error('mmdblookup is required for this test (Debian: apt-get install mmdb-bin)');
-  return run.stdout + run.stderr;
-}
 
 describe('MMDB writer', () => {
   const file = writeTestDb('maxmind');
@@ -55,5 +49,17 @@ describe('MMDB writer', () => {
     );
     expect(nested.getWithPrefixLength('10.1.2.3')).toEqual([{ country_code: 'US' }, 16]);
     expect(nested.getWithPrefixLength('10.2.0.1')).toEqual([{ country_code: 'DE' }, 15]);
+  });
+
+  it('writes 24-, 28- and 32-bit records that libmaxminddb and maxmind read alike', () => {
+    for (const recordSize of [24, 28, 32] as const) {
+      const bytes = writeMmdb(testNetworks('iso'), { databaseType: 'x', recordSize });
+      const file = writeTestDb('iso');
+      writeFileSync(file, bytes);
+      expect(execFileSync('mmdblookup', ['--file', file, '--ip', '192.0.2.1', '--verbose'], { encoding: 'utf8' })).toMatch(new RegExp(`Record size:\\s+${recordSize} bits`));
+      expect(mmdblookup(file, '203.0.113.9', 'country_code'), `${recordSize}`).toContain('"JP" <utf8_string>');
+      expect(mmdblookup(file, '2001:db8::9', 'country_code'), `${recordSize}`).toContain('"BR" <utf8_string>');
+      expect(new Reader(bytes).getWithPrefixLength('198.51.100.7'), `${recordSize}`).toEqual([{ country_code: 'US' }, 24]);
+    }
   });
 });

@@ -1,5 +1,6 @@
 // The test GeoIP database: documentation ranges (and two loopback addresses, for queries without
 // ECS) mapped to four countries, in MaxMind's layout or the ISO-code-only one.
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeMmdb, type MmdbNetwork } from '../../src/geo/mmdb-writer.ts';
@@ -41,4 +42,11 @@ export function writeTestDb(layout: 'maxmind' | 'iso' = 'maxmind', networks = te
   const path = join(tempDir('palisade-geo-'), `test-${layout}.mmdb`);
   writeFileSync(path, writeMmdb(networks, { databaseType: layout === 'iso' ? 'Test-ISO-Country' : 'GeoIP2-Country' }));
   return path;
+}
+
+/** mmdblookup's whole output (it reports misses on stderr): libmaxminddb as an independent reader. */
+export function mmdblookup(file: string, ip: string, ...path: string[]): string {
+  const run = spawnSync('mmdblookup', ['--file', file, '--ip', ip, ...path], { encoding: 'utf8' });
+  if (run.error) throw new Error('mmdblookup is required for this test (Debian: apt-get install mmdb-bin)');
+  return run.stdout + run.stderr;
 }

@@ -3,6 +3,7 @@
 // on every name server.
 import { ipToBytes } from '../../model/ip.ts';
 import { absoluteName } from '../../model/names.ts';
+import { countryByIsoCode } from '../../geo/targets.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import type { RecordState } from '../../model/record.ts';
 import { parseSoaValue } from '../../model/record-values.ts';
@@ -90,19 +91,42 @@ function addRecord(node: NameNode, type: number, ttl: number, rdata: RData, targ
   for (const t of targets) entry.byTarget.set(t, addTo(entry.byTarget.get(t), node.name, type, ttl, rdata));
 }
 
-/** Addresses the protected names resolve to: edge nodes when protection is on, else the backend. */
-function protectedAddresses(zone: Zone, ctx: ZoneBuildContext): { v4: Buffer[]; v6: Buffer[] } {
+interface ProtectedSet {
+  v4: Buffer[];
+  v6: Buffer[];
+}
+
+interface ProtectedAddresses extends ProtectedSet {
+  /** Country or continent GeoNames ID → the addresses of the serving nodes there. */
+  near: Map<number, ProtectedSet>;
+}
+
+const addressesOf = (nodes: readonly EdgeNode[]): ProtectedSet => ({
+  v4: nodes.flatMap((n) => (n.ipv4 ? [Buffer.from(ipToBytes(n.ipv4))] : [])),
+  v6: nodes.flatMap((n) => (n.ipv6 ? [Buffer.from(ipToBytes(n.ipv6))] : [])),
+});
+
+/**
+ * Addresses the protected names resolve to: the serving edge nodes when protection is on (those
+ * in the client's country, else its continent, else all), the backend when it is off.
+ */
+function protectedAddresses(zone: Zone, ctx: ZoneBuildContext): ProtectedAddresses {
   const { domain } = zone;
   if (!domain.enabled) {
     const backend = Buffer.from(ipToBytes(domain.backend));
-    return backend.length === 4 ? { v4: [backend], v6: [] } : { v4: [], v6: [backend] };
+    return backend.length === 4 ? { v4: [backend], v6: [], near: new Map() } : { v4: [], v6: [backend], near: new Map() };
   }
   const bound = new Set(domain.bind_node);
   const serving = ctx.nodes.filter((n) => n.status === 'active' && (bound.size === 0 || bound.has(n.id)));
-  return {
-    v4: serving.flatMap((n) => (n.ipv4 ? [Buffer.from(ipToBytes(n.ipv4))] : [])),
-    v6: serving.flatMap((n) => (n.ipv6 ? [Buffer.from(ipToBytes(n.ipv6))] : [])),
-  };
+  const byPlace = new Map<number, EdgeNode[]>();
+  for (const node of serving) {
+    const place = countryByIsoCode(node.location);
+    if (!place) continue;
+    for (const id of [place.id, place.continentId!]) byPlace.set(id, [...(byPlace.get(id) ?? []), node]);
+  }
+  const near = new Map<number, ProtectedSet>();
+  for (const [id, nodes] of byPlace) near.set(id, addressesOf(nodes));
+  return { ...addressesOf(serving), near };
 }
 
 export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
@@ -136,6 +160,18 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
     const node = nodeFor(nodes, owner);
     for (const address of addresses.v4) addRecord(node, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
     for (const address of addresses.v6) addRecord(node, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
+    // Nearby nodes as geo variants: the engine picks them as it picks a customer's targeted records.
+    // A variant only where it narrows the set: otherwise the answer does not depend on location.
+    for (const [place, set] of addresses.near) {
+      if (set.v4.length > 0 && set.v4.length < addresses.v4.length) {
+        for (const address of set.v4) addRecord(node, QTYPE.A, PROTECTED_TTL, { type: 1, address }, [place]);
+        hasGeo = true;
+      }
+      if (set.v6.length > 0 && set.v6.length < addresses.v6.length) {
+        for (const address of set.v6) addRecord(node, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, [place]);
+        hasGeo = true;
+      }
+    }
   }
 
   const usesNodes = zone.domain.enabled;

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { answer } from '../../../src/dns/engine/answer.ts';
 import { QTYPE } from '../../../src/dns/wire/constants.ts';
 import type { ZoneIndex } from '../../../src/dns/zone/index.ts';
+import { countryByIsoCode } from '../../../src/geo/targets.ts';
+import type { EdgeNode } from '../../../src/model/node.ts';
 import { EDGE_NODES, indexWith, makeZone } from '../../helpers/dns-fixture.ts';
 
 const addresses = (index: ZoneIndex, qname: string, qtype: number) =>
@@ -85,5 +87,47 @@ describe('protected names', () => {
     expect(pick(FR, EUROPE)).toEqual({ value: '192.0.2.3', geo: true });
     expect(pick()).toEqual({ value: '192.0.2.1', geo: true });
     expect(answer(index, { qname: 'geo.example', qtype: QTYPE.SOA }, { country: DE }).geoUsed).toBe(false);
+  });
+
+  it('protected names prefer serving nodes in the client’s country, else its continent, else all', () => {
+    const place = (iso: string) => ({ country: countryByIsoCode(iso)!.id, continent: countryByIsoCode(iso)!.continentId });
+    const nodes: EdgeNode[] = [
+      { id: 1, name: 'fra1', ipv4: '192.0.2.101', ipv6: '2001:db8::101', location: 'DE', status: 'active' },
+      { id: 2, name: 'fra2', ipv4: '192.0.2.111', ipv6: null, location: 'DE', status: 'active' },
+      { id: 3, name: 'nyc1', ipv4: '192.0.2.102', ipv6: null, location: 'US', status: 'active' },
+      { id: 4, name: 'tyo1', ipv4: '192.0.2.104', ipv6: '2001:db8::104', location: 'JP', status: 'active' },
+      { id: 5, name: 'par1', ipv4: '192.0.2.105', ipv6: null, location: 'FR', status: 'maintenance' },
+    ];
+    const index = indexWith([makeZone({ domain: 'near.example', mask: 'www' }, [{ name: 'mail', type: 1, value: '192.0.2.9' }])], nodes);
+    const near = (iso: string | undefined, qtype: number, qname = 'www.near.example') => {
+      const a = answer(index, { qname, qtype }, iso ? place(iso) : {});
+      return { addresses: a.answer.flatMap((s) => s.rdata.map((r) => [...(r as { address: Buffer }).address].join(qtype === QTYPE.A ? '.' : ','))).sort(), geo: a.geoUsed };
+    };
+    expect(near('DE', QTYPE.A)).toEqual({ addresses: ['192.0.2.101', '192.0.2.111'], geo: true });
+    expect(near('DE', QTYPE.A, 'near.example').addresses).toEqual(['192.0.2.101', '192.0.2.111']);
+    // France has only a node in maintenance: the continent's nodes answer.
+    expect(near('FR', QTYPE.A).addresses).toEqual(['192.0.2.101', '192.0.2.111']);
+    expect(near('CA', QTYPE.A).addresses).toEqual(['192.0.2.102']);
+    expect(near('JP', QTYPE.A).addresses).toEqual(['192.0.2.104']);
+    expect(near('BR', QTYPE.A).addresses).toEqual(['192.0.2.101', '192.0.2.102', '192.0.2.104', '192.0.2.111']);
+    expect(near(undefined, QTYPE.A).addresses).toHaveLength(4);
+    // IPv6: a place with no IPv6 node falls through to the next one that has some.
+    expect(near('DE', QTYPE.AAAA).addresses).toHaveLength(1);
+    expect(near('US', QTYPE.AAAA).addresses).toHaveLength(2);
+    // Customer records are untouched by node places.
+    expect(near('DE', QTYPE.A, 'mail.near.example')).toEqual({ addresses: ['192.0.2.9'], geo: false });
+  });
+
+  it('nodes all in one place, or a bound node: the answer does not depend on location', () => {
+    const nodes: EdgeNode[] = [
+      { id: 1, name: 'fra1', ipv4: '192.0.2.101', ipv6: null, location: 'DE', status: 'active' },
+      { id: 2, name: 'fra2', ipv4: '192.0.2.111', ipv6: null, location: 'DE', status: 'active' },
+      { id: 3, name: 'nyc1', ipv4: '192.0.2.102', ipv6: null, location: 'US', status: 'active' },
+    ];
+    const index = indexWith([makeZone({ domain: 'one.example' }, []), makeZone({ domain: 'bound.example', bind_node: [3] }, [])], nodes.slice(0, 2));
+    const de = { country: countryByIsoCode('DE')!.id, continent: countryByIsoCode('DE')!.continentId };
+    expect(answer(index, { qname: 'one.example', qtype: QTYPE.A }, de).geoUsed).toBe(false);
+    const both = indexWith([makeZone({ domain: 'bound.example', bind_node: [3] }, [])], nodes);
+    expect(answer(both, { qname: 'bound.example', qtype: QTYPE.A }, de).geoUsed).toBe(false);
   });
 });
