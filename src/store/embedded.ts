@@ -8,7 +8,8 @@ import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
-import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
+import { collectSnapshot } from './snapshot.ts';
+import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -28,6 +29,8 @@ interface Tx {
 }
 
 const END = '\uffff';
+/** Zones per streamed snapshot chunk. */
+const SNAPSHOT_BATCH = 500;
 
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded';
@@ -40,6 +43,7 @@ export class EmbeddedStore implements Store {
     // ("/var/lib/palisade.d") for a database file.
     this.db = open<unknown, Key>({ path: options.path, compression: false, noSubdir: false });
     this.retention = options.changeRetention ?? 100_000;
+    this.indexServedZones();
   }
 
   private get<T>(key: Key): T | undefined {
@@ -167,9 +171,31 @@ export class EmbeddedStore implements Store {
       ctx.finish();
       const revision = tx.change('zone', name, 'put');
       const stored: Zone = { ...zone, domain: { ...zone.domain, created: tx.now, updated: tx.now, revision } };
-      void this.db.put(['zone', name], stored);
+      this.putZoneDocument(stored);
       void this.db.put(['udom', zone.domain.ownerId, name], 1);
       return stored;
+    });
+  }
+
+  /**
+   * Writes a zone, and beside it the JSON text of the zones that are served (name servers
+   * active): a snapshot streams those as they are, with no serialisation per zone.
+   */
+  private putZoneDocument(zone: Zone): void {
+    void this.db.put(['zone', zone.domain.domain], zone);
+    if (zone.domain.ns_active) void this.db.put(['served', zone.domain.domain], JSON.stringify(zone));
+    else void this.db.remove(['served', zone.domain.domain]);
+  }
+
+  /** Data written before the served-zone texts existed gets them once, at open. */
+  private indexServedZones(): void {
+    if (this.db.get(['meta', 'servedJson'])) return;
+    this.db.transactionSync(() => {
+      for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
+        const zone = value as Zone;
+        if (zone.domain.ns_active) void this.db.put(['served', zone.domain.domain], JSON.stringify(zone));
+      }
+      void this.db.put(['meta', 'servedJson'], 1);
     });
   }
 
@@ -217,7 +243,7 @@ export class EmbeddedStore implements Store {
       ctx.finish();
       const revision = tx.change('zone', name, 'put');
       const stored: Zone = { ...next, domain: { ...next.domain, domain: name, ownerId, created: zone.domain.created, updated: tx.now, revision } };
-      void this.db.put(['zone', name], stored);
+      this.putZoneDocument(stored);
       return stored;
     });
   }
@@ -227,6 +253,7 @@ export class EmbeddedStore implements Store {
       const zone = this.get<Zone>(['zone', name]);
       if (!zone || zone.domain.ownerId !== ownerId) return false;
       void this.db.remove(['zone', name]);
+      void this.db.remove(['served', name]);
       void this.db.remove(['udom', ownerId, name]);
       tx.change('zone', name, 'delete');
       return true;
@@ -391,17 +418,29 @@ export class EmbeddedStore implements Store {
 
   // ---- change feed
 
-  async snapshot(): Promise<Snapshot> {
+  snapshot(): Promise<Snapshot> {
+    return collectSnapshot(this.streamSnapshot());
+  }
+
+  /** One read transaction from the header to the last zone: every part is at the same revision. */
+  async *streamSnapshot(): AsyncGenerator<SnapshotChunk, void, undefined> {
     const transaction = this.db.useReadTransaction();
     try {
-      const read = <T>(key: Key) => this.db.get(key, { transaction }) as T | undefined;
-      const range = (start: Key, end: Key) => [...this.db.getRange({ start, end, transaction })].map((e) => e.value);
-      return {
-        revision: read<number>(['seq', 'revision']) ?? 0,
-        zones: range(['zone', ''], ['zone', END]) as Zone[],
-        nodes: range(['node', 0], ['node', Number.MAX_SAFE_INTEGER]) as EdgeNode[],
-        nodesRevision: read<number>(['meta', 'nodesRevision']) ?? 0,
+      yield {
+        kind: 'header',
+        revision: (this.db.get(['seq', 'revision'], { transaction }) as number | undefined) ?? 0,
+        nodesRevision: (this.db.get(['meta', 'nodesRevision'], { transaction }) as number | undefined) ?? 0,
+        nodes: [...this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER], transaction })].map((e) => e.value as EdgeNode),
       };
+      let batch: string[] = [];
+      for (const { value } of this.db.getRange({ start: ['served', ''], end: ['served', END], transaction })) {
+        batch.push(value as string);
+        if (batch.length === SNAPSHOT_BATCH) {
+          yield { kind: 'zones', json: batch };
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield { kind: 'zones', json: batch };
     } finally {
       transaction.done();
     }

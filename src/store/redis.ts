@@ -14,9 +14,12 @@ import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { COMMIT_SCRIPT } from './redis-commit.ts';
-import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, Store, Zone } from './types.ts';
+import { collectSnapshot } from './snapshot.ts';
+import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
+/** Zones per streamed snapshot chunk (one MGET). */
+const SNAPSHOT_BATCH = 500;
 /** Stands for the revision in documents until the script knows it. */
 const REV = '__REVISION__';
 
@@ -569,19 +572,27 @@ export class RedisStore implements Store {
   // ---- change feed
 
   snapshot(): Promise<Snapshot> {
-    return this.guard(async () => {
-      // Read the revision first: the documents are at least that new, and replaying the changes
-      // after it (idempotent puts and deletes) brings a consumer to any later state.
+    return collectSnapshot(this.streamSnapshot());
+  }
+
+  /**
+   * The revision is read first: the documents are at least that new, and replaying the changes
+   * after it (idempotent puts and deletes) brings a consumer to any later state.
+   */
+  async *streamSnapshot(): AsyncGenerator<SnapshotChunk, void, undefined> {
+    const header = await this.guard(async () => {
       const revision = Number((await this.redis.get(this.k('rev'))) ?? 0);
       const nodesRevision = Number((await this.redis.get(this.k('nodesRevision'))) ?? 0);
-      const names = await this.redis.zrange(this.k('zones'), '0', '-1');
-      const zones: Zone[] = [];
-      for (let i = 0; i < names.length; i += 1000) {
-        const docs = await this.redis.mget(names.slice(i, i + 1000).map((n) => this.k('zone', n)));
-        for (const d of docs) if (d) zones.push(JSON.parse(d) as Zone);
-      }
-      return { revision, zones, nodes: await this.listNodes(), nodesRevision };
+      return { kind: 'header' as const, revision, nodesRevision, nodes: await this.listNodes() };
     });
+    yield header;
+    const names = await this.guard(() => this.redis.zrange(this.k('zones'), '0', '-1'));
+    for (let i = 0; i < names.length; i += SNAPSHOT_BATCH) {
+      const docs = await this.guard(() => this.redis.mget(names.slice(i, i + SNAPSHOT_BATCH).map((n) => this.k('zone', n))));
+      // Documents are JSON already: parsed only to skip zones that are not served, sent as stored.
+      const json = docs.filter((d): d is string => d !== null && (JSON.parse(d) as Zone).domain.ns_active);
+      yield { kind: 'zones', json };
+    }
   }
 
   currentRevision(): Promise<number> {

@@ -32,11 +32,21 @@ export interface Change {
 
 export interface Snapshot {
   revision: number;
+  /** The zones whose name servers are active (the ones served). */
   zones: Zone[];
   nodes: EdgeNode[];
   /** Revision of the last node change (0 if none is retained or none happened). */
   nodesRevision: number;
 }
+
+/**
+ * A snapshot as it is read: the header first, then the served zones (name servers active) in
+ * batches, each zone as its JSON text — kept ready by the store, so streaming one to a name server
+ * costs no serialisation.
+ */
+export type SnapshotChunk =
+  | { kind: 'header'; revision: number; nodesRevision: number; nodes: EdgeNode[] }
+  | { kind: 'zones'; json: string[] };
 
 /** A registered change-feed consumer (a name server, later an edge). */
 export interface ConsumerState {
@@ -113,6 +123,12 @@ export interface Store {
 
   /** Everything a name server needs, read at one revision (one consistent read). */
   snapshot(): Promise<Snapshot>;
+  /**
+   * The same read, streamed: the header, then zones in batches, so that neither the store nor a
+   * consumer holds every zone at once. Iterate to the end or call return(): it may hold a read
+   * transaction open meanwhile.
+   */
+  streamSnapshot(): AsyncGenerator<SnapshotChunk, void, undefined>;
   /** Calls `listener` after each commit made through this store object (in this process). */
   onCommit(listener: () => void): () => void;
 

@@ -1,16 +1,23 @@
 // The name server's side of the change feed: keeps a zone index in step with a remote API, and
-// keeps what it applied in a local LMDB so a restart serves at once, even with the API down.
+// keeps what it applied on disk (local-state.ts) so a restart serves at once, even with the API down.
 //   start: local state → index (serve now) → catch up: GET /sync/changes?since=R, in order;
-//   410 (too far behind) or nothing local → GET /sync/snapshot. Polls every few seconds; a push
-//   notification only makes the next pull happen now. Each batch is fetched first and applied to
-//   the index in one synchronous step, then persisted.
-import { open, type RootDatabase } from 'lmdb';
+//   410 (too far behind) or nothing local → GET /sync/snapshot, streamed: each zone is built into
+//   a staged index and written to disk as it arrives, and both are switched in only once the end
+//   line has arrived. Polls every few seconds; a push notification only makes the next pull
+//   happen now. Each batch of changes is fetched first and applied to the index in one
+//   synchronous step, then persisted.
 import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
+import { LocalState, zoneJson, type LocalHeader } from './local-state.ts';
+import { LineSplitter, type Line } from './ndjson.ts';
+
+/** A snapshot may take minutes to arrive; a page of changes, seconds. */
+const SNAPSHOT_TIMEOUT_MS = 600_000;
+const CHANGES_TIMEOUT_MS = 10_000;
 
 export interface RemoteFeedOptions {
   /** Base URL of the API, e.g. http://api.internal:8080 */
@@ -22,24 +29,14 @@ export interface RemoteFeedOptions {
   log: Logger;
 }
 
-interface Snapshot {
-  revision: number;
-  nodes_revision: number;
-  zones: Zone[];
-  nodes: EdgeNode[];
-}
-
 interface ChangePage {
   revision: number;
   current: number;
   changes: Array<{ revision: number; kind: string; key: string; op: 'put' | 'delete'; data?: unknown }>;
 }
 
-type Key = (string | number)[];
-const END = '\uffff';
-
 export class RemoteFeed {
-  private readonly db: RootDatabase<unknown, Key>;
+  private readonly state: LocalState;
   applied = 0;
   /** The API's revision at the last successful pull. */
   current = 0;
@@ -52,16 +49,18 @@ export class RemoteFeed {
     private readonly index: ZoneIndex,
     private readonly options: RemoteFeedOptions,
   ) {
-    this.db = open<unknown, Key>({ path: options.dataDir, compression: false, noSubdir: false });
+    this.state = new LocalState(options.dataDir);
   }
 
   /** Loads the local state into the index; the caller may serve DNS as soon as this returns. */
   start(): void {
-    const zones = [...this.db.getRange({ start: ['zone', ''], end: ['zone', END] })].map((e) => e.value as Zone);
-    this.applied = (this.db.get(['meta', 'revision']) as number | undefined) ?? 0;
-    this.nodesRevision = (this.db.get(['meta', 'nodesRevision']) as number | undefined) ?? 0;
-    this.index.replaceAll(zones, this.localNodes(), this.nodesRevision);
-    this.options.log.info({ revision: this.applied, zones: zones.length }, 'sync: serving the local state');
+    const header = this.state.header();
+    const staged = this.index.stage(header.nodes, header.nodesRevision);
+    for (const zone of this.state.zones()) staged.put(zone);
+    staged.commit();
+    this.applied = header.revision;
+    this.nodesRevision = header.nodesRevision;
+    this.options.log.info({ revision: this.applied, zones: this.index.size }, 'sync: serving the local state');
     this.timer = setInterval(() => void this.catchUp(), this.options.pollMs);
     this.timer.unref();
     void this.catchUp();
@@ -70,17 +69,11 @@ export class RemoteFeed {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.catchUp.settled();
-    await this.db.close();
+    await this.state.close();
   }
 
-  private localNodes(): EdgeNode[] {
-    return [...this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as EdgeNode);
-  }
-
-  /** A GET with a deadline for the whole exchange: seconds for a page of changes, minutes for a snapshot. */
-  private async get<T>(path: string, timeoutMs = 10_000): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
-    return { status: res.status, body: (await res.json()) as T };
+  private async fetch(path: string, timeoutMs: number): Promise<Response> {
+    return fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
   }
 
   /** Pulls until up to date; concurrent calls (polls, pushes) coalesce. */
@@ -107,41 +100,80 @@ export class RemoteFeed {
       await this.loadSnapshot();
       return true;
     }
-    const page = await this.get<ChangePage>(`/sync/changes?since=${this.applied}&limit=1000`);
-    if (page.status === 410) {
+    const res = await this.fetch(`/sync/changes?since=${this.applied}&limit=1000`, CHANGES_TIMEOUT_MS);
+    if (res.status === 410) {
+      await res.body?.cancel();
       this.options.log.warn({ revision: this.applied }, 'sync: our revision is older than the API keeps; loading a fresh snapshot');
       await this.loadSnapshot();
       return true;
     }
-    if (page.status !== 200) throw new Error(`GET /sync/changes answered ${page.status}`);
-    this.current = page.body.current;
-    if (page.body.changes.length === 0) return false;
-    await this.apply(page.body);
-    return page.body.revision < page.body.current;
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      throw new Error(`GET /sync/changes answered ${res.status}`);
+    }
+    const page = (await res.json()) as ChangePage;
+    this.current = page.current;
+    if (page.changes.length === 0) return false;
+    await this.apply(page);
+    return page.revision < page.current;
   }
 
+  /**
+   * Streams the snapshot: its bytes are stored as they arrive, and every zone is built into a
+   * staged index. Only a complete stream (its end line, with the count) replaces what is served
+   * and stored; anything less keeps the previous state.
+   */
   private async loadSnapshot(): Promise<void> {
-    const snap = await this.get<Snapshot>('/sync/snapshot', 300_000);
-    if (snap.status !== 200) throw new Error(`GET /sync/snapshot answered ${snap.status}`);
-    const { revision, nodes_revision: nodesRevision, zones, nodes } = snap.body;
-    this.index.replaceAll(zones, nodes, nodesRevision);
-    this.applied = revision;
-    this.current = Math.max(this.current, revision);
-    this.nodesRevision = nodesRevision;
-    await this.db.transaction(() => {
-      for (const { key } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) void this.db.remove(key);
-      for (const { key } of this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })) void this.db.remove(key);
-      for (const zone of zones) void this.db.put(['zone', zone.domain.domain], zone);
-      for (const node of nodes) void this.db.put(['node', node.id], node);
-      void this.db.put(['meta', 'revision'], revision);
-      void this.db.put(['meta', 'nodesRevision'], nodesRevision);
-    });
-    this.options.log.info({ revision, zones: zones.length }, 'sync: snapshot loaded');
+    const started = Date.now();
+    const res = await this.fetch('/sync/snapshot', SNAPSHOT_TIMEOUT_MS);
+    if (res.status !== 200 || !res.body) {
+      await res.body?.cancel();
+      throw new Error(`GET /sync/snapshot answered ${res.status}`);
+    }
+    const writer = await this.state.beginSnapshot();
+    let header: LocalHeader | undefined;
+    let staged: ReturnType<ZoneIndex['stage']> | undefined;
+    let count = 0;
+    let complete = false;
+    const take = (line: Line): void => {
+      if (complete) throw new Error('snapshot: data after the end line');
+      if (!header || !staged) {
+        const first = JSON.parse(line.text) as { snapshot?: { revision: number; nodes_revision: number; nodes: EdgeNode[] } };
+        if (!first.snapshot) throw new Error('snapshot: the first line is not the header');
+        header = { revision: first.snapshot.revision, nodesRevision: first.snapshot.nodes_revision, nodes: first.snapshot.nodes };
+        staged = this.index.stage(header.nodes, header.nodesRevision);
+        return;
+      }
+      const json = zoneJson(line.text);
+      if (json !== undefined) {
+        const zone = JSON.parse(json) as Zone;
+        staged.put(zone);
+        writer.noteZone(zone.domain.domain, line.offset);
+        count++;
+        return;
+      }
+      const end = (JSON.parse(line.text) as { end?: { zones?: number } }).end;
+      if (end?.zones !== count) throw new Error(`snapshot: the end line says ${end?.zones} zones, ${count} arrived`);
+      complete = true;
+    };
+    const splitter = new LineSplitter();
+    for await (const chunk of res.body) {
+      await writer.write(chunk);
+      for (const line of splitter.push(chunk)) take(line);
+    }
+    for (const line of splitter.end()) take(line);
+    if (!header || !staged || !complete) throw new Error('snapshot: the stream was cut short (no end line); keeping the previous state');
+    await writer.commit(header);
+    staged.commit();
+    this.applied = header.revision;
+    this.current = Math.max(this.current, header.revision);
+    this.nodesRevision = header.nodesRevision;
+    this.options.log.info({ revision: header.revision, zones: count, ms: Date.now() - started }, 'sync: snapshot loaded');
   }
 
   private async apply(page: ChangePage): Promise<void> {
     const zones = new Map<string, Zone | undefined>();
-    const nodes = new Map(this.localNodes().map((n) => [n.id, n]));
+    const nodes = new Map(this.state.header().nodes.map((n) => [n.id, n]));
     let nodeRevision = 0;
     for (const change of page.changes) {
       if (change.kind === 'zone') {
@@ -155,21 +187,17 @@ export class RemoteFeed {
     }
     // Node changes rebuild every zone whose answers use node addresses: take their documents from
     // the local state (those also changed in this batch come from the batch).
-    const dependent = nodeRevision > 0 ? this.index.nodeDependentZones().filter((n) => !zones.has(n)).map((n) => this.db.get(['zone', n]) as Zone | undefined) : [];
+    const dependent =
+      nodeRevision > 0
+        ? this.index
+            .nodeDependentZones()
+            .filter((n) => !zones.has(n))
+            .map((n) => this.state.zone(n))
+        : [];
     if (nodeRevision > 0) this.nodesRevision = nodeRevision;
     applyBatch(this.index, { zones, nodes: nodeRevision > 0 ? { list: [...nodes.values()], revision: nodeRevision } : undefined, dependent });
     this.applied = page.revision;
-    await this.db.transaction(() => {
-      for (const [name, zone] of zones) {
-        if (zone) void this.db.put(['zone', name], zone);
-        else void this.db.remove(['zone', name]);
-      }
-      if (nodeRevision > 0) {
-        for (const { key } of this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })) void this.db.remove(key);
-        for (const node of nodes.values()) void this.db.put(['node', node.id], node);
-        void this.db.put(['meta', 'nodesRevision'], nodeRevision);
-      }
-      void this.db.put(['meta', 'revision'], page.revision);
-    });
+    const texts = new Map([...zones].map(([name, zone]) => [name, zone && JSON.stringify(zone)]));
+    await this.state.apply(texts, { revision: page.revision, nodesRevision: this.nodesRevision, nodes: [...nodes.values()] }, nodeRevision > 0);
   }
 }

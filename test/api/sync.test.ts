@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import { hashApiKey } from '../../src/model/user.ts';
 import { PushNotifier, signNotification } from '../../src/sync/notifier.ts';
 import { startApi, type TestApi } from '../helpers/api-server.ts';
@@ -38,11 +39,34 @@ describe('GET /sync/*', () => {
     const node = await api.store.createNode({ name: 'edge', ipv4: '192.0.2.100', ipv6: null, location: 'DE', status: 'active' });
     const res = await sync('/sync/snapshot');
     expect(res.status).toBe(200);
-    expect(res.body.revision).toBe(await api.store.currentRevision());
-    expect(res.body.nodes_revision).toBe(res.body.revision);
-    expect(res.body.zones.map((z: { domain: { domain: string } }) => z.domain.domain)).toEqual(['on.example']);
-    expect(res.body.zones[0].records).toEqual([expect.objectContaining({ name: 'www', value: '192.0.2.1' })]);
-    expect(res.body.nodes).toEqual([node]);
+    expect(res.contentType).toContain('application/x-ndjson');
+    const lines = (res.body as string).trimEnd().split('\n').map((line) => JSON.parse(line));
+    const [first, ...rest] = lines;
+    const last = rest.pop();
+    expect(first.snapshot.revision).toBe(await api.store.currentRevision());
+    expect(first.snapshot.nodes_revision).toBe(first.snapshot.revision);
+    expect(first.snapshot.nodes).toEqual([node]);
+    expect(rest.map((line) => line.zone.domain.domain)).toEqual(['on.example']);
+    expect(rest[0].zone.records).toEqual([expect.objectContaining({ name: 'www', value: '192.0.2.1' })]);
+    expect(last).toEqual({ end: { zones: 1 } });
+  });
+
+  it('snapshot of many zones: one line each, in order, every one whole', async () => {
+    const names = Array.from({ length: 1200 }, (_, i) => `bulk${String(i).padStart(4, '0')}.example`);
+    const owner = await api.store.createUser({ name: 'bulk', email: 'bulk@example.org', limits: { max_domains: names.length } });
+    await Promise.all(
+      names.map((name) =>
+        api.store.createZone(() => ({
+          domain: { ...DOMAIN_DEFAULTS, domain: name, backend: '198.51.100.1', mask: '', ownerId: owner.id, ns_active: true, created: '', updated: '', revision: 0 },
+          records: [],
+        })),
+      ),
+    );
+    const res = await sync('/sync/snapshot');
+    const lines = (res.body as string).trimEnd().split('\n').map((line) => JSON.parse(line));
+    const zones = lines.filter((line) => line.zone).map((line) => line.zone.domain.domain);
+    expect(zones.filter((name) => name.startsWith('bulk'))).toEqual(names);
+    expect(lines.at(-1)).toEqual({ end: { zones: zones.length } });
   });
 
   it('changes: in revision order with current data, deletions as deletes, paged by limit', async () => {

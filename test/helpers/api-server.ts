@@ -61,7 +61,7 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
       const res = await fetch(url + path, { method, headers, body });
       const text = await res.text();
       const contentType = res.headers.get('content-type') ?? '';
-      return { status: res.status, headers: res.headers, contentType, body: text && contentType.includes('json') ? JSON.parse(text) : text };
+      return { status: res.status, headers: res.headers, contentType, body: text && contentType.includes('json') && !contentType.includes('ndjson') ? JSON.parse(text) : text };
     },
     async close() {
       await app.close();

@@ -5,6 +5,7 @@ import { DOMAIN_DEFAULTS, type DomainState } from '../../src/model/domain.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
 import { buildRecord, type RecordCreate, type RecordState } from '../../src/model/record.ts';
 import { ZoneIndex } from '../../src/dns/zone/index.ts';
+import type { RData } from '../../src/dns/zone/types.ts';
 import type { FieldError } from '../../src/errors.ts';
 import type { Zone } from '../../src/store/types.ts';
 
@@ -48,4 +49,11 @@ export function indexWith(zones: Zone[], nodes: EdgeNode[] = EDGE_NODES, nodesRe
   const index = new ZoneIndex({ nameservers: NAMESERVERS, hostmaster: HOSTMASTER });
   index.replaceAll(zones, nodes, nodesRevision);
   return index;
+}
+
+/** An A or AAAA record's address as text ("192.0.2.1"; IPv6 as its 16 octets joined by ","). */
+export function addressOf(r: RData): string {
+  if (r.type === 1) return [24, 16, 8, 0].map((shift) => (r.address >>> shift) & 255).join('.');
+  if (r.type === 28) return [...r.address].join(',');
+  throw new Error(`not an address record: type ${r.type}`);
 }

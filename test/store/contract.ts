@@ -29,6 +29,28 @@ async function expectApiError(promise: Promise<unknown>, code: string): Promise<
 
 export function storeContract(name: string, open: () => Promise<{ store: Store; reopen?: () => Promise<Store> }>): void {
   describe(`Store contract: ${name}`, () => {
+    it('streams a snapshot: the header, then every served zone once, as JSON equal to the stored document', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'snap', email: 'snap@example.org', limits: { max_domains: 1500 } });
+      const names = Array.from({ length: 1200 }, (_, i) => `snap${i}.example`);
+      await Promise.all(names.map((n, i) => store.createZone((ctx) => ({ ...zoneFor(n, user.id, ctx), domain: { ...zoneFor(n, user.id, ctx).domain, ns_active: i % 3 !== 0 } }))));
+      // Served state follows updates and deletes.
+      await store.updateZone('snap0.example', user.id, (zone) => ({ ...zone, domain: { ...zone.domain, ns_active: true } }));
+      await store.updateZone('snap1.example', user.id, (zone) => ({ ...zone, domain: { ...zone.domain, ns_active: false } }));
+      await store.deleteZone('snap2.example', user.id);
+      const chunks = [];
+      for await (const chunk of store.streamSnapshot()) chunks.push(chunk);
+      const [header, ...rest] = chunks;
+      expect(header).toMatchObject({ kind: 'header', revision: await store.currentRevision() });
+      expect(rest.length).toBeGreaterThan(1);
+      const served = rest.flatMap((c) => (c.kind === 'zones' ? c.json.map((j) => JSON.parse(j) as Zone) : []));
+      const expected = names.filter((n, i) => (i % 3 !== 0 || n === 'snap0.example') && n !== 'snap1.example' && n !== 'snap2.example');
+      expect(served.map((z) => z.domain.domain).sort()).toEqual(expected.sort());
+      expect(served.find((z) => z.domain.domain === 'snap0.example')).toEqual(await store.getZone('snap0.example'));
+      const whole = await store.snapshot();
+      expect(whole.zones.map((z) => z.domain.domain).sort()).toEqual(expected.sort());
+    });
+
     it('creates users and finds keys by hash only; revoked keys stay revoked', async () => {
       const { store } = await open();
       const user = await store.createUser({ name: 'a', email: 'a@example.org', limits: { max_domains: 3 } });

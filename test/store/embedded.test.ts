@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { open } from 'lmdb';
+import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import { EmbeddedStore } from '../../src/store/embedded.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { storeContract } from './contract.ts';
@@ -21,6 +23,27 @@ describe('embedded store data directory', () => {
     await store.close();
     const again = new EmbeddedStore({ path });
     expect((await again.listUsers()).map((u) => u.name)).toEqual(['dot']);
+    await again.close();
+  });
+});
+
+describe('embedded store served-zone texts', () => {
+  it('are built once for data written before they existed', async () => {
+    const path = tempDir();
+    const store = new EmbeddedStore({ path });
+    const user = await store.createUser({ name: 'old', email: 'old@example.org' });
+    await store.createZone((ctx) => ({
+      domain: { ...DOMAIN_DEFAULTS, backend: '203.0.113.10', domain: 'old.example', ownerId: user.id, ns_active: true, created: ctx.now, updated: ctx.now, revision: 0 },
+      records: [],
+    }));
+    await store.close();
+    // As an older release left it: no texts, no marker.
+    const raw = open({ path, noSubdir: false });
+    await raw.remove(['served', 'old.example']);
+    await raw.remove(['meta', 'servedJson']);
+    await raw.close();
+    const again = new EmbeddedStore({ path });
+    expect((await again.snapshot()).zones.map((z) => z.domain.domain)).toEqual(['old.example']);
     await again.close();
   });
 });

@@ -4,11 +4,12 @@
 //                               410 when R is older than the retained history (refetch the snapshot)
 // Authenticated by a consumer's bearer token (`palisade admin consumer add`), never a customer key.
 import { timingSafeEqual } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
 import { hashApiKey } from '../../model/user.ts';
-import type { Zone } from '../../store/types.ts';
+import type { SnapshotChunk, Zone } from '../../store/types.ts';
 import { Problem } from '../schemas.ts';
 
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
@@ -23,6 +24,24 @@ const ChangeWithData = Type.Object({
 });
 
 const errors = { 401: Problem, 410: Problem, 503: Problem };
+
+/** The snapshot as NDJSON text, a batch of zones per chunk; ends with the line that proves it whole. */
+async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>, rest: AsyncGenerator<SnapshotChunk>): AsyncGenerator<string> {
+  yield `${JSON.stringify({ snapshot: { revision: header.revision, nodes_revision: header.nodesRevision, nodes: header.nodes } })}\n`;
+  let zones = 0;
+  try {
+    for await (const chunk of rest) {
+      if (chunk.kind !== 'zones') continue;
+      let text = '';
+      for (const json of chunk.json) text += `{"zone":${json}}\n`;
+      zones += chunk.json.length;
+      if (text) yield text;
+    }
+  } finally {
+    await rest.return(undefined);
+  }
+  yield `${JSON.stringify({ end: { zones } })}\n`;
+}
 
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', async (request) => {
@@ -41,18 +60,25 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['sync'],
-        summary: 'Everything a name server needs, at one revision',
-        description: 'Only zones whose name servers are active are included; apply /sync/changes?since=revision afterwards.',
+        summary: 'Everything a name server needs, at one revision, streamed as NDJSON',
+        description:
+          'One JSON object per line: first `{"snapshot":{"revision","nodes_revision","nodes"}}`, then `{"zone":{...}}` for each zone whose name servers are active, ' +
+          'last `{"end":{"zones":N}}`. A body without the end line was cut short and must be discarded. Apply /sync/changes?since=revision afterwards.',
         security: [{ consumerToken: [] }],
         response: {
-          200: Type.Object({ revision: Type.Integer(), nodes_revision: Type.Integer(), zones: Type.Array(Any), nodes: Type.Array(Any) }),
+          200: { content: { 'application/x-ndjson': { schema: Type.String({ description: 'NDJSON lines as described' }) } } },
           ...errors,
         },
       },
     },
-    async () => {
-      const snap = await app.store.snapshot();
-      return { revision: snap.revision, nodes_revision: snap.nodesRevision, zones: snap.zones.filter((z) => z.domain.ns_active), nodes: snap.nodes };
+    async (_request, reply) => {
+      const chunks = app.store.streamSnapshot();
+      // The header is read before answering, so a store that is down gets a 503, not a cut body.
+      const first = await chunks.next();
+      if (first.done || first.value.kind !== 'header') throw new Error('snapshot: the store sent no header');
+      reply.type('application/x-ndjson; charset=utf-8');
+      // A stream is sent as it is; the response schema only documents the lines.
+      return reply.send(Readable.from(snapshotLines(first.value, chunks)) as unknown as string);
     },
   );
 

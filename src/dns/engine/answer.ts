@@ -3,7 +3,7 @@
 // RFC 8020 empty non-terminals, RFC 8482 ANY). Wire concerns (EDNS, size, case) live elsewhere.
 import { QTYPE, RCODE } from '../wire/constants.ts';
 import type { ZoneIndex } from '../zone/index.ts';
-import type { NameNode, RRset, TypeEntry, ZoneData } from '../zone/types.ts';
+import { typeSet, type NameNode, type RRset, type TypeSet, type ZoneData } from '../zone/types.ts';
 import type { Answer, ClientLocation, Question } from './types.ts';
 
 /** CNAME chains are followed this far inside our zones, then left to the resolver. */
@@ -17,18 +17,18 @@ interface Walk {
 }
 
 /** Picks the variant for the client: its country, else its continent, else the general set. */
-function choose(entry: TypeEntry | undefined, walk: Walk): RRset | undefined {
-  if (!entry) return undefined;
-  if (entry.byTarget) {
+function choose(set: TypeSet | undefined, walk: Walk): RRset | undefined {
+  if (!set) return undefined;
+  if (set.byTarget) {
     walk.answer.geoUsed = true;
     const { country, continent } = walk.client;
-    const chosen = (country !== undefined && entry.byTarget.get(country)) || (continent !== undefined && entry.byTarget.get(continent));
+    const chosen = (country !== undefined && set.byTarget.get(country)) || (continent !== undefined && set.byTarget.get(continent));
     if (chosen) return chosen;
   }
-  return entry.general;
+  return set.rdata.length > 0 ? set : undefined;
 }
 
-const owned = (set: RRset, name: string): RRset => (set.name === name ? set : { ...set, name });
+const owned = (set: RRset, name: string): RRset => (set.name === name ? set : { name, type: set.type, ttl: set.ttl, rdata: set.rdata });
 
 const isBelow = (name: string, ancestor: string) => name.length > ancestor.length && name.endsWith(`.${ancestor}`);
 
@@ -59,7 +59,7 @@ function addAddresses(walk: Walk, zone: ZoneData, targets: Iterable<string>, all
     const node = zone.nodes.get(target);
     if (!node) continue;
     for (const type of [QTYPE.A, QTYPE.AAAA]) {
-      const set = choose(node.types.get(type), walk);
+      const set = choose(typeSet(node, type), walk);
       if (set) walk.answer.additional.push(set);
     }
   }
@@ -75,7 +75,8 @@ function additionalFor(walk: Walk, zone: ZoneData, set: RRset): void {
 }
 
 function referral(walk: Walk, zone: ZoneData, cut: string): void {
-  const ns = zone.nodes.get(cut)!.types.get(QTYPE.NS)!.general;
+  const delegation = typeSet(zone.nodes.get(cut)!, QTYPE.NS);
+  const ns = delegation && delegation.rdata.length > 0 ? delegation : undefined;
   walk.answer.aa = false;
   if (!ns) return;
   walk.answer.authority.push(ns);
@@ -122,14 +123,14 @@ function resolve(index: ZoneIndex, zone: ZoneData, qname: string, qtype: number,
     walk.answer.answer.push({ name: qname, type: QTYPE.HINFO, ttl: RFC8482_TTL, rdata: [{ type: 13, cpu: 'RFC8482', os: '' }] });
     return;
   }
-  const exact = choose(node.types.get(qtype), walk);
+  const exact = choose(typeSet(node, qtype), walk);
   if (exact) {
     const set = owned(exact, qname);
     walk.answer.answer.push(set);
     additionalFor(walk, zone, set);
     return;
   }
-  const cname = qtype === QTYPE.CNAME ? undefined : choose(node.types.get(QTYPE.CNAME), walk);
+  const cname = qtype === QTYPE.CNAME ? undefined : choose(typeSet(node, QTYPE.CNAME), walk);
   if (!cname) return negative(walk, zone, RCODE.NOERROR);
 
   walk.answer.answer.push(owned(cname, qname));

@@ -12,6 +12,7 @@ function characterString(w: WireWriter, text: string | Buffer): void {
 export function writeRdata(w: WireWriter, r: RData): void {
   switch (r.type) {
     case 1:
+      return w.u32(r.address >>> 0);
     case 28:
       return w.bytes(r.address);
     case 5:

@@ -10,7 +10,7 @@ import { parseSoaValue } from '../../model/record-values.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
-import type { NameNode, RData, RRset, ZoneData } from './types.ts';
+import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
 
 export interface ZoneBuildContext {
   nameservers: readonly [string, string];
@@ -19,6 +19,8 @@ export interface ZoneBuildContext {
   /** Revision of the last node change: part of the serial of zones whose answers use nodes. */
   nodesRevision: number;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 export const SOA_DEFAULTS = { ttl: 3600, refresh: 7200, retry: 1800, expire: 1_209_600, minimum: 300 } as const;
 export const APEX_NS_TTL = 3600;
@@ -37,7 +39,7 @@ function rdataOf(record: RecordState): RData {
   const v = record.value;
   switch (record.type) {
     case TYPE.A:
-      return { type: 1, address: Buffer.from(ipToBytes(v)) };
+      return { type: 1, address: ipv4ToInt(v) };
     case TYPE.AAAA:
       return { type: 28, address: Buffer.from(ipToBytes(v)) };
     case TYPE.CNAME:
@@ -60,39 +62,66 @@ function rdataOf(record: RecordState): RData {
 const rdataKey = (r: RData): string => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('hex') : v));
 
 /** Adds one record to an RRset: duplicates are dropped and the set keeps its lowest TTL. */
-function addTo(set: RRset | undefined, name: string, type: number, ttl: number, rdata: RData): RRset {
-  if (!set) return { name, type, ttl, rdata: [rdata] };
+function addTo(set: RRset, ttl: number, rdata: RData): void {
   set.ttl = Math.min(set.ttl, ttl);
+  // Duplicates are rare: compare by type first, then by content.
   const key = rdataKey(rdata);
-  if (!set.rdata.some((r) => rdataKey(r) === key)) set.rdata.push(rdata);
-  return set;
+  if (set.rdata.some((r) => r.type === rdata.type && rdataKey(r) === key)) return;
+  set.rdata.push(rdata);
 }
 
-function nodeFor(nodes: Map<string, NameNode>, name: string): NameNode {
-  let node = nodes.get(name);
-  if (!node) {
-    node = { name, types: new Map() };
-    nodes.set(name, node);
-  }
-  return node;
-}
-
-function addRecord(node: NameNode, type: number, ttl: number, rdata: RData, targets: readonly number[]): void {
-  let entry = node.types.get(type);
-  if (!entry) {
-    entry = {};
-    node.types.set(type, entry);
-  }
-  if (targets.length === 0) {
-    entry.general = addTo(entry.general, node.name, type, ttl, rdata);
+// New arrays start as one-element literals: most names hold one type and most sets one record,
+// and an array that grows by push reserves room for 17.
+function addRecord(nodes: Map<string, NameNode>, name: string, type: number, ttl: number, rdata: RData, targets: readonly number[]): void {
+  const node = nodes.get(name);
+  let set: TypeSet | undefined = node && typeSet(node, type);
+  if (!set) {
+    set = targets.length === 0 ? { name, type, ttl, rdata: [rdata] } : { name, type, ttl, rdata: [] };
+    if (node) node.push(set);
+    else nodes.set(name, [set]);
+    if (targets.length === 0) return;
+  } else if (targets.length === 0) {
+    if (set.rdata.length === 0) {
+      set.ttl = ttl;
+      set.rdata = [rdata];
+    } else addTo(set, ttl, rdata);
     return;
   }
-  entry.byTarget ??= new Map();
-  for (const t of targets) entry.byTarget.set(t, addTo(entry.byTarget.get(t), node.name, type, ttl, rdata));
+  set.byTarget ??= new Map();
+  for (const t of targets) {
+    const variant = set.byTarget.get(t);
+    if (variant) addTo(variant, ttl, rdata);
+    else set.byTarget.set(t, { name, type, ttl, rdata: [rdata] });
+  }
+}
+
+/** Arrays that grew by push keep room for 17 elements: copy those to their exact length. */
+function compact(nodes: Map<string, NameNode>): void {
+  for (const [name, node] of nodes) {
+    if (node.length > 1) nodes.set(name, node.slice());
+    for (const set of node) {
+      if (set.rdata.length > 1) set.rdata = set.rdata.slice();
+      if (set.byTarget) for (const variant of set.byTarget.values()) if (variant.rdata.length > 1) variant.rdata = variant.rdata.slice();
+    }
+  }
+}
+
+/** A canonical dotted quad as one int32 (parsed by hand: this runs for millions of records). */
+function ipv4ToInt(address: string): number {
+  let value = 0;
+  let octet = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 46) {
+      value = (value << 8) | octet;
+      octet = 0;
+    } else octet = octet * 10 + (c - 48);
+  }
+  return (value << 8) | octet;
 }
 
 interface ProtectedSet {
-  v4: Buffer[];
+  v4: number[];
   v6: Buffer[];
 }
 
@@ -102,7 +131,7 @@ interface ProtectedAddresses extends ProtectedSet {
 }
 
 const addressesOf = (nodes: readonly EdgeNode[]): ProtectedSet => ({
-  v4: nodes.flatMap((n) => (n.ipv4 ? [Buffer.from(ipToBytes(n.ipv4))] : [])),
+  v4: nodes.flatMap((n) => (n.ipv4 ? [ipv4ToInt(n.ipv4)] : [])),
   v6: nodes.flatMap((n) => (n.ipv6 ? [Buffer.from(ipToBytes(n.ipv6))] : [])),
 });
 
@@ -114,7 +143,7 @@ function protectedAddresses(zone: Zone, ctx: ZoneBuildContext): ProtectedAddress
   const { domain } = zone;
   if (!domain.enabled) {
     const backend = Buffer.from(ipToBytes(domain.backend));
-    return backend.length === 4 ? { v4: [backend], v6: [], near: new Map() } : { v4: [], v6: [backend], near: new Map() };
+    return backend.length === 4 ? { v4: [ipv4ToInt(domain.backend)], v6: [], near: new Map() } : { v4: [], v6: [backend], near: new Map() };
   }
   const bound = new Set(domain.bind_node);
   const serving = ctx.nodes.filter((n) => n.status === 'active' && (bound.size === 0 || bound.has(n.id)));
@@ -145,7 +174,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
     const dnsType = RECORD_TYPES[record.type].dnsType;
     if (dnsType === QTYPE.NS && name !== apex) cuts.add(name);
     if (record.target.length > 0) hasGeo = true;
-    addRecord(nodeFor(nodes, name), dnsType, record.ttl, rdataOf(record), record.target);
+    addRecord(nodes, name, dnsType, record.ttl, rdataOf(record), record.target);
   }
 
   // Protected names: the apex and the mask's names, where the customer set no address or alias.
@@ -154,21 +183,20 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
   const addresses = protectedAddresses(zone, ctx);
   for (const owner of owners) {
     const existing = nodes.get(owner);
-    if (existing && (existing.types.has(QTYPE.A) || existing.types.has(QTYPE.AAAA) || existing.types.has(QTYPE.CNAME))) continue;
+    if (existing && (typeSet(existing, QTYPE.A) || typeSet(existing, QTYPE.AAAA) || typeSet(existing, QTYPE.CNAME))) continue;
     if ([...cuts].some((cut) => owner === cut || owner.endsWith(`.${cut}`))) continue;
     if (addresses.v4.length + addresses.v6.length === 0) continue;
-    const node = nodeFor(nodes, owner);
-    for (const address of addresses.v4) addRecord(node, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
-    for (const address of addresses.v6) addRecord(node, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
+    for (const address of addresses.v4) addRecord(nodes, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
+    for (const address of addresses.v6) addRecord(nodes, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
     // Nearby nodes as geo variants: the engine picks them as it picks a customer's targeted records.
     // A variant only where it narrows the set: otherwise the answer does not depend on location.
     for (const [place, set] of addresses.near) {
       if (set.v4.length > 0 && set.v4.length < addresses.v4.length) {
-        for (const address of set.v4) addRecord(node, QTYPE.A, PROTECTED_TTL, { type: 1, address }, [place]);
+        for (const address of set.v4) addRecord(nodes, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, [place]);
         hasGeo = true;
       }
       if (set.v6.length > 0 && set.v6.length < addresses.v6.length) {
-        for (const address of set.v6) addRecord(node, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, [place]);
+        for (const address of set.v6) addRecord(nodes, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, [place]);
         hasGeo = true;
       }
     }
@@ -190,9 +218,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
   };
   const soa: RRset = { name: apex, type: QTYPE.SOA, ttl: soaTtl, rdata: [soaData] };
   const ns: RRset = { name: apex, type: QTYPE.NS, ttl: APEX_NS_TTL, rdata: ctx.nameservers.map((target) => ({ type: 2 as const, target })) };
-  const apexNode = nodeFor(nodes, apex);
-  apexNode.types.set(QTYPE.SOA, { general: soa });
-  apexNode.types.set(QTYPE.NS, { general: ns });
+  nodes.set(apex, [...(nodes.get(apex) ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS), soa, ns]);
 
   // Every ancestor of an owner, up to the apex, exists: as itself or as an empty non-terminal.
   const ents = new Set<string>();
@@ -205,11 +231,13 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
     }
   }
 
+  compact(nodes);
   return {
     apex,
     nodes,
-    ents,
-    cuts,
+    // Most zones have neither: share one empty set rather than hold two per zone.
+    ents: ents.size > 0 ? ents : NONE,
+    cuts: cuts.size > 0 ? cuts : NONE,
     soa,
     ns,
     negativeTtl: Math.min(soaTtl, soaData.minimum),

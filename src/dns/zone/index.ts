@@ -5,6 +5,14 @@ import type { Zone } from '../../store/types.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
 import type { ZoneData } from './types.ts';
 
+export interface StagedIndex {
+  /** Builds a zone into the replacement (zones whose name servers are not active are skipped). */
+  put(zone: Zone): void;
+  size(): number;
+  /** Swaps the replacement in: the next query sees it whole. */
+  commit(): void;
+}
+
 export class ZoneIndex {
   private zones = new Map<string, ZoneData>();
   /**
@@ -70,14 +78,39 @@ export class ZoneIndex {
    * old index and the new one.
    */
   replaceAll(zones: Iterable<Zone>, nodes: EdgeNode[], nodesRevision: number): void {
-    const old = this.zones;
-    this.zones = new Map();
-    this.nodeDependent.clear();
-    this.nodes = [...nodes].sort((a, b) => a.id - b.id);
-    this.nodesRevision = nodesRevision;
-    for (const zone of zones) this.putZone(zone);
-    for (const zone of old.values()) zone.stale = true;
-    this.generation++;
+    const staged = this.stage(nodes, nodesRevision);
+    for (const zone of zones) staged.put(zone);
+    staged.commit();
+  }
+
+  /**
+   * A replacement built aside while the current zones keep answering (a snapshot arriving over
+   * seconds); `commit()` swaps it in at once.
+   */
+  stage(nodes: EdgeNode[], nodesRevision: number): StagedIndex {
+    const zones = new Map<string, ZoneData>();
+    const nodeDependent = new Set<string>();
+    const sorted = [...nodes].sort((a, b) => a.id - b.id);
+    const context: ZoneBuildContext = { ...this.settings, nodes: sorted, nodesRevision };
+    return {
+      put: (zone) => {
+        if (!zone.domain.ns_active) return;
+        const built = buildZone(zone, context);
+        zones.set(zone.domain.domain, built);
+        if (built.usesNodes) nodeDependent.add(zone.domain.domain);
+      },
+      size: () => zones.size,
+      commit: () => {
+        const old = this.zones;
+        this.zones = zones;
+        this.nodeDependent.clear();
+        for (const name of nodeDependent) this.nodeDependent.add(name);
+        this.nodes = sorted;
+        this.nodesRevision = nodesRevision;
+        for (const zone of old.values()) zone.stale = true;
+        this.generation++;
+      },
+    };
   }
 
   get(apex: string): ZoneData | undefined {

@@ -1,7 +1,7 @@
 // The in-memory shape of a served zone, built for lookups (see build.ts).
 
 export type RData =
-  | { type: 1; address: Buffer } // A: 4 octets
+  | { type: 1; address: number } // A: the 4 octets as one int32 (no Buffer per record: millions are held)
   | { type: 28; address: Buffer } // AAAA: 16 octets
   | { type: 5; target: string } // CNAME
   | { type: 2; target: string } // NS
@@ -20,26 +20,30 @@ export interface RRset {
   rdata: RData[];
 }
 
-/** The variants of one owner and type: the general set and one set per geo target. */
-export interface TypeEntry {
-  general?: RRset;
-  /** GeoNames ID (country or continent) → the records whose `target` holds it. */
+/**
+ * The records of one owner and type as held: the general set (its rdata is empty when the name
+ * has only geo variants of this type) and, by GeoNames ID (country or continent), the variants.
+ */
+export interface TypeSet extends RRset {
   byTarget?: Map<number, RRset>;
 }
 
-export interface NameNode {
-  name: string;
-  types: Map<number, TypeEntry>;
+/** What an owner name holds: one TypeSet per type, a short array scanned by type. */
+export type NameNode = TypeSet[];
+
+export function typeSet(node: NameNode, type: number): TypeSet | undefined {
+  for (const set of node) if (set.type === type) return set;
+  return undefined;
 }
 
 export interface ZoneData {
   apex: string;
-  /** Owner names that hold data, absolute. */
+  /** Owner names that hold data (absolute) → their sets. */
   nodes: Map<string, NameNode>;
   /** Names that exist only because something exists below them (RFC 8020 empty non-terminals). */
-  ents: Set<string>;
+  ents: ReadonlySet<string>;
   /** Delegation points below the apex (owners of NS records). */
-  cuts: Set<string>;
+  cuts: ReadonlySet<string>;
   soa: RRset;
   ns: RRset;
   /** TTL of negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3). */

@@ -5,7 +5,7 @@ import { answer } from '../../../src/dns/engine/answer.ts';
 import type { Answer } from '../../../src/dns/engine/types.ts';
 import { QTYPE, RCODE } from '../../../src/dns/wire/constants.ts';
 import type { RRset } from '../../../src/dns/zone/types.ts';
-import { fixtureZone, indexWith, makeZone } from '../../helpers/dns-fixture.ts';
+import { addressOf, fixtureZone, indexWith, makeZone } from '../../helpers/dns-fixture.ts';
 
 const index = indexWith([
   fixtureZone(),
@@ -22,7 +22,8 @@ const index = indexWith([
 ]);
 
 const ask = (qname: string, qtype: number): Answer => answer(index, { qname, qtype }, {});
-const show = (sets: RRset[]) => sets.flatMap((s) => s.rdata.map((r) => `${s.name} ${s.ttl} ${s.type} ${JSON.stringify(r, (_k, v) => (v?.type === 'Buffer' ? Buffer.from(v.data).join('.') : v))}`));
+const show = (sets: RRset[]) =>
+  sets.flatMap((s) => s.rdata.map((r) => `${s.name} ${s.ttl} ${s.type} ${r.type === 1 || r.type === 28 ? JSON.stringify({ type: r.type, address: addressOf(r) }) : JSON.stringify(r)}`));
 const names = (sets: RRset[]) => sets.map((s) => `${s.name}/${s.type}`);
 
 describe('positive answers', () => {

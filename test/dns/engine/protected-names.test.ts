@@ -6,10 +6,10 @@ import { QTYPE } from '../../../src/dns/wire/constants.ts';
 import type { ZoneIndex } from '../../../src/dns/zone/index.ts';
 import { countryByIsoCode } from '../../../src/geo/targets.ts';
 import type { EdgeNode } from '../../../src/model/node.ts';
-import { EDGE_NODES, indexWith, makeZone } from '../../helpers/dns-fixture.ts';
+import { addressOf, EDGE_NODES, indexWith, makeZone } from '../../helpers/dns-fixture.ts';
 
 const addresses = (index: ZoneIndex, qname: string, qtype: number) =>
-  answer(index, { qname, qtype }, {}).answer.flatMap((s) => s.rdata.map((r) => [...(r as { address: Buffer }).address].join(qtype === QTYPE.A ? '.' : ',')));
+  answer(index, { qname, qtype }, {}).answer.flatMap((s) => s.rdata.map(addressOf));
 
 describe('protected names', () => {
   it('the apex and mask names resolve to the active edge nodes', () => {
@@ -81,7 +81,7 @@ describe('protected names', () => {
     ]);
     const pick = (country?: number, continent?: number) => {
       const a = answer(index, { qname: 'www.geo.example', qtype: QTYPE.A }, { country, continent });
-      return { value: [...(a.answer[0]!.rdata[0] as { address: Buffer }).address].join('.'), geo: a.geoUsed };
+      return { value: addressOf(a.answer[0]!.rdata[0]!), geo: a.geoUsed };
     };
     expect(pick(DE, EUROPE)).toEqual({ value: '192.0.2.2', geo: true });
     expect(pick(FR, EUROPE)).toEqual({ value: '192.0.2.3', geo: true });
@@ -101,7 +101,7 @@ describe('protected names', () => {
     const index = indexWith([makeZone({ domain: 'near.example', mask: 'www' }, [{ name: 'mail', type: 1, value: '192.0.2.9' }])], nodes);
     const near = (iso: string | undefined, qtype: number, qname = 'www.near.example') => {
       const a = answer(index, { qname, qtype }, iso ? place(iso) : {});
-      return { addresses: a.answer.flatMap((s) => s.rdata.map((r) => [...(r as { address: Buffer }).address].join(qtype === QTYPE.A ? '.' : ','))).sort(), geo: a.geoUsed };
+      return { addresses: a.answer.flatMap((s) => s.rdata.map(addressOf)).sort(), geo: a.geoUsed };
     };
     expect(near('DE', QTYPE.A)).toEqual({ addresses: ['192.0.2.101', '192.0.2.111'], geo: true });
     expect(near('DE', QTYPE.A, 'near.example').addresses).toEqual(['192.0.2.101', '192.0.2.111']);
