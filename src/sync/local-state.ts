@@ -10,11 +10,13 @@ import type { Zone } from '../store/types.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 
 type Side = 'a' | 'b';
-type MetaKey = ['meta', string] | ['node', number];
+type MetaKey = ['meta', string] | ['node', number] | ['zone', string];
 
 /** Chunk writes waiting for LMDB before a snapshot load waits for them (bounds memory). */
 const MAX_PENDING_WRITES = 64;
 export const ZONE_LINE = '{"zone":';
+/** Marks the layout described above (earlier releases kept one entry per zone). */
+const LAYOUT = 2;
 
 export interface LocalHeader {
   revision: number;
@@ -50,6 +52,29 @@ export class LocalState {
     });
     this.sides = { a: side('a'), b: side('b') };
     this.active = (this.root.get(['meta', 'active']) as Side | undefined) ?? 'a';
+    this.upgradeOneEntryPerZone();
+  }
+
+  /**
+   * State written by an earlier release (one entry per zone, ['zone', name]) becomes a stored
+   * snapshot of those zones, so an upgraded name server still serves at once with the API away.
+   */
+  private upgradeOneEntryPerZone(): void {
+    if (this.root.get(['meta', 'layout']) === LAYOUT) return;
+    const old = [...this.root.getRange({ start: ['zone', ''], end: ['zone', '\uffff'] })];
+    const { revision, nodesRevision, nodes } = this.header();
+    const lines = [
+      JSON.stringify({ snapshot: { revision, nodes_revision: nodesRevision, nodes } }),
+      ...old.map(({ value }) => `${ZONE_LINE}${JSON.stringify(value)}}`),
+      JSON.stringify({ end: { zones: old.length } }),
+    ];
+    this.root.transactionSync(() => {
+      if (old.length > 0) void this.sides.a.snapshot.put(0, Buffer.from(`${lines.join('\n')}\n`));
+      for (const { key } of old) void this.root.remove(key);
+      void this.root.put(['meta', 'active'], 'a');
+      void this.root.put(['meta', 'layout'], LAYOUT);
+    });
+    this.active = 'a';
   }
 
   header(): LocalHeader {

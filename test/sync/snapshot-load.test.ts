@@ -2,6 +2,7 @@
 // (a whole snapshot, a cut-short one, a lying end line): only a complete stream replaces what is
 // served and stored, and the stored state survives a restart and an interrupted load.
 import { createServer, type Server } from 'node:http';
+import { open } from 'lmdb';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZoneIndex } from '../../src/dns/zone/index.ts';
@@ -186,5 +187,23 @@ describe('snapshot load', () => {
     expect(apex(again.index)).toEqual(['192.0.2.102']);
     await again.feed.stop();
     changes = [];
+  });
+
+  it('state left by the one-entry-per-zone layout is served after the upgrade', async () => {
+    const dataDir = tempDir();
+    const zone = zonesNamed('legacy.example')[0]!;
+    const raw = open({ path: dataDir, noSubdir: false });
+    await raw.put(['meta', 'revision'], 9);
+    await raw.put(['meta', 'nodesRevision'], 0);
+    await raw.put(['zone', 'legacy.example'], zone);
+    await raw.close();
+    const state = new LocalState(dataDir);
+    expect([...state.zones()]).toEqual([zone]);
+    expect(state.zone('legacy.example')).toEqual(zone);
+    expect(state.header().revision).toBe(9);
+    await state.close();
+    const again = new LocalState(dataDir);
+    expect([...again.zones()]).toEqual([zone]);
+    await again.close();
   });
 });
