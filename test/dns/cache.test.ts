@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { QueryHandler } from '../../src/dns/server/handler.ts';
 import { DnsMetrics } from '../../src/dns/server/metrics.ts';
 import { fixtureZone, indexWith, makeZone } from '../helpers/dns-fixture.ts';
-import { decode, dns2Query } from '../helpers/dns2-packets.ts';
+import { decode, dns2Query, queryWithSubnet } from '../helpers/dns2-packets.ts';
 
 const client = { address: '127.0.0.1' };
 
@@ -92,5 +92,59 @@ describe('answer cache for geo names', () => {
       expect(ask('127.0.0.9', round)).toEqual(['192.0.2.1']);
     }
     expect(metrics.cacheHits).toBe(6);
+  });
+});
+
+describe('answer cache for ECS queries', () => {
+  it('echoes each asker’s subnet onto the cached answer, byte for byte what the engine answers', () => {
+    const DE = { country: 2921044, continent: 6255148, prefix: 24 };
+    const BR = { country: 3469034, continent: 6255150, prefix: 32 };
+    const locate = (address: string) => (address.startsWith('192.0.2.') ? DE : address.startsWith('2001:db8:') ? BR : {});
+    const zones = [
+      fixtureZone(),
+      makeZone({ domain: 'geo.example' }, [
+        { name: 'www', type: 1, value: '203.0.113.1' },
+        { name: 'www', type: 1, value: '203.0.113.49', target: [DE.country] },
+        { name: 'www', type: 1, value: '203.0.113.55', target: [BR.continent] },
+      ]),
+      makeZone({ domain: 'big.example' }, Array.from({ length: 60 }, (_, i) => ({ name: 'many', type: 1, value: `192.0.2.${i + 1}` }))),
+    ];
+    const metrics = new DnsMetrics();
+    const cached = new QueryHandler(indexWith(zones), metrics, { cache: true, locate });
+    const uncached = new QueryHandler(indexWith(zones), new DnsMetrics(), { cache: false, locate });
+    const subnets: Array<[1 | 2, number, number[]]> = [
+      [1, 24, [192, 0, 2]],
+      [1, 24, [198, 51, 100]],
+      [1, 0, []],
+      [1, 20, [192, 0, 0]],
+      [2, 56, [0x20, 0x01, 0x0d, 0xb8, 0x45, 0, 0]],
+      [2, 48, [0x20, 0x01, 0x0d, 0xb9, 0, 0]],
+    ];
+    const questions: Array<[string, number]> = [
+      ['www.geo.example', 1],
+      ['www.example.org', 1],
+      ['nx.example.org', 1],
+      ['many.big.example', 1],
+      ['example.org', 15],
+    ];
+    const sources = ['127.0.0.1', '192.0.2.77'];
+    let i = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const [name, type] of questions) {
+        for (const [family, prefix, address] of subnets) {
+          for (const source of sources) {
+            const packet = queryWithSubnet(mixCase(name, i), type, family, prefix, address);
+            packet.writeUInt16BE((i++ * 7919) & 0xffff, 0);
+            if (round === 2) packet.writeUInt16BE(512, packet.length - 16 - address.length); // a 512-octet client (the OPT's CLASS)
+            for (const transport of ['udp', 'tcp'] as const) {
+              const a = cached.handle(packet, transport, { address: source })!;
+              const b = uncached.handle(packet, transport, { address: source })!;
+              expect(a.equals(b), `${name} ${type} ${family}/${prefix} from ${source} round ${round} ${transport}`).toBe(true);
+            }
+          }
+        }
+      }
+    }
+    expect(metrics.cacheHits).toBeGreaterThan(250);
   });
 });

@@ -1,12 +1,12 @@
 // Our query parser and response writer, checked against dns2's codec as an independent reference.
 import { describe, expect, it } from 'vitest';
 import { answer } from '../../src/dns/engine/answer.ts';
-import { fastKey } from '../../src/dns/server/fast-key.ts';
+import { fastKey, fastSubnetAddress } from '../../src/dns/server/fast-key.ts';
 import { QTYPE } from '../../src/dns/wire/constants.ts';
 import { parseQuery, type Query } from '../../src/dns/wire/query.ts';
 import { encodeResponse } from '../../src/dns/wire/response.ts';
 import { fixtureZone, indexWith } from '../helpers/dns-fixture.ts';
-import { decode, dns2Query } from '../helpers/dns2-packets.ts';
+import { decode, dns2Query, queryWithSubnet } from '../helpers/dns2-packets.ts';
 
 
 function parsed(packet: Buffer): Query {
@@ -168,8 +168,38 @@ describe('the cache key', () => {
     expect(fastKey(dns2Query('www.example.org', 28))!.key).not.toBe(a.key);
   });
 
-  it('leaves unusual packets (ECS, several records, other opcodes) to the full parser', () => {
-    expect(fastKey(dns2Query('www.example.org', 1, { ecs: '192.0.2.0/24' }))).toBeUndefined();
+  it('takes a well-formed Client Subnet out of the key and says where it is', () => {
+    const packet = dns2Query('www.example.org', 1, { ecs: '192.0.2.0/24' });
+    const fast = fastKey(packet)!;
+    expect(fast.key).toBe(fastKey(dns2Query('www.example.org', 1, { edns: true }))!.key);
+    expect(fast.ecs).toEqual({ at: packet.length - 7, length: 7, family: 1, sourcePrefix: 24 });
+    expect(fastSubnetAddress(packet, fast.ecs!)).toBe('192.0.2.0');
+    const six = queryWithSubnet('www.example.org', 1, 2, 56, [0x20, 0x01, 0x0d, 0xb8, 0x45, 0, 0]);
+    expect(fastKey(six)!.ecs).toMatchObject({ family: 2, sourcePrefix: 56, length: 11 });
+    expect(fastSubnetAddress(six, fastKey(six)!.ecs!)).toBe('2001:db8:4500::');
+    expect(fastKey(queryWithSubnet('www.example.org', 1, 1, 0, []))!.ecs).toMatchObject({ sourcePrefix: 0, length: 4 });
+  });
+
+  it('leaves malformed Client Subnet options to the full parser (FORMERR)', () => {
+    const base = dns2Query('www.example.org', 1, { ecs: '192.0.2.0/24' });
+    const patched = (at: number, value: number) => {
+      const copy = Buffer.from(base);
+      copy[copy.length + at] = value;
+      return copy;
+    };
+    expect(fastKey(patched(-6, 3))).toBeUndefined(); // family 3
+    expect(fastKey(patched(-5, 33))).toBeUndefined(); // prefix longer than IPv4
+    expect(fastKey(patched(-5, 16))).toBeUndefined(); // 3 address octets for a /16
+    expect(fastKey(patched(-5, 20))).toBeUndefined(); // a bit set past a /20 (192.0.2.0)
+    expect(fastKey(queryWithSubnet('www.example.org', 1, 2, 129, new Array(17).fill(0)))).toBeUndefined();
+    // Two Client Subnet options.
+    const twice = queryWithSubnet('www.example.org', 1, 1, 8, [10]);
+    const doubled = Buffer.concat([twice, twice.subarray(twice.length - 9)]);
+    doubled.writeUInt16BE(18, twice.length - 11);
+    expect(fastKey(doubled)).toBeUndefined();
+  });
+
+  it('leaves unusual packets (several records, other opcodes) to the full parser', () => {
     const notify = dns2Query('www.example.org', 1);
     notify[2] = 4 << 3;
     expect(fastKey(notify)).toBeUndefined();

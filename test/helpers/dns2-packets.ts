@@ -30,3 +30,15 @@ export function dns2Query(name: string, type = 1, opts: QueryOptions = {}): Buff
 export function decode(buf: Buffer): any {
   return Packet.parse(buf);
 }
+
+/**
+ * A query with one Client Subnet option, encoded by hand (dns2 writes IPv6 subnets as family 1):
+ * `address` is the bytes as sent, ceil(prefix / 8) of them.
+ */
+export function queryWithSubnet(name: string, type: number, family: 1 | 2, sourcePrefix: number, address: number[]): Buffer {
+  const base = dns2Query(name, type, { edns: true });
+  const option = Buffer.from([0, 8, 0, 4 + address.length, 0, family, sourcePrefix, 0, ...address]);
+  const out = Buffer.concat([base, option]);
+  out.writeUInt16BE(option.length, base.length - 2);
+  return out;
+}

@@ -1,5 +1,6 @@
 // The hot path's look at a query: enough of the header, question and OPT to build a cache key
 // without allocating, or `undefined` when the packet needs the full parser (anything unusual).
+import { subnetText } from '../wire/query.ts';
 
 /** Scratch space for one key: the longest name plus type, class and flags. */
 const scratch = Buffer.allocUnsafe(512);
@@ -10,11 +11,34 @@ export interface FastQuery {
   questionEnd: number;
   /** Has an OPT record; its UDP size (0 without). */
   udpSize: number;
+  /** A well-formed Client Subnet option: where its data (family onwards) sits in the packet. */
+  ecs: FastSubnet | undefined;
+}
+
+export interface FastSubnet {
+  at: number;
+  length: number;
+  family: 1 | 2;
+  sourcePrefix: number;
+}
+
+/** RFC 7871 §6 checks; anything off leaves the packet to the full parser (which answers FORMERR). */
+function subnetAt(packet: Buffer, at: number, length: number): FastSubnet | undefined {
+  if (length < 4) return undefined;
+  const family = packet.readUInt16BE(at);
+  const sourcePrefix = packet[at + 2]!;
+  if ((family !== 1 && family !== 2) || sourcePrefix > (family === 1 ? 32 : 128)) return undefined;
+  const bytes = length - 4;
+  if (bytes !== (sourcePrefix + 7) >> 3) return undefined;
+  const spare = bytes * 8 - sourcePrefix;
+  if (spare > 0 && (packet[at + 4 + bytes - 1]! & ((1 << spare) - 1)) !== 0) return undefined;
+  return { at, length, family, sourcePrefix };
 }
 
 /**
  * Accepts only the common shape: a standard query, one question, no answer or authority records,
- * and at most one OPT (version 0, no ECS option) right after the question.
+ * and at most one OPT (version 0, at most one well-formed Client Subnet option) right after the
+ * question. The subnet is not part of the key: the handler echoes it onto the cached answer.
  */
 export function fastKey(packet: Buffer): FastQuery | undefined {
   const len = packet.length;
@@ -51,6 +75,7 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
 
   let udpSize = 0;
   let flags = 0;
+  let ecs: FastSubnet | undefined;
   if (arcount === 1) {
     // OPT: root name, TYPE 41, CLASS = UDP size, TTL = ext-rcode | version | DO | Z, RDLEN, options.
     const o = questionEnd;
@@ -64,7 +89,12 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
       if (p + 4 > len) return undefined;
       const code = packet.readUInt16BE(p);
       const optionLength = packet.readUInt16BE(p + 2);
-      if (code === 8 || p + 4 + optionLength > len) return undefined; // ECS answers may depend on it
+      if (p + 4 + optionLength > len) return undefined;
+      if (code === 8) {
+        if (ecs) return undefined;
+        ecs = subnetAt(packet, p + 4, optionLength);
+        if (!ecs) return undefined;
+      }
       p += 4 + optionLength;
     }
     flags = 1 | (dnssecOk ? 2 : 0);
@@ -72,5 +102,10 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
     return undefined;
   }
   scratch[k++] = flags;
-  return { key: scratch.toString('latin1', 0, k), questionEnd, udpSize };
+  return { key: scratch.toString('latin1', 0, k), questionEnd, udpSize, ecs };
+}
+
+/** The subnet's address as text, for the locator. */
+export function fastSubnetAddress(packet: Buffer, ecs: FastSubnet): string {
+  return subnetText(ecs.family, packet.subarray(ecs.at + 4, ecs.at + ecs.length));
 }

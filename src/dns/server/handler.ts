@@ -5,11 +5,11 @@ import { answer as answerQuestion } from '../engine/answer.ts';
 import type { ClientLocation } from '../engine/types.ts';
 import { AnswerCache, locationKey, type CachedAnswer } from '../cache/answer-cache.ts';
 import type { DnsMetrics } from './metrics.ts';
-import { CLASS, QTYPE, RCODE } from '../wire/constants.ts';
+import { CLASS, EDNS_OPTION, QTYPE, RCODE } from '../wire/constants.ts';
 import { parseQuery, subnetAddress, type Query } from '../wire/query.ts';
 import { encodeResponse, udpLimit, type ResponseSpec } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
-import { fastKey } from './fast-key.ts';
+import { fastKey, fastSubnetAddress } from './fast-key.ts';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -70,18 +70,24 @@ export class QueryHandler {
     if (!this.cache) return undefined;
     const fast = fastKey(packet);
     if (!fast) return undefined;
+    const ecs = fast.ecs;
     let entry = this.cache.get(fast.key, this.index.generation);
+    let scope = 0;
     if (entry && 'byLocation' in entry) {
-      // A geo name: the answer for this client's place (ECS queries never take this path).
-      const where = this.options.locate?.(client.address);
+      // A geo name: the answer for this client's place, by its ECS subnet or else its address.
+      const located = ecs !== undefined && ecs.sourcePrefix > 0;
+      const where = this.options.locate?.(located ? fastSubnetAddress(packet, ecs) : client.address);
       entry = where && this.cache.get(fast.key + locationKey(where.country, where.continent), this.index.generation);
+      if (located && where) scope = where.prefix ?? ecs.sourcePrefix;
     }
     if (!entry || 'byLocation' in entry) return undefined;
     const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(fast.udpSize === 0 ? undefined : { udpSize: fast.udpSize });
-    const source = entry.full.length <= limit ? entry.full : entry.truncated;
-    if (!source) return undefined;
+    // Cached answers carry an OPT without options; an ECS query gets its option echoed onto it.
+    const echo = ecs ? 4 + ecs.length : 0;
+    const source = entry.full.length + echo <= limit ? entry.full : entry.truncated;
+    if (!source || source.length + echo > limit) return undefined;
     this.metrics.cacheHits++;
-    const out = Buffer.allocUnsafe(source.length);
+    const out = Buffer.allocUnsafe(source.length + echo);
     source.copy(out);
     // The asker's ID, RD and CD bits, and its question bytes (letter case) replace the first asker's.
     out[0] = packet[0]!;
@@ -89,6 +95,14 @@ export class QueryHandler {
     out[2] = (out[2]! & 0xfe) | (packet[2]! & 0x01);
     out[3] = (out[3]! & 0xef) | (packet[3]! & 0x10);
     packet.copy(out, 12, 12, fast.questionEnd);
+    if (ecs) {
+      // RFC 7871 §7.2.1: the query's family, source prefix and address, with our scope.
+      out.writeUInt16BE(echo, source.length - 2);
+      out.writeUInt16BE(EDNS_OPTION.ECS, source.length);
+      out.writeUInt16BE(ecs.length, source.length + 2);
+      packet.copy(out, source.length + 4, ecs.at, ecs.at + ecs.length);
+      out[source.length + 7] = scope;
+    }
     this.hitQuestionEnd = fast.questionEnd;
     return out;
   }
@@ -120,7 +134,14 @@ export class QueryHandler {
     const truncated = full.length > 512 ? encodeResponse({ ...spec, tc: true }) : undefined;
     const fast = this.cache && (spec.cacheable || spec.place) ? fastKey(packet) : undefined;
     if (this.cache && fast) {
-      const entry: CachedAnswer = { full, truncated, zones: spec.zones, generation: this.index.generation };
+      // Stored without the ECS option (the cached path echoes each asker's own).
+      const plain = spec.edns?.clientSubnet ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
+      const entry: CachedAnswer = {
+        full: plain ? encodeResponse(plain) : full,
+        truncated: plain && truncated ? encodeResponse({ ...plain, tc: true }) : truncated,
+        zones: spec.zones,
+        generation: this.index.generation,
+      };
       if (spec.cacheable) this.cache.set(fast.key, entry);
       else if (spec.place) {
         this.cache.set(fast.key, { byLocation: true, zones: spec.zones, generation: this.index.generation });
@@ -180,7 +201,7 @@ export class QueryHandler {
     spec.zones = result.zones;
     // Location-dependent answers are shared only between clients in the same place.
     spec.cacheable = !(result.geoUsed && this.options.locate);
-    if (!spec.cacheable && !ecs) spec.place = locationKey(location.country, location.continent);
+    if (!spec.cacheable) spec.place = locationKey(location.country, location.continent);
     if (spec.edns?.clientSubnet && located && result.geoUsed && this.options.locate) {
       // The answer holds for the database network the client falls in (RFC 7871 §7.2.1); without
       // that knowledge, for the source prefix the client sent.

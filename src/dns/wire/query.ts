@@ -198,7 +198,12 @@ export function parseQuery(buf: Buffer): ParseResult {
 
 /** The ECS address as text, zero-filled past the prefix ("192.0.2.0", "2001:db8::"). */
 export function subnetAddress(subnet: ClientSubnet): string {
-  if (subnet.family === 1) return Array.from({ length: 4 }, (_, i) => subnet.address[i] ?? 0).join('.');
-  const words = Array.from({ length: 8 }, (_, i) => (((subnet.address[i * 2] ?? 0) << 8) | (subnet.address[i * 2 + 1] ?? 0)).toString(16));
+  return subnetText(subnet.family, subnet.address);
+}
+
+/** A subnet's address bytes (as sent: only the prefix's octets) as an address, zeros after. */
+export function subnetText(family: 1 | 2, address: Uint8Array): string {
+  if (family === 1) return `${address[0] ?? 0}.${address[1] ?? 0}.${address[2] ?? 0}.${address[3] ?? 0}`;
+  const words = Array.from({ length: 8 }, (_, i) => (((address[i * 2] ?? 0) << 8) | (address[i * 2 + 1] ?? 0)).toString(16));
   return words.join(':').replace(/(^|:)0(:0)+(:|$)/, '::').replace(/:{3,}/, '::');
 }
