@@ -15,7 +15,8 @@ const NORTH_AMERICA = 6255149;
 const BR = 3469034;
 const SOUTH_AMERICA = 6255150;
 
-// A stand-in for the GeoIP lookup: the geo issue brings the MaxMind reader behind this hook.
+// A fixed table in place of the GeoIP database: these tests are about the ECS protocol; the real
+// reader is exercised end to end in geo-serve.test and geo-default-serve.test.
 function locate(address: string): ClientLocation {
   if (address.startsWith('192.0.2.')) return { country: DE, continent: EUROPE };
   if (address.startsWith('198.51.100.')) return { country: US, continent: NORTH_AMERICA };
