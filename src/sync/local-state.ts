@@ -8,32 +8,22 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
+import { endLine, headerLine, zoneJson, zoneLine, type SnapshotHeader } from './snapshot-format.ts';
 
 type Side = 'a' | 'b';
 type MetaKey = ['meta', string] | ['node', number] | ['zone', string];
 
 /** Chunk writes waiting for LMDB before a snapshot load waits for them (bounds memory). */
 const MAX_PENDING_WRITES = 64;
-export const ZONE_LINE = '{"zone":';
 /** Marks the layout described above (earlier releases kept one entry per zone). */
 const LAYOUT = 2;
 
-export interface LocalHeader {
-  revision: number;
-  nodesRevision: number;
-  nodes: EdgeNode[];
-}
 
 interface SideDbs {
   /** Stream offset of a chunk's first byte → the chunk. */
   snapshot: Database<Buffer, number>;
   /** Zone name → its JSON since the snapshot, or '' when it is no longer served. */
   changed: Database<string, string>;
-}
-
-/** The zone's JSON inside a snapshot line, or undefined for the header and end lines. */
-export function zoneJson(line: string): string | undefined {
-  return line.startsWith(ZONE_LINE) && line.endsWith('}') ? line.slice(ZONE_LINE.length, -1) : undefined;
 }
 
 export class LocalState {
@@ -63,13 +53,9 @@ export class LocalState {
     if (this.root.get(['meta', 'layout']) === LAYOUT) return;
     const old = [...this.root.getRange({ start: ['zone', ''], end: ['zone', '\uffff'] })];
     const { revision, nodesRevision, nodes } = this.header();
-    const lines = [
-      JSON.stringify({ snapshot: { revision, nodes_revision: nodesRevision, nodes } }),
-      ...old.map(({ value }) => `${ZONE_LINE}${JSON.stringify(value)}}`),
-      JSON.stringify({ end: { zones: old.length } }),
-    ];
+    const text = [headerLine({ revision, nodesRevision, nodes }), ...old.map(({ value }) => zoneLine(JSON.stringify(value))), endLine(old.length)].join('');
     this.root.transactionSync(() => {
-      if (old.length > 0) void this.sides.a.snapshot.put(0, Buffer.from(`${lines.join('\n')}\n`));
+      if (old.length > 0) void this.sides.a.snapshot.put(0, Buffer.from(text));
       for (const { key } of old) void this.root.remove(key);
       void this.root.put(['meta', 'active'], 'a');
       void this.root.put(['meta', 'layout'], LAYOUT);
@@ -77,7 +63,7 @@ export class LocalState {
     this.active = 'a';
   }
 
-  header(): LocalHeader {
+  header(): SnapshotHeader {
     return {
       revision: (this.root.get(['meta', 'revision']) as number | undefined) ?? 0,
       nodesRevision: (this.root.get(['meta', 'nodesRevision']) as number | undefined) ?? 0,
@@ -177,7 +163,7 @@ export class LocalState {
   }
 
   /** Records one batch of changes (zone JSON, or undefined once not served) in one transaction. */
-  async apply(zones: ReadonlyMap<string, string | undefined>, header: LocalHeader, nodesChanged: boolean): Promise<void> {
+  async apply(zones: ReadonlyMap<string, string | undefined>, header: SnapshotHeader, nodesChanged: boolean): Promise<void> {
     const { changed } = this.sides[this.active];
     await this.root.transaction(() => {
       for (const [name, json] of zones) void changed.put(name, json ?? '');
@@ -185,7 +171,7 @@ export class LocalState {
     });
   }
 
-  private writeHeader(header: LocalHeader, withNodes: boolean): void {
+  private writeHeader(header: SnapshotHeader, withNodes: boolean): void {
     void this.root.put(['meta', 'revision'], header.revision);
     void this.root.put(['meta', 'nodesRevision'], header.nodesRevision);
     if (!withNodes) return;
@@ -204,5 +190,5 @@ export interface SnapshotWriter {
   /** Remembers where a zone's line starts (to read that zone back later). */
   noteZone(name: string, offset: number): void;
   /** Makes the stored snapshot, with this header, the local state (one transaction). */
-  commit(header: LocalHeader): Promise<void>;
+  commit(header: SnapshotHeader): Promise<void>;
 }

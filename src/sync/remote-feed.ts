@@ -12,8 +12,9 @@ import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
-import { LocalState, zoneJson, type LocalHeader } from './local-state.ts';
+import { LocalState } from './local-state.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
+import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
 
 /** A snapshot may take minutes to arrive; a page of changes, seconds. */
 const SNAPSHOT_TIMEOUT_MS = 600_000;
@@ -131,30 +132,26 @@ export class RemoteFeed {
       throw new Error(`GET /sync/snapshot answered ${res.status}`);
     }
     const writer = await this.state.beginSnapshot();
-    let header: LocalHeader | undefined;
+    let header: SnapshotHeader | undefined;
     let staged: ReturnType<ZoneIndex['stage']> | undefined;
     let count = 0;
     let complete = false;
     const take = (line: Line): void => {
       if (complete) throw new Error('snapshot: data after the end line');
+      const parsed = parseSnapshotLine(line.text);
       if (!header || !staged) {
-        const first = JSON.parse(line.text) as { snapshot?: { revision: number; nodes_revision: number; nodes: EdgeNode[] } };
-        if (!first.snapshot) throw new Error('snapshot: the first line is not the header');
-        header = { revision: first.snapshot.revision, nodesRevision: first.snapshot.nodes_revision, nodes: first.snapshot.nodes };
+        if (parsed.kind !== 'header') throw new Error('snapshot: the first line is not the header');
+        header = parsed.header;
         staged = this.index.stage(header.nodes, header.nodesRevision);
-        return;
-      }
-      const json = zoneJson(line.text);
-      if (json !== undefined) {
-        const zone = JSON.parse(json) as Zone;
+      } else if (parsed.kind === 'zone') {
+        const zone = JSON.parse(parsed.json) as Zone;
         staged.put(zone);
         writer.noteZone(zone.domain.domain, line.offset);
         count++;
-        return;
-      }
-      const end = (JSON.parse(line.text) as { end?: { zones?: number } }).end;
-      if (end?.zones !== count) throw new Error(`snapshot: the end line says ${end?.zones} zones, ${count} arrived`);
-      complete = true;
+      } else if (parsed.kind === 'end') {
+        if (parsed.zones !== count) throw new Error(`snapshot: the end line says ${parsed.zones} zones, ${count} arrived`);
+        complete = true;
+      } else throw new Error('snapshot: a second header');
     };
     const splitter = new LineSplitter();
     for await (const chunk of res.body) {

@@ -6,7 +6,8 @@ import { open } from 'lmdb';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZoneIndex } from '../../src/dns/zone/index.ts';
-import { LocalState, zoneJson } from '../../src/sync/local-state.ts';
+import { LocalState } from '../../src/sync/local-state.ts';
+import { zoneJson } from '../../src/sync/snapshot-format.ts';
 import { LineSplitter } from '../../src/sync/ndjson.ts';
 import { RemoteFeed } from '../../src/sync/remote-feed.ts';
 import type { Zone } from '../../src/store/types.ts';
@@ -103,21 +104,19 @@ describe('snapshot load', () => {
 
   it('a load interrupted before its commit leaves the previous state, and the next load succeeds', async () => {
     const dataDir = tempDir();
-    const state = new LocalState(dataDir);
-    const store = async (names: string[], revision: number, commit: boolean) => {
+    const store = async (state: LocalState, names: string[], revision: number, commit: boolean) => {
       const writer = await state.beginSnapshot();
       await writer.write(Buffer.from(ndjson(revision, zonesNamed(...names))));
       if (commit) await writer.commit({ revision, nodesRevision: 0, nodes: [] });
     };
-    await store(['old.example'], 1, true);
-    await store(['half.example'], 2, false);
+    const state = new LocalState(dataDir);
+    await store(state, ['old.example'], 1, true);
+    await store(state, ['half.example'], 2, false);
     await state.close(); // the process dies here
 
     const reopened = new LocalState(dataDir);
     expect([...reopened.zones()].map((zone) => zone.domain.domain)).toEqual(['old.example']);
-    const writer = await reopened.beginSnapshot();
-    await writer.write(Buffer.from(ndjson(3, zonesNamed('new.example'))));
-    await writer.commit({ revision: 3, nodesRevision: 0, nodes: [] });
+    await store(reopened, ['new.example'], 3, true);
     expect([...reopened.zones()].map((zone) => zone.domain.domain)).toEqual(['new.example']);
     expect(reopened.header().revision).toBe(3);
     await reopened.close();

@@ -10,6 +10,7 @@ import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
 import { hashApiKey } from '../../model/user.ts';
 import type { SnapshotChunk, Zone } from '../../store/types.ts';
+import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
 import { Problem } from '../schemas.ts';
 
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
@@ -27,20 +28,20 @@ const errors = { 401: Problem, 410: Problem, 503: Problem };
 
 /** The snapshot as NDJSON text, a batch of zones per chunk; ends with the line that proves it whole. */
 async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>, rest: AsyncGenerator<SnapshotChunk>): AsyncGenerator<string> {
-  yield `${JSON.stringify({ snapshot: { revision: header.revision, nodes_revision: header.nodesRevision, nodes: header.nodes } })}\n`;
+  yield headerLine(header);
   let zones = 0;
   try {
     for await (const chunk of rest) {
       if (chunk.kind !== 'zones') continue;
       let text = '';
-      for (const json of chunk.json) text += `{"zone":${json}}\n`;
+      for (const json of chunk.json) text += zoneLine(json);
       zones += chunk.json.length;
       if (text) yield text;
     }
   } finally {
     await rest.return(undefined);
   }
-  yield `${JSON.stringify({ end: { zones } })}\n`;
+  yield endLine(zones);
 }
 
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
