@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { normaliseDomainName } from './model/names.ts';
+import { registrableDomainOf } from './model/registrable.ts';
 
 export interface Config {
   dataDir: string;
@@ -19,8 +20,25 @@ export interface Config {
   sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number };
   nameservers: [string, string];
   hostmaster: string;
+  /** The operator's own zones: only accounts marked for it may register them or names under them. */
+  reservedZones: string[];
   logLevel: string;
   changeRetention: number;
+}
+
+/**
+ * PALISADE_RESERVED_ZONES: comma-separated zones; unset, the registrable domains of the name
+ * servers' and hostmaster's names; empty ("") reserves nothing.
+ */
+function reservedZones(text: string | undefined, ownNames: string[], problems: string[]): string[] {
+  if (text === undefined) return [...new Set(ownNames.map(registrableDomainOf))];
+  const zones: string[] = [];
+  for (const entry of text.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    const checked = normaliseDomainName(entry);
+    if (checked.ok) zones.push(checked.value);
+    else problems.push(`PALISADE_RESERVED_ZONES: "${entry}" ${checked.message}`);
+  }
+  return zones;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -92,12 +110,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],
     hostmaster: domain('PALISADE_HOSTMASTER', 'hostmaster.palisade.example.net'),
+    reservedZones: [],
     logLevel: str('PALISADE_LOG_LEVEL', 'info'),
     changeRetention: int('PALISADE_CHANGE_RETENTION', 100_000, 100, 100_000_000),
   };
   if (config.sync.url && !/^https?:\/\/[^\s]+$/.test(config.sync.url)) problems.push(`PALISADE_SYNC_URL=${config.sync.url}: must be an http:// or https:// URL`);
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
+  config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, config.hostmaster], problems);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -58,9 +58,23 @@ export function fieldErrors(errors: ErrorObject[], part: string): FieldError[] {
 export function parseJsonBody(_request: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   if (text.trim() === '') return done(null, undefined);
+  let parsed: unknown;
   try {
-    done(null, JSON.parse(text));
+    parsed = JSON.parse(text);
   } catch (error) {
-    done(new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`));
+    return done(new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`));
   }
+  // A lone UTF-16 surrogate ("\ud800") is valid JSON but no text: it cannot be stored as UTF-8 or
+  // put on the wire. Only an escape can carry one, so only bodies with escapes are walked.
+  if (/\\u[dD][89a-fA-F]/.test(text) && !wellFormed(parsed)) {
+    return done(new ApiError('MALFORMED_JSON', 'the body holds a string with an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF alone)'));
+  }
+  done(null, parsed);
+}
+
+function wellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return !/\p{Surrogate}/u.test(value);
+  if (Array.isArray(value)) return value.every(wellFormed);
+  if (value !== null && typeof value === 'object') return Object.entries(value).every(([k, v]) => wellFormed(k) && wellFormed(v));
+  return true;
 }

@@ -8,7 +8,8 @@ import { generateApiKey, hashApiKey, type Limits } from '../model/user.ts';
 import type { Store } from '../store/types.ts';
 
 export const ADMIN_USAGE = `usage: palisade admin <command>
-  user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N]
+  user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N] [--reserved-zones]
+  user reserved-zones ID allow|deny        whether the user may register the service's own (reserved) zones
   user list
   key create --user ID [--label TEXT]      prints the new key once
   key list --user ID
@@ -39,6 +40,7 @@ const OPTIONS = {
   'max-records': { type: 'string' },
   'max-iplists': { type: 'string' },
   'max-ips': { type: 'string' },
+  'reserved-zones': { type: 'boolean' },
 } as const;
 
 function positiveInt(text: string | undefined, what: string): number {
@@ -63,7 +65,7 @@ function validNode(node: EdgeNode): EdgeNode {
 
 export async function runAdmin(store: Store, argv: string[], out: Out): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  const [noun, verb, arg] = positionals;
+  const [noun, verb, arg, arg2] = positionals;
   const command = `${noun ?? ''} ${verb ?? ''}`.trim();
   switch (command) {
     case 'user create': {
@@ -74,10 +76,16 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
       if (values['max-ips']) limits.max_ips_per_list = positiveInt(values['max-ips'], '--max-ips');
       const email = required(values.email, 'email');
       if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError('--email must be an e-mail address');
-      const user = await store.createUser({ name: required(values.name, 'name'), email, limits });
+      let user = await store.createUser({ name: required(values.name, 'name'), email, limits });
+      if (values['reserved-zones']) user = await store.setUserReservedZones(user.id, true);
       const apiKey = generateApiKey();
       const key = await store.addApiKey(user.id, hashApiKey(apiKey), 'initial');
       return out({ user, key: { id: key.id, api_key: apiKey, note: 'shown once; send it as the X-Auth-Key header' } });
+    }
+    case 'user reserved-zones': {
+      const id = positiveInt(arg, 'ID');
+      if (arg2 !== 'allow' && arg2 !== 'deny') throw new UsageError('say allow or deny after the user id');
+      return out(await store.setUserReservedZones(id, arg2 === 'allow'));
     }
     case 'user list':
       return out(await store.listUsers());

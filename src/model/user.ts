@@ -24,6 +24,8 @@ export interface UserState {
   email: string;
   created: string;
   limits: Limits;
+  /** Marked by the operator: may register the service's reserved zones (PALISADE_RESERVED_ZONES). */
+  reservedZones?: boolean;
 }
 
 export interface ApiKeyState {

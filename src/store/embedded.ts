@@ -8,6 +8,7 @@ import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
+import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
 
@@ -44,6 +45,7 @@ export class EmbeddedStore implements Store {
     this.db = open<unknown, Key>({ path: options.path, compression: false, noSubdir: false });
     this.retention = options.changeRetention ?? 100_000;
     this.indexServedZones();
+    this.indexZoneTree();
   }
 
   private get<T>(key: Key): T | undefined {
@@ -117,6 +119,17 @@ export class EmbeddedStore implements Store {
     return this.get<UserState>(['user', id]);
   }
 
+  setUserReservedZones(id: number, allowed: boolean): Promise<UserState> {
+    return this.commit((tx) => {
+      const user = this.get<UserState>(['user', id]);
+      if (!user) throw notFound(`user ${id}`);
+      const updated: UserState = { ...user, reservedZones: allowed };
+      void this.db.put(['user', id], updated);
+      tx.change('user', id, 'put');
+      return updated;
+    });
+  }
+
   async listUsers(): Promise<UserState[]> {
     return [...this.db.getRange({ start: ['user', 0], end: ['user', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as UserState);
   }
@@ -163,6 +176,7 @@ export class EmbeddedStore implements Store {
       const zone = build(ctx);
       const name = zone.domain.domain;
       if (this.get(['zone', name])) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      this.checkNoOverlap(name, zone.domain.ownerId);
       const owner = this.get<UserState>(['user', zone.domain.ownerId]);
       if (!owner) throw notFound(`user ${zone.domain.ownerId}`);
       if (this.countPrefix('udom', zone.domain.ownerId) >= owner.limits.max_domains) {
@@ -173,6 +187,7 @@ export class EmbeddedStore implements Store {
       const stored: Zone = { ...zone, domain: { ...zone.domain, created: tx.now, updated: tx.now, revision } };
       this.putZoneDocument(stored);
       void this.db.put(['udom', zone.domain.ownerId, name], 1);
+      void this.db.put(['ztree', reversedName(name)], zone.domain.ownerId);
       return stored;
     });
   }
@@ -196,6 +211,34 @@ export class EmbeddedStore implements Store {
         if (zone.domain.ns_active) void this.db.put(['served', zone.domain.domain], JSON.stringify(zone));
       }
       void this.db.put(['meta', 'servedJson'], 1);
+    });
+  }
+
+  /**
+   * Inside the write transaction: refuses a name at, under or above another owner's domain.
+   * Ancestors are exact reads; descendants one range read of the reversed-name index, stopping at
+   * the first foreign owner (the owner's own subdomains are allowed and usually few).
+   */
+  private checkNoOverlap(name: string, ownerId: number): void {
+    for (const ancestor of ancestorsOf(name)) {
+      const zone = this.get<Zone>(['zone', ancestor]);
+      if (zone && zone.domain.ownerId !== ownerId) throw overlapError(name, 'under');
+    }
+    const prefix = reversedName(name);
+    for (const { key, value } of this.db.getRange({ start: ['ztree', prefix], end: ['ztree', prefix + END] })) {
+      if (key[1] !== prefix && value !== ownerId) throw overlapError(name, 'above');
+    }
+  }
+
+  /** Data written before the reversed-name index existed gets it once, at open. */
+  private indexZoneTree(): void {
+    if (this.db.get(['meta', 'zoneTree'])) return;
+    this.db.transactionSync(() => {
+      for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
+        const zone = value as Zone;
+        void this.db.put(['ztree', reversedName(zone.domain.domain)], zone.domain.ownerId);
+      }
+      void this.db.put(['meta', 'zoneTree'], 1);
     });
   }
 
@@ -255,6 +298,7 @@ export class EmbeddedStore implements Store {
       void this.db.remove(['zone', name]);
       void this.db.remove(['served', name]);
       void this.db.remove(['udom', ownerId, name]);
+      void this.db.remove(['ztree', reversedName(name)]);
       tx.change('zone', name, 'delete');
       return true;
     });

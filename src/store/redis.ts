@@ -7,22 +7,21 @@
 // All keys share one hash tag, so the store also runs on Redis Cluster (in one slot).
 // Redis unreachable or slow: commands fail within a second (no offline queue) and the API answers
 // 503 STORE_UNAVAILABLE; the client reconnects by itself.
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ApiError, notFound } from '../errors.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
-import { COMMIT_SCRIPT } from './redis-commit.ts';
+import { COMMIT_SCRIPT, INDEX_ZONE_TREE_SCRIPT } from './redis-commit.ts';
+import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
 /** Zones per streamed snapshot chunk (one MGET). */
 const SNAPSHOT_BATCH = 500;
-/** Stands for the revision in documents until the script knows it. */
-const REV = '__REVISION__';
-
 export interface RedisStoreOptions {
   url: string;
   /** Key prefix; keep the {braces}: they pin every key to one Cluster slot. */
@@ -30,7 +29,14 @@ export interface RedisStoreOptions {
   changeRetention?: number;
 }
 
-type Op = { op: 'set' | 'del' | 'zadd' | 'zrem'; key: string; v?: string; s?: number };
+type Op =
+  | { op: 'set'; key: string; v: string }
+  /** A document whose revision the script fills in: parts[0] + revision + parts[1]. */
+  | { op: 'setrev'; key: string; parts: [string, string] }
+  | { op: 'del'; key: string }
+  | { op: 'zadd' | 'zrem'; key: string; v: string; s?: number }
+  | { op: 'hset'; key: string; f: string; v: string }
+  | { op: 'hdel'; key: string; f: string };
 
 interface Plan<T> {
   /** Documents read before computing, with the values they had (null = absent). */
@@ -38,6 +44,8 @@ interface Plan<T> {
   ops: Op[];
   change: { kind: ChangeKind; key: string; op: 'put' | 'delete' };
   limit?: { key: string; max: number; error: ApiError };
+  /** A new domain: refused when it lies at, under or above another owner's domain. */
+  overlap?: { name: string; owner: number };
   /** The result, given the committed revision. */
   result: (revision: number) => T;
 }
@@ -50,11 +58,21 @@ declare module 'ioredis' {
   }
 }
 
-/** JSON with the revision placeholder left for the script to fill in. */
-function withRevision<T extends object>(doc: T, path: (d: T) => { revision: number }): string {
+/**
+ * A document as two texts around its revision, for the script to join with the revision it takes.
+ * The split is made by structure: the revision is set to a random marker that is checked to occur
+ * exactly once in the serialised document, so no stored text is ever searched or rewritten.
+ */
+function withRevision<T extends object>(key: string, doc: T, path: (d: T) => { revision: number }): Op {
   const copy = structuredClone(doc);
-  (path(copy) as { revision: unknown }).revision = REV;
-  return JSON.stringify(copy);
+  for (;;) {
+    const marker = `\u0000rev${randomBytes(12).toString('hex')}`;
+    (path(copy) as { revision: unknown }).revision = marker;
+    const text = JSON.stringify(copy);
+    const quoted = JSON.stringify(marker);
+    const at = text.indexOf(quoted);
+    if (at !== -1 && text.indexOf(quoted, at + 1) === -1) return { op: 'setrev', key, parts: [text.slice(0, at), text.slice(at + quoted.length)] };
+  }
 }
 
 export class RedisStore implements Store {
@@ -136,16 +154,42 @@ export class RedisStore implements Store {
           if (at === -1) at = keys.push(key) - 1;
           return at + 1;
         };
+        // Values go as separate arguments (ARGV[2…]), never inside the plan's JSON.
+        const args: string[] = [];
+        const arg = (value: string) => args.push(value) + 1;
         const body = {
-          checks: plan.checks.map(([key, v]) => ({ k: index(key), v: v ?? false })),
+          checks: plan.checks.map(([key, v]) => (v === null ? { k: index(key), absent: true } : { k: index(key), a: arg(v) })),
           limit: plan.limit && { k: index(plan.limit.key), max: plan.limit.max },
-          ops: plan.ops.map((o) => ({ op: o.op, k: index(o.key), v: o.v, s: o.s })),
+          overlap: plan.overlap && {
+            owners: index(this.k('zoneowners')),
+            tree: index(this.k('zonetree')),
+            owner: plan.overlap.owner,
+            rev: reversedName(plan.overlap.name),
+            ancestors: ancestorsOf(plan.overlap.name),
+          },
+          ops: plan.ops.map((o) => {
+            const k = index(o.key);
+            switch (o.op) {
+              case 'set':
+                return { op: o.op, k, a: arg(o.v) };
+              case 'setrev':
+                return { op: o.op, k, a: arg(o.parts[0]), b: arg(o.parts[1]) };
+              case 'zadd':
+              case 'zrem':
+                return { op: o.op, k, m: o.v, s: o.s };
+              case 'hset':
+                return { op: o.op, k, f: o.f, m: o.v };
+              default:
+                return { op: o.op, k, f: 'f' in o ? o.f : undefined };
+            }
+          }),
           change: { ...plan.change, at: new Date().toISOString() },
           retention: this.retention,
           nodes: plan.change.kind === 'node' ? index(this.k('nodesRevision')) : undefined,
         };
-        const revision = await this.redis.palisadeCommit(keys.length, ...keys, JSON.stringify(body));
+        const revision = await this.redis.palisadeCommit(keys.length, ...keys, JSON.stringify(body), ...args);
         if (revision === -2) throw plan.limit!.error;
+        if (revision === -3) throw await this.overlapReason(plan.overlap!.name, plan.overlap!.owner);
         if (revision > 0) {
           for (const listener of this.commitListeners) listener();
           return plan.result(revision);
@@ -180,6 +224,21 @@ export class RedisStore implements Store {
 
   getUser(id: number): Promise<UserState | undefined> {
     return this.guard(() => this.json<UserState>(this.k('user', id)));
+  }
+
+  setUserReservedZones(id: number, allowed: boolean): Promise<UserState> {
+    const key = this.k('user', id);
+    return this.mutate(async () => {
+      const text = await this.redis.get(key);
+      if (text === null) throw notFound(`user ${id}`);
+      const updated: UserState = { ...(JSON.parse(text) as UserState), reservedZones: allowed };
+      return {
+        checks: [[key, text]],
+        ops: [{ op: 'set', key, v: JSON.stringify(updated) }],
+        change: { kind: 'user', key: String(id), op: 'put' },
+        result: () => updated,
+      };
+    });
   }
 
   listUsers(): Promise<UserState[]> {
@@ -252,15 +311,40 @@ export class RedisStore implements Store {
 
   private zoneOps(zone: Zone, isNew: boolean): Op[] {
     const name = zone.domain.domain;
-    const ops: Op[] = [{ op: 'set', key: this.k('zone', name), v: withRevision(zone, (z) => z.domain) }];
+    const ops: Op[] = [withRevision(this.k('zone', name), zone, (z) => z.domain)];
     if (isNew) {
-      ops.push({ op: 'zadd', key: this.k('udom', zone.domain.ownerId), s: 0, v: name }, { op: 'zadd', key: this.k('zones'), s: 0, v: name });
+      ops.push(
+        { op: 'zadd', key: this.k('udom', zone.domain.ownerId), s: 0, v: name },
+        { op: 'zadd', key: this.k('zones'), s: 0, v: name },
+        { op: 'hset', key: this.k('zoneowners'), f: name, v: String(zone.domain.ownerId) },
+        { op: 'zadd', key: this.k('zonetree'), s: 0, v: `${reversedName(name)}|${name}` },
+      );
     }
     return ops;
   }
 
+  /** Which way a refused name overlaps (read after the script refused it, for the message). */
+  private async overlapReason(name: string, owner: number): Promise<ApiError> {
+    const owners = await this.redis.hmget(this.k('zoneowners'), ...ancestorsOf(name));
+    return overlapError(name, owners.some((o) => o !== null && Number(o) !== owner) ? 'under' : 'above');
+  }
+
+  /** Data written before the tree set and owners hash existed gets them once. */
+  private zoneTreeIndexed?: Promise<unknown>;
+  private indexZoneTree(): Promise<unknown> {
+    this.zoneTreeIndexed ??= (async () => {
+      if ((await this.redis.exists(this.k('meta', 'zoneTree'))) === 1) return;
+      await this.redis.eval(INDEX_ZONE_TREE_SCRIPT, 4, this.k('zones'), this.k('zoneowners'), this.k('zonetree'), this.k('meta', 'zoneTree'), this.k('zone', ''));
+    })().catch((error: unknown) => {
+      this.zoneTreeIndexed = undefined;
+      throw error;
+    });
+    return this.zoneTreeIndexed;
+  }
+
   createZone(build: (ctx: MutationContext) => Zone): Promise<Zone> {
     return this.mutate(async () => {
+      await this.indexZoneTree();
       const zone = (await this.runZoneMutation(build))!;
       const name = zone.domain.domain;
       if ((await this.redis.exists(this.k('zone', name))) === 1) {
@@ -278,6 +362,7 @@ export class RedisStore implements Store {
           max: owner.limits.max_domains,
           error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
         },
+        overlap: { name, owner: zone.domain.ownerId },
         ops: this.zoneOps(stored, true),
         change: { kind: 'zone', key: name, op: 'put' },
         result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
@@ -352,6 +437,8 @@ export class RedisStore implements Store {
           { op: 'del', key },
           { op: 'zrem', key: this.k('udom', ownerId), v: name },
           { op: 'zrem', key: this.k('zones'), v: name },
+          { op: 'hdel', key: this.k('zoneowners'), f: name },
+          { op: 'zrem', key: this.k('zonetree'), v: `${reversedName(name)}|${name}` },
         ],
         change: { kind: 'zone', key: name, op: 'delete' },
         result: () => true,
@@ -378,7 +465,7 @@ export class RedisStore implements Store {
         error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`),
       },
       ops: [
-        { op: 'set', key: this.k('iplist', id), v: withRevision(list, (l) => l) },
+        withRevision(this.k('iplist', id), list, (l) => l),
         { op: 'zadd', key: this.k('uipl', list.ownerId), s: id, v: String(id) },
         { op: 'zadd', key: this.k('iplists'), s: id, v: String(id) },
       ],
@@ -420,7 +507,7 @@ export class RedisStore implements Store {
       const stored: IpListState = { ...next, id, ownerId, created: list.created, updated: new Date().toISOString() };
       return {
         checks: [[key, text]],
-        ops: [{ op: 'set', key, v: withRevision(stored, (l) => l) }],
+        ops: [withRevision(key, stored, (l) => l)],
         change: { kind: 'iplist', key: String(id), op: 'put' },
         result: (revision) => ({ ...stored, revision }),
       };

@@ -90,6 +90,8 @@ export interface Store {
 
   createUser(input: { name: string; email: string; limits?: Partial<Limits> }): Promise<UserState>;
   getUser(id: number): Promise<UserState | undefined>;
+  /** Marks whether the user may register the service's reserved zones; NOT_FOUND for no such user. */
+  setUserReservedZones(id: number, allowed: boolean): Promise<UserState>;
   listUsers(): Promise<UserState[]>;
   addApiKey(userId: number, hash: string, label: string): Promise<ApiKeyState>;
   findApiKeyByHash(hash: string): Promise<ApiKeyState | undefined>;

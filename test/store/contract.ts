@@ -250,5 +250,79 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(await again.currentRevision()).toBe(rev);
       await again.close();
     });
+
+    it('refuses a domain at, under or above another owner\'s domain, also when both race; the same owner may nest', async () => {
+      const { store } = await open();
+      const a = await store.createUser({ name: 'a', email: 'a@example.org' });
+      const b = await store.createUser({ name: 'b', email: 'b@example.org' });
+      await store.createZone((ctx) => zoneFor('a-domain.example', a.id, ctx));
+      await expectApiError(store.createZone((ctx) => zoneFor('shop.a-domain.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+      await expectApiError(store.createZone((ctx) => zoneFor('deep.shop.a-domain.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+      await store.createZone((ctx) => zoneFor('x.other.example', a.id, ctx));
+      await expectApiError(store.createZone((ctx) => zoneFor('other.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+      // Siblings and look-alike suffixes do not overlap.
+      await store.createZone((ctx) => zoneFor('other-domain.example', b.id, ctx));
+      await store.createZone((ctx) => zoneFor('xa-domain.example', b.id, ctx));
+      // The same owner may hold a domain under its own.
+      await store.createZone((ctx) => zoneFor('shop.a-domain.example', a.id, ctx));
+      // Once the owner lets go, the name is free for another account.
+      await store.deleteZone('x.other.example', a.id);
+      await store.createZone((ctx) => zoneFor('other.example', b.id, ctx));
+
+      // Two accounts racing for a name and a name under it: exactly one wins each round.
+      for (let round = 0; round < 30; round++) {
+        const results = await Promise.allSettled([
+          store.createZone((ctx) => zoneFor(`race${round}.example`, a.id, ctx)),
+          store.createZone((ctx) => zoneFor(`b.race${round}.example`, b.id, ctx)),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect((lost.reason as ApiError).code).toBe('DOMAIN_OVERLAP');
+      }
+    });
+
+    it('stores any text a customer can send exactly as sent, and reads it back equal', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'text', email: 'text@example.org' });
+      const samples = [
+        '__REVISION__',
+        '"__REVISION__"',
+        '{"revision":"__REVISION__"}',
+        '%s %d %% $1 \\1 \\\\ \\" \'',
+        ']] end -- ) local x = 1',
+        'ümlaut ☃ 日本 🙂 \u0000 \u001f \u2028',
+        `"revision":${'9'.repeat(30)}`,
+        'x'.repeat(4000),
+      ];
+      // Deterministic pseudo-random strings over the whole BMP's well-formed code points.
+      let seed = 7;
+      const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+      for (let i = 0; i < 40; i++) {
+        let text = '';
+        for (let j = 0; j < 1 + (next() % 60); j++) {
+          const c = next() % 3 === 0 ? next() % 128 : next() % 0xd7ff;
+          text += String.fromCharCode(c);
+        }
+        samples.push(text);
+      }
+      for (const [i, text] of samples.entries()) {
+        const name = `text${i}.example`;
+        await store.createZone((ctx) => ({ ...zoneFor(name, user.id, ctx), domain: { ...zoneFor(name, user.id, ctx).domain, tags: [text], ns_active: true } }));
+        const updated = await store.updateZone(name, user.id, (zone, ctx) => ({
+          ...zone,
+          records: [{ id: ctx.nextRecordId(), name: 'txt', type: 6, value: text, ttl: 300, priority: null, target: [] }],
+        }));
+        const read = await store.getZone(name);
+        expect(read).toEqual(updated);
+        expect(read!.records[0]!.value).toBe(text);
+        expect(read!.domain.tags).toEqual([text]);
+        expect(typeof read!.domain.revision).toBe('number');
+        const list = await store.createIpList((ctx) => ({ id: ctx.id, name: text, ips: [], allnodes: true, nodes: [], ownerId: user.id, created: ctx.now, updated: ctx.now, revision: 0 }));
+        expect((await store.getIpList(list.id))!.name).toBe(text);
+      }
+      const served = (await store.snapshot()).zones.filter((z) => z.domain.domain.startsWith('text'));
+      expect(served).toHaveLength(samples.length);
+      for (const zone of served) expect(zone.records[0]!.value).toBe(samples[Number(zone.domain.domain.slice(4, -8))]);
+    });
   });
 }

@@ -2,7 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
-import { invalidFields, notFound, type FieldError } from '../../errors.ts';
+import { ApiError, invalidFields, notFound, type FieldError } from '../../errors.ts';
+import { registrationProblem } from '../../model/registrable.ts';
 import {
   checkDomainName,
   checkDomainSettings,
@@ -61,6 +62,8 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { domain: _d, ...input } = request.body;
       const settings = checkDomainSettings(input, errors, name);
       if (errors.length > 0) throw invalidFields(errors);
+      const refused = registrationProblem(name, { reserved: app.config.reservedZones, mayUseReserved: request.user.reservedZones === true });
+      if (refused) throw new ApiError(refused.code, refused.message, [{ field: 'domain', message: refused.message }]);
       const zone = await app.store.createZone((ctx) => {
         checkNodesExist(settings.bind_node, ctx.nodeExists, 'bind_node');
         const domain: DomainState = {

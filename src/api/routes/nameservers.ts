@@ -1,9 +1,11 @@
 // activatens / deactivatens: switch whether our name servers answer for a domain. GET, as the
-// service's API has always defined them; repeating one is harmless (no new revision).
+// service's API has always defined them, and POST, for clients that rightly send state changes
+// as POST; repeating one is harmless (no new revision). HEAD (which Fastify would otherwise run
+// as the GET) only reads: a link checker or a cache probing the URL must never change anything.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainParams, errorResponses } from '../schemas.ts';
-import { zoneName } from '../zone-access.ts';
+import { ownZone, zoneName } from '../zone-access.ts';
 
 const NsState = Type.Object({
   domain: Type.String(),
@@ -14,23 +16,21 @@ const NsState = Type.Object({
 
 export const nameserverRoutes: FastifyPluginAsyncTypebox = async (app) => {
   for (const [action, active] of [['activatens', true], ['deactivatens', false]] as const) {
-    app.get(
-      `/domains/:domain/${action}`,
-      {
-        schema: {
-          tags: ['name servers'],
-          summary: active ? 'Our name servers start answering for the domain' : 'Our name servers stop answering for the domain (REFUSED)',
-          params: DomainParams,
-          response: { 200: NsState, ...errorResponses(404) },
-        },
-      },
-      async (request) => {
-        const name = zoneName(request.params.domain);
-        const zone = await app.store.updateZone(name, request.user.id, (z) =>
-          z.domain.ns_active === active ? undefined : { ...z, domain: { ...z.domain, ns_active: active } },
-        );
-        return { domain: name, ns_active: zone.domain.ns_active, nameservers: [...app.config.nameservers], revision: zone.domain.revision };
-      },
-    );
+    const path = `/domains/:domain/${action}`;
+    const summary = active ? 'Our name servers start answering for the domain' : 'Our name servers stop answering for the domain (REFUSED)';
+    const schema = { tags: ['name servers'], params: DomainParams, response: { 200: NsState, ...errorResponses(404) } };
+    const change = async (request: { params: { domain: string }; user: { id: number } }) => {
+      const name = zoneName(request.params.domain);
+      const zone = await app.store.updateZone(name, request.user.id, (z) =>
+        z.domain.ns_active === active ? undefined : { ...z, domain: { ...z.domain, ns_active: active } },
+      );
+      return { domain: name, ns_active: zone.domain.ns_active, nameservers: [...app.config.nameservers], revision: zone.domain.revision };
+    };
+    app.get(path, { exposeHeadRoute: false, schema: { ...schema, summary } }, change);
+    app.post(path, { schema: { ...schema, summary: `${summary} (same as GET)` } }, change);
+    app.head(path, { schema: { tags: ['name servers'], params: DomainParams, summary: 'Changes nothing: 200 when the domain is yours, else 404' } }, async (request, reply) => {
+      await ownZone(app, request.params.domain, request.user.id);
+      return reply.code(200).send();
+    });
   }
 };

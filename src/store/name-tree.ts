@@ -1,0 +1,25 @@
+// Domain names as a tree, for the rule both adapters enforce inside their atomic step: no account
+// holds a domain that equals, lies under or lies above another account's domain.
+import { ApiError } from '../errors.ts';
+
+/** The proper ancestors of a name, nearest first: "b.a.example" → ["a.example", "example"]. */
+export function ancestorsOf(name: string): string[] {
+  const out: string[] = [];
+  for (let at = name.indexOf('.'); at !== -1; at = name.indexOf('.', at + 1)) out.push(name.slice(at + 1));
+  return out;
+}
+
+/**
+ * Labels reversed, each followed by a dot: "b.a.example" → "example.a.b.". A name's descendants
+ * are exactly the keys that start with its reversed form, so one range read finds them all.
+ */
+export function reversedName(name: string): string {
+  return `${name.split('.').reverse().join('.')}.`;
+}
+
+export function overlapError(name: string, where: 'under' | 'above'): ApiError {
+  const message = `lies ${where} a domain another account has registered`;
+  return new ApiError('DOMAIN_OVERLAP', `${name} ${message}; a domain and the names under it belong to one account`, [
+    { field: 'domain', message },
+  ]);
+}
