@@ -64,6 +64,10 @@ function writeOpt(w: WireWriter, rcode: number, edns: ResponseEdns): void {
   w.setU16(lengthAt, w.offset - lengthAt - 2);
 }
 
+const MAX_MESSAGE = 65_535;
+/** Room kept for the OPT record (with an ECS option) after the sections. */
+const OPT_ROOM = 64;
+
 export function encodeResponse(spec: ResponseSpec): Buffer {
   const w = new WireWriter();
   const truncated = spec.tc === true;
@@ -87,6 +91,9 @@ export function encodeResponse(spec: ResponseSpec): Buffer {
     for (const set of spec.authority) count += writeRRset(w, set);
     w.setU16(8, count);
     for (const set of spec.additional) additional += writeRRset(w, set);
+    // Larger than any transport can carry (a TCP message is at most 65,535 octets): the TC=1 form
+    // is the only answer there is, on TCP as on UDP.
+    if (w.offset > MAX_MESSAGE - OPT_ROOM) return encodeResponse({ ...spec, tc: true });
   }
   if (spec.edns) {
     writeOpt(w, spec.rcode, spec.edns);

@@ -21,7 +21,9 @@ export class WireWriter {
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.offset + n));
     this.buf.copy(bigger, 0, 0, this.offset);
     this.buf = bigger;
-    scratch = bigger;
+    // Keep a grown scratch buffer only up to the largest message DNS can carry; a huge RRset
+    // (a customer's 1,000 TXT records at one name) must not pin megabytes after its answer.
+    if (bigger.length <= 128 * 1024) scratch = bigger;
   }
 
   u8(v: number): void {
