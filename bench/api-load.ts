@@ -46,7 +46,16 @@ async function seed(dataDir: string, redisUrl?: string): Promise<string> {
 
 async function startServer(dataDir: string, redisUrl?: string): Promise<{ url: string; stop: () => Promise<void>; pid: number }> {
   const child = spawn(process.execPath, ['bin/palisade.js', 'api'], {
-    env: { ...process.env, PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: '0', PALISADE_LOG_LEVEL: 'warn', ...(redisUrl && { REDIS_URL: redisUrl }) },
+    // One key sends everything here, far past a customer's rate limit: the limit is off so the
+    // figures measure the request path and the store.
+    env: {
+      ...process.env,
+      PALISADE_DATA_DIR: dataDir,
+      PALISADE_API_PORT: '0',
+      PALISADE_LOG_LEVEL: 'warn',
+      PALISADE_API_RATE_PER_KEY: '0',
+      ...(redisUrl && { REDIS_URL: redisUrl }),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // With logs at warn, the start line is not printed; find the port through /proc instead of logs.

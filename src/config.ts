@@ -7,12 +7,20 @@ import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { normaliseDomainName } from './model/names.ts';
 import { registrableDomainOf } from './model/registrable.ts';
 
+/** Token buckets (rate per second, burst); null = no limit. */
+export interface ApiRateLimits {
+  /** Per client address (IPv6: per /64): requests without credentials and failed authentications. */
+  address: { rate: number; burst: number } | null;
+  /** Per API key: authenticated requests. */
+  key: { rate: number; burst: number } | null;
+}
+
 export interface Config {
   dataDir: string;
   /** Set: the Redis store at this URL; unset: the embedded store in dataDir. */
   redisUrl?: string;
   redisPrefix: string;
-  api: { host: string; port: number; bodyLimit: number };
+  api: { host: string; port: number; bodyLimit: number; rateLimit: ApiRateLimits };
   dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
@@ -40,6 +48,9 @@ function reservedZones(text: string | undefined, ownNames: string[], problems: s
   }
   return zones;
 }
+
+/** A rate of 0 turns the limit off. */
+const bucket = (rate: number, burst: number) => (rate === 0 ? null : { rate, burst });
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -95,6 +106,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
       port: int('PALISADE_API_PORT', 8080, 0, 65535),
       bodyLimit: int('PALISADE_API_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
+      rateLimit: {
+        address: bucket(int('PALISADE_API_RATE_PER_ADDRESS', 2, 0, 1_000_000), int('PALISADE_API_BURST_PER_ADDRESS', 30, 1, 1_000_000)),
+        key: bucket(int('PALISADE_API_RATE_PER_KEY', 100, 0, 1_000_000), int('PALISADE_API_BURST_PER_KEY', 300, 1, 1_000_000)),
+      },
     },
     dns: {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),

@@ -33,6 +33,8 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export class ApiError extends Error {
   readonly status: number;
   readonly title: string;
+  /** Seconds a client should wait before trying again (429, 503): sent as Retry-After. */
+  retryAfter?: number;
   constructor(
     readonly code: ErrorCode,
     detail: string,

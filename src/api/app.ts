@@ -4,9 +4,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
 import type { Store } from '../store/types.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
+import { rateLimitPlugin } from './plugins/rate-limit.ts';
+import { requestLogPlugin } from './plugins/request-log.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { geoRoutes } from './routes/geo.ts';
@@ -39,6 +42,8 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
   const app = Fastify({
     loggerInstance: (logger || undefined) as FastifyBaseLogger | undefined,
     bodyLimit: config.api.bodyLimit,
+    // request-log.ts writes one line per request, sampling floods of rejections.
+    disableRequestLogging: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -48,14 +53,20 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
   app.decorate('config', config);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const body = toProblem(error);
+    // A failed authentication counts against the client's address; past its limit, 429.
+    const limited = error instanceof ApiError && error.code === 'UNAUTHORIZED' ? app.rateLimits.chargeFailure(request) : undefined;
+    const body = toProblem(limited ?? error);
     if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, body);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    // Probing for routes counts like a failed authentication.
+    const limited = app.rateLimits.chargeFailure(request);
+    return sendProblem(reply, limited ? toProblem(limited) : problem('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
+  });
 
+  await app.register(requestLogPlugin);
+  await app.register(rateLimitPlugin, config.api.rateLimit);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
   // Registered at the root so its request counter sees every route.

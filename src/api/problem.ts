@@ -10,11 +10,28 @@ export interface ProblemBody {
   detail: string;
   code: string;
   errors: FieldError[];
+  /** How many more errors there were beyond those listed. */
+  errors_omitted?: number;
+  /** Seconds to wait, also sent as Retry-After (not part of the body). */
+  retryAfter?: number;
 }
+
+/** An error body stays small whatever the request held (100,000 bad IPs in one list). */
+export const MAX_LISTED_ERRORS = 100;
+const MAX_DETAIL = 2000;
 
 export function problem(code: ErrorCode, detail: string, errors: FieldError[] = []): ProblemBody {
   const { status, title } = ERROR_CATALOGUE[code];
-  return { type: `urn:palisade:problem:${code.toLowerCase()}`, title, status, detail, code, errors };
+  const body: ProblemBody = { type: `urn:palisade:problem:${code.toLowerCase()}`, title, status, detail, code, errors };
+  if (errors.length > MAX_LISTED_ERRORS) {
+    body.errors = errors.slice(0, MAX_LISTED_ERRORS);
+    body.errors_omitted = errors.length - MAX_LISTED_ERRORS;
+  }
+  if (detail.length > MAX_DETAIL) {
+    const more = body.errors_omitted ? ` (${errors.length} errors in all; the first ${MAX_LISTED_ERRORS} are listed)` : '';
+    body.detail = `${detail.slice(0, MAX_DETAIL)}…${more}`;
+  }
+  return body;
 }
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -27,7 +44,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 
 /** Maps an error thrown anywhere in a request to its problem document. */
 export function toProblem(error: FastifyError | ApiError | Error): ProblemBody {
-  if (error instanceof ApiError) return problem(error.code, error.message, error.errors);
+  if (error instanceof ApiError) return { ...problem(error.code, error.message, error.errors), ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }) };
   const fe = error as FastifyError;
   if (fe.validation) {
     const errors = fieldErrors(fe.validation as Parameters<typeof fieldErrors>[0], fe.validationContext ?? 'body');
@@ -41,6 +58,7 @@ export function toProblem(error: FastifyError | ApiError | Error): ProblemBody {
   return problem('INTERNAL', 'the server failed to handle the request; the error was logged');
 }
 
-export function sendProblem(reply: FastifyReply, body: ProblemBody): FastifyReply {
+export function sendProblem(reply: FastifyReply, { retryAfter, ...body }: ProblemBody): FastifyReply {
+  if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
   return reply.code(body.status).type('application/problem+json').send(body);
 }

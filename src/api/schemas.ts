@@ -8,7 +8,8 @@ export const Problem = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     code: Type.String({ description: 'Stable error code, e.g. VALIDATION, NOT_FOUND' }),
-    errors: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
+    errors: Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'At most 100; see errors_omitted' }),
+    errors_omitted: Type.Optional(Type.Integer({ description: 'How many more errors there were beyond those listed' })),
   },
   { description: 'RFC 9457 problem details' },
 );
@@ -22,7 +23,7 @@ export const DEFAULT_PAGE_SIZE = 100;
 
 /** The error responses a route can give, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  const base = [400, 401, ...statuses];
+  const base = [400, 401, 429, ...statuses];
   return Object.fromEntries(base.map((s) => [s, Problem]));
 }
 

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { NO_RATE_LIMITS } from './config.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/palisade.js', import.meta.url));
 
@@ -17,7 +18,7 @@ export interface RunningServer {
 
 /** Spawns `palisade ROLE` and waits until its output matches `ready` (its "serving" log line). */
 async function spawnRole(role: string, env: Record<string, string>, ready: RegExp, timeoutMs: number) {
-  const child = spawn(process.execPath, [BIN, role], { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, role], { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

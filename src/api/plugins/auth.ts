@@ -15,7 +15,7 @@ declare module 'fastify' {
 
 const KEY_SHAPE = /^[\x21-\x7e]{8,256}$/;
 
-async function authenticate(app: FastifyInstance, request: FastifyRequest): Promise<UserState> {
+async function authenticate(app: FastifyInstance, request: FastifyRequest): Promise<{ user: UserState; keyId: number }> {
   const header = request.headers['x-auth-key'];
   const key = Array.isArray(header) ? undefined : header;
   if (!key) throw new ApiError('UNAUTHORIZED', 'send your API key in the X-Auth-Key header');
@@ -26,7 +26,7 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest): Prom
   if (!stored || !matches || stored.revoked) throw new ApiError('UNAUTHORIZED', 'the X-Auth-Key is not valid');
   const user = await app.store.getUser(stored.userId);
   if (!user) throw new ApiError('UNAUTHORIZED', 'the X-Auth-Key is not valid');
-  return user;
+  return { user, keyId: stored.id };
 }
 
 /** Adds `request.user` to every request of the enclosing scope. */
@@ -34,7 +34,10 @@ export const authPlugin = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('user', null as unknown as UserState);
     app.addHook('onRequest', async (request) => {
-      request.user = await authenticate(app, request);
+      const { user, keyId } = await authenticate(app, request);
+      const limited = app.rateLimits.chargeKey(request, keyId);
+      if (limited) throw limited;
+      request.user = user;
     });
   },
   { name: 'palisade-auth' },
