@@ -21,7 +21,7 @@ export interface Config {
   redisUrl?: string;
   redisPrefix: string;
   api: { host: string; port: number; bodyLimit: number; rateLimit: ApiRateLimits };
-  dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number } };
+  dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number }; cookieSecret?: Buffer };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
   /** The dns role's link to the API's change feed. */
@@ -47,6 +47,16 @@ function reservedZones(text: string | undefined, ownNames: string[], problems: s
     else problems.push(`PALISADE_RESERVED_ZONES: "${entry}" ${checked.message}`);
   }
   return zones;
+}
+
+/** 16 bytes as 32 hex digits (RFC 9018's SipHash key), or undefined when unset. */
+function hexSecret(name: string, text: string | undefined, problems: string[]): Buffer | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!/^[0-9a-fA-F]{32}$/.test(text)) {
+    problems.push(`${name}: must be 32 hex digits (16 random bytes, e.g. from \`openssl rand -hex 16\`)`);
+    return undefined;
+  }
+  return Buffer.from(text, 'hex');
 }
 
 /** A rate of 0 turns the limit off. */
@@ -115,12 +125,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),
       port: int('PALISADE_DNS_PORT', 5300, 0, 65535),
       cache: bool('PALISADE_DNS_CACHE', true),
-      rateLimit: { rate: int('PALISADE_DNS_RRL_RATE', 0, 0, 1_000_000), slip: int('PALISADE_DNS_RRL_SLIP', 2, 0, 100) },
+      // 100 responses a second per client /24 (/56) and response category; see docs/dns.md.
+      rateLimit: { rate: int('PALISADE_DNS_RRL_RATE', 100, 0, 1_000_000), slip: int('PALISADE_DNS_RRL_SLIP', 2, 0, 100) },
+      cookieSecret: hexSecret('PALISADE_DNS_COOKIE_SECRET', env.PALISADE_DNS_COOKIE_SECRET, problems),
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),
         maxConnections: int('PALISADE_DNS_TCP_MAX_CONNECTIONS', DEFAULT_TCP_LIMITS.maxConnections, 1, 1_000_000),
         maxConnectionsPerClient: int('PALISADE_DNS_TCP_MAX_PER_CLIENT', DEFAULT_TCP_LIMITS.maxConnectionsPerClient, 1, 1_000_000),
+        prefixV4: int('PALISADE_DNS_TCP_CLIENT_PREFIX_V4', DEFAULT_TCP_LIMITS.prefixV4, 8, 32),
+        prefixV6: int('PALISADE_DNS_TCP_CLIENT_PREFIX_V6', DEFAULT_TCP_LIMITS.prefixV6, 16, 128),
+        maxOutputBytes: int('PALISADE_DNS_TCP_MAX_OUTPUT_BYTES', DEFAULT_TCP_LIMITS.maxOutputBytes, 65_537, 64 * 1_048_576),
+        outputBudgetBytes: int('PALISADE_DNS_TCP_OUTPUT_BUDGET_BYTES', DEFAULT_TCP_LIMITS.outputBudgetBytes, 1_048_576, 4096 * 1_048_576),
       },
     },
     nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],

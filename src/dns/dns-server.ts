@@ -2,6 +2,7 @@
 // address and port. What feeds the index (the store in-process, or a remote API) is the caller's.
 import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
+import { ServerCookies } from './cookies/server-cookies.ts';
 import { QueryHandler, type HandlerOptions } from './server/handler.ts';
 import { DnsMetrics } from './server/metrics.ts';
 import { ResponseRateLimiter, type RateLimitOptions } from './server/rate-limit.ts';
@@ -17,8 +18,10 @@ export interface DnsServerOptions {
   hostmaster: string;
   tcp: TcpLimits;
   handler?: HandlerOptions;
-  /** UDP response-rate limiting; absent or rate 0 = off. */
+  /** UDP response-rate limiting; absent or rate 0 = off. Clients with a valid server cookie are exempt. */
   rateLimit?: RateLimitOptions;
+  /** DNS Cookies secret (16 bytes); absent = cookies ignored. */
+  cookieSecret?: Buffer;
   log: Logger;
 }
 
@@ -35,6 +38,7 @@ export class DnsServer {
     let lastLogged = 0;
     this.handler = new QueryHandler(this.index, this.metrics, {
       ...options.handler,
+      cookies: options.cookieSecret && new ServerCookies(options.cookieSecret),
       // At most one line a second: a packet that trips a bug may arrive by the thousand.
       onError: (error) => {
         if (Date.now() - lastLogged < 1000) return;

@@ -1,4 +1,5 @@
 // What the serve and dns roles build alike: the GeoIP locator and the DNS server from the config.
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { DnsServer } from '../dns/dns-server.ts';
@@ -27,6 +28,9 @@ export function newDnsServer(config: Config, log: Logger, geo: GeoLocator | unde
     hostmaster: config.hostmaster,
     tcp: config.dns.tcp,
     handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
+    // Unset: a random secret per process (cookies then hold for this server only, as they do for
+    // any server with its own address; anycast instances must share one).
+    cookieSecret: config.dns.cookieSecret ?? randomBytes(16),
     rateLimit: config.dns.rateLimit,
     log: log.child({ component: 'dns' }),
   });

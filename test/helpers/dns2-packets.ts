@@ -42,3 +42,20 @@ export function queryWithSubnet(name: string, type: number, family: 1 | 2, sourc
   out.writeUInt16BE(option.length, base.length - 2);
   return out;
 }
+
+/** A query with one COOKIE option (RFC 7873): `cookie` is its data (client cookie, then any server cookie). */
+export function queryWithCookie(name: string, type: number, cookie: Buffer, id = 4242): Buffer {
+  const base = dns2Query(name, type, { edns: true, id });
+  const option = Buffer.concat([Buffer.from([0, 10, 0, cookie.length]), cookie]);
+  const out = Buffer.concat([base, option]);
+  out.writeUInt16BE(option.length, base.length - 2);
+  return out;
+}
+
+/** The COOKIE option's data in a response, read from its OPT record (the last record). */
+export function responseCookie(response: Buffer): Buffer | undefined {
+  const at = response.lastIndexOf(Buffer.from([0, 10]));
+  if (at < 0) return undefined;
+  const length = response.readUInt16BE(at + 2);
+  return at + 4 + length === response.length ? response.subarray(at + 4, at + 4 + length) : undefined;
+}

@@ -1,5 +1,6 @@
 // The hot path's look at a query: enough of the header, question and OPT to build a cache key
 // without allocating, or `undefined` when the packet needs the full parser (anything unusual).
+import { isCookieLength } from '../cookies/server-cookies.ts';
 import { subnetText } from '../wire/query.ts';
 
 /** Scratch space for one key: the longest name plus type, class and flags. */
@@ -13,6 +14,8 @@ export interface FastQuery {
   udpSize: number;
   /** A well-formed Client Subnet option: where its data (family onwards) sits in the packet. */
   ecs: FastSubnet | undefined;
+  /** A COOKIE option of a valid length: where its data sits (8-octet client cookie, then any server cookie). */
+  cookie: { at: number; length: number } | undefined;
 }
 
 export interface FastSubnet {
@@ -76,6 +79,7 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
   let udpSize = 0;
   let flags = 0;
   let ecs: FastSubnet | undefined;
+  let cookie: FastQuery['cookie'];
   if (arcount === 1) {
     // OPT: root name, TYPE 41, CLASS = UDP size, TTL = ext-rcode | version | DO | Z, RDLEN, options.
     const o = questionEnd;
@@ -94,6 +98,9 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
         if (ecs) return undefined;
         ecs = subnetAt(packet, p + 4, optionLength);
         if (!ecs) return undefined;
+      } else if (code === 10) {
+        if (cookie || !isCookieLength(optionLength)) return undefined;
+        cookie = { at: p + 4, length: optionLength };
       }
       p += 4 + optionLength;
     }
@@ -102,7 +109,7 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
     return undefined;
   }
   scratch[k++] = flags;
-  return { key: scratch.toString('latin1', 0, k), questionEnd, udpSize, ecs };
+  return { key: scratch.toString('latin1', 0, k), questionEnd, udpSize, ecs, cookie };
 }
 
 /** The subnet's address as text, for the locator. */

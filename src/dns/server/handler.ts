@@ -10,6 +10,7 @@ import { parseQuery, subnetAddress, type Query } from '../wire/query.ts';
 import { encodeResponse, udpLimit, type ResponseSpec } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from './fast-key.ts';
+import type { ServerCookies } from '../cookies/server-cookies.ts';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -24,6 +25,8 @@ export interface HandlerOptions {
   locate?: (address: string) => ClientLocation;
   /** Told of internal errors (the query itself was answered SERVFAIL). */
   onError?: (error: unknown) => void;
+  /** DNS Cookies (RFC 7873/9018): answer cookies with ours; absent, cookies are ignored. */
+  cookies?: ServerCookies;
 }
 
 export interface ClientAddress {
@@ -41,10 +44,28 @@ export class QueryHandler {
     this.cache = options.cache === false ? undefined : new AnswerCache(options.cacheEntries);
   }
 
+  /**
+   * Whether the query last handled carried a valid server cookie: its sender proved it receives
+   * our answers at its address, so response-rate limiting may let it through.
+   */
+  validCookie = false;
+
+  /** The COOKIE option data to answer a query's cookie with. */
+  private cookieReply(client: Uint8Array, server: Uint8Array | undefined, address: string): Uint8Array | undefined {
+    const cookies = this.options.cookies;
+    if (!cookies) return undefined;
+    const reply = cookies.reply(client, server, address);
+    this.validCookie = reply.valid;
+    this.metrics.cookiesIssued++;
+    if (reply.valid) this.metrics.cookiesValid++;
+    return reply.data;
+  }
+
   /** The response bytes for a query packet, or undefined to send nothing. */
   handle(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
     const started = performance.now();
     let response: Buffer | undefined;
+    this.validCookie = false;
     try {
       response = this.cached(packet, transport, client);
       if (response) {
@@ -82,8 +103,11 @@ export class QueryHandler {
     }
     if (!entry || 'byLocation' in entry) return undefined;
     const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(fast.udpSize === 0 ? undefined : { udpSize: fast.udpSize });
-    // Cached answers carry an OPT without options; an ECS query gets its option echoed onto it.
-    const echo = ecs ? 4 + ecs.length : 0;
+    // Cached answers carry an OPT without options; an ECS query gets its option echoed onto it,
+    // and a query with a cookie our cookie.
+    const cookie = fast.cookie && this.cookieReply(packet.subarray(fast.cookie.at, fast.cookie.at + 8), fast.cookie.length > 8 ? packet.subarray(fast.cookie.at + 8, fast.cookie.at + fast.cookie.length) : undefined, client.address);
+    const ecsEcho = ecs ? 4 + ecs.length : 0;
+    const echo = ecsEcho + (cookie ? 4 + cookie.length : 0);
     const source = entry.full.length + echo <= limit ? entry.full : entry.truncated;
     if (!source || source.length + echo > limit) return undefined;
     this.metrics.cacheHits++;
@@ -95,13 +119,20 @@ export class QueryHandler {
     out[2] = (out[2]! & 0xfe) | (packet[2]! & 0x01);
     out[3] = (out[3]! & 0xef) | (packet[3]! & 0x10);
     packet.copy(out, 12, 12, fast.questionEnd);
+    // The OPT (with no options) is the stored answer's last record: its RDLENGTH ends the buffer.
+    if (echo > 0) out.writeUInt16BE(echo, source.length - 2);
     if (ecs) {
       // RFC 7871 §7.2.1: the query's family, source prefix and address, with our scope.
-      out.writeUInt16BE(echo, source.length - 2);
       out.writeUInt16BE(EDNS_OPTION.ECS, source.length);
       out.writeUInt16BE(ecs.length, source.length + 2);
       packet.copy(out, source.length + 4, ecs.at, ecs.at + ecs.length);
       out[source.length + 7] = scope;
+    }
+    if (cookie) {
+      const at = source.length + ecsEcho;
+      out.writeUInt16BE(EDNS_OPTION.COOKIE, at);
+      out.writeUInt16BE(cookie.length, at + 2);
+      out.set(cookie, at + 4);
     }
     this.hitQuestionEnd = fast.questionEnd;
     return out;
@@ -134,8 +165,8 @@ export class QueryHandler {
     const truncated = full.length > 512 ? encodeResponse({ ...spec, tc: true }) : undefined;
     const fast = this.cache && (spec.cacheable || spec.place) ? fastKey(packet) : undefined;
     if (this.cache && fast) {
-      // Stored without the ECS option (the cached path echoes each asker's own).
-      const plain = spec.edns?.clientSubnet ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
+      // Stored without the ECS and COOKIE options (the cached path adds each asker's own).
+      const plain = spec.edns?.clientSubnet || spec.edns?.cookie ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
       const entry: CachedAnswer = {
         full: plain ? encodeResponse(plain) : full,
         truncated: plain && truncated ? encodeResponse({ ...plain, tc: true }) : truncated,
@@ -169,7 +200,12 @@ export class QueryHandler {
       authority: [] as ResponseSpec['authority'],
       additional: [] as ResponseSpec['additional'],
       // RFC 7871 §7.2.1: every answer to an ECS query echoes it; SCOPE 0 unless location mattered.
-      edns: query.edns && { dnssecOk: query.edns.dnssecOk, clientSubnet: query.edns.clientSubnet && { ...query.edns.clientSubnet, scopePrefix: 0 } },
+      // RFC 7873 §5.2: every answer to a query with a cookie carries ours.
+      edns: query.edns && {
+        dnssecOk: query.edns.dnssecOk,
+        clientSubnet: query.edns.clientSubnet && { ...query.edns.clientSubnet, scopePrefix: 0 },
+        cookie: query.edns.cookie && this.cookieReply(query.edns.cookie.client, query.edns.cookie.server, client.address),
+      },
       zones: [] as CachedAnswer['zones'],
       cacheable: false,
       /** For answers chosen by the source address: the location part of their cache key. */

@@ -35,6 +35,11 @@ export class DnsMetrics {
   tcpConnections = 0;
   tcpRejected = 0;
   tcpTimeouts = 0;
+  tcpEvicted = 0;
+  tcpOpen = () => 0;
+  tcpBufferedBytes = () => 0;
+  cookiesValid = 0;
+  cookiesIssued = 0;
   /** Set by whoever feeds the index. */
   zonesServed = () => 0;
   revisionApplied = () => 0;
@@ -93,7 +98,12 @@ export class DnsMetrics {
       ['palisade_dns_internal_errors_total', 'counter', 'Queries answered SERVFAIL after an internal error.', this.internalErrors],
       ['palisade_dns_rate_limited_total', 'counter', 'UDP responses dropped or slipped (TC=1) by response-rate limiting.', this.rateLimited()],
       ['palisade_dns_tcp_connections_total', 'counter', 'TCP connections accepted.', this.tcpConnections],
-      ['palisade_dns_tcp_rejected_total', 'counter', 'TCP connections refused at the connection cap.', this.tcpRejected],
+      ['palisade_dns_tcp_rejected_total', 'counter', 'TCP connections refused (the client network holds its share of connections).', this.tcpRejected],
+      ['palisade_dns_tcp_evicted_total', 'counter', 'TCP connections closed to make room: for a new client (least recently answered first) or for the answer budget (slowest reader first).', this.tcpEvicted],
+      ['palisade_dns_tcp_open', 'gauge', 'TCP connections open now.', this.tcpOpen()],
+      ['palisade_dns_tcp_buffered_bytes', 'gauge', 'Answer bytes waiting for TCP clients to read them.', this.tcpBufferedBytes()],
+      ['palisade_dns_cookies_valid_total', 'counter', 'Queries carrying a valid server cookie (exempt from response-rate limiting).', this.cookiesValid],
+      ['palisade_dns_cookies_issued_total', 'counter', 'Server cookies sent.', this.cookiesIssued],
       ['palisade_dns_tcp_timeouts_total', 'counter', 'TCP connections closed idle.', this.tcpTimeouts],
     ];
     for (const [name, type, help, value] of gauges) lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);

@@ -40,7 +40,8 @@ export class UdpListener extends dns2.UDPServer {
   override handle(data: Buffer, rinfo: RemoteInfo): void {
     let response = this.handler.handle(data, 'udp', rinfo);
     if (!response) return;
-    if (this.limiter) {
+    // A valid server cookie proves the client receives answers at its address: not a spoofed victim.
+    if (this.limiter && !this.handler.validCookie) {
       const decision = this.limiter.decide(rinfo.address, response);
       if (decision === 'drop') return;
       if (decision === 'slip') response = slipResponse(response);

@@ -1,6 +1,7 @@
 // Parses an incoming query defensively: every length is checked against the buffer before it is
 // read, names are bounded (63-octet labels, 255-octet names, no compression loops), and the
 // result says precisely why a packet is refused so the server can answer FORMERR/NOTIMP or drop.
+import { isCookieLength } from '../cookies/server-cookies.ts';
 import { EDNS_OPTION, OPCODE_QUERY, QTYPE } from './constants.ts';
 
 export interface ClientSubnet {
@@ -17,6 +18,8 @@ export interface Edns {
   dnssecOk: boolean;
   /** The query's ECS option, if it carried a well-formed one. */
   clientSubnet?: ClientSubnet;
+  /** The query's DNS COOKIE (RFC 7873): the client cookie and the server cookie it sent back, if any. */
+  cookie?: { client: Uint8Array; server?: Uint8Array };
 }
 
 export interface Query {
@@ -106,6 +109,12 @@ function parseOpt(buf: Buffer, offset: number, rdlen: number, klass: number, ttl
     offset += 4;
     if (offset + len > end) throw new WireFormatError('EDNS option runs past the OPT record');
     if (code === EDNS_OPTION.ECS) edns.clientSubnet = parseClientSubnet(buf.subarray(offset, offset + len));
+    if (code === EDNS_OPTION.COOKIE) {
+      // RFC 7873 §5.2.2: a COOKIE of a length no cookie can have is FORMERR; so is a second one.
+      if (!isCookieLength(len)) throw new WireFormatError(`COOKIE option of ${len} octets`);
+      if (edns.cookie) throw new WireFormatError('more than one COOKIE option');
+      edns.cookie = { client: Uint8Array.from(buf.subarray(offset, offset + 8)), server: len > 8 ? Uint8Array.from(buf.subarray(offset + 8, offset + len)) : undefined };
+    }
     offset += len;
   }
   return edns;

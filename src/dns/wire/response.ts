@@ -11,6 +11,8 @@ export interface ResponseEdns {
   dnssecOk: boolean;
   /** ECS to echo: the query's family, source prefix and address, with our scope (RFC 7871 §7.2.1). */
   clientSubnet?: ClientSubnet;
+  /** COOKIE option data to send: the client's cookie and our server cookie (RFC 7873). */
+  cookie?: Uint8Array;
 }
 
 export interface ResponseSpec {
@@ -60,6 +62,11 @@ function writeOpt(w: WireWriter, rcode: number, edns: ResponseEdns): void {
     w.u8(ecs.sourcePrefix);
     w.u8(ecs.scopePrefix);
     w.bytes(ecs.address);
+  }
+  if (edns.cookie) {
+    w.u16(EDNS_OPTION.COOKIE);
+    w.u16(edns.cookie.length);
+    w.bytes(edns.cookie);
   }
   w.setU16(lengthAt, w.offset - lengthAt - 2);
 }
