@@ -59,7 +59,7 @@ function flood(port: number, packets: Buffer[]): Promise<{ sent: number; receive
     let sent = 0;
     // Paced (20 queries every 5 ms, 4,000/s) so the receiving socket's buffer never overflows:
     // what is counted is what the server sent.
-    socket.bind(0, '127.0.0.1', async () => {
+    const send = async () => {
       for (let i = 0; i < packets.length; i += 20) {
         for (const p of packets.slice(i, i + 20)) {
           socket.send(p, port, '127.0.0.1');
@@ -67,11 +67,11 @@ function flood(port: number, packets: Buffer[]): Promise<{ sent: number; receive
         }
         await new Promise((r) => setTimeout(r, 5));
       }
-      setTimeout(() => {
-        socket.close();
-        resolve({ sent, received, answers });
-      }, 500);
-    });
+      await new Promise((r) => setTimeout(r, 500));
+      socket.close();
+      resolve({ sent, received, answers });
+    };
+    socket.bind(0, '127.0.0.1', () => void send());
   });
 }
 
