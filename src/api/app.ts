@@ -1,5 +1,5 @@
 // Builds the control-plane API. It never listens: server.ts starts it, and tests may inject.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
@@ -43,7 +43,7 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
     loggerInstance: (logger || undefined) as FastifyBaseLogger | undefined,
     bodyLimit: config.api.bodyLimit,
     // request-log.ts writes one line per request, sampling floods of rejections.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);

@@ -8,6 +8,7 @@ import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
+import { guardLmdbCommitFailures } from './lmdb-commit-guard.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
@@ -30,6 +31,33 @@ interface Tx {
 }
 
 const END = '\uffff';
+const ignore = () => undefined;
+
+/**
+ * A failed commit as the API reports it. The mutation's own rejections (ApiError) pass through;
+ * a full or failing disk (ENOSPC, EDQUOT, EIO; LMDB's MDB_MAP_FULL) is 507, anything else 503.
+ * Nothing was written either way: LMDB commits all or nothing. lmdb-js rejects with a generic
+ * error whose `commitError` is a promise of the real one (handled here, or it would surface as
+ * an unhandled rejection and end the process).
+ */
+async function storeWriteError(error: unknown): Promise<unknown> {
+  if (error instanceof ApiError) return error;
+  let cause: unknown = error;
+  const pending = (error as { commitError?: unknown }).commitError;
+  if (pending instanceof Promise) {
+    const timeout = new Promise<undefined>((resolve) => (setTimeout(resolve, 1000) as unknown as NodeJS.Timeout).unref());
+    cause = (await Promise.race([pending.then(() => undefined, (e: unknown) => e), timeout])) ?? error;
+  }
+  const { code, message = String(cause) } = cause as { code?: unknown; message?: string };
+  const full = code === 28 || code === 122 || code === 5 || code === -30792 || /ENOSPC|EDQUOT|MDB_MAP_FULL|No space|Input\/output/i.test(`${String(code)} ${message}`);
+  const failure = new ApiError(
+    full ? 'STORAGE_FULL' : 'STORE_UNAVAILABLE',
+    full ? `the store's disk is full or failing (${message}); the change was not made — try again once space is freed` : `the store failed to commit (${message}); the change was not made`,
+  );
+  failure.retryAfter = full ? 60 : 5;
+  return failure;
+}
+
 /** Zones per streamed snapshot chunk. */
 const SNAPSHOT_BATCH = 500;
 
@@ -42,6 +70,7 @@ export class EmbeddedStore implements Store {
   constructor(options: EmbeddedStoreOptions) {
     // The path is always a directory: lmdb-js would otherwise take a name with a dot in it
     // ("/var/lib/palisade.d") for a database file.
+    guardLmdbCommitFailures();
     this.db = open<unknown, Key>({ path: options.path, compression: false, noSubdir: false });
     this.retention = options.changeRetention ?? 100_000;
     this.indexServedZones();
@@ -52,24 +81,36 @@ export class EmbeddedStore implements Store {
     return this.db.get(key) as T | undefined;
   }
 
+  // Writes inside a transaction callback. lmdb-js gives each its own promise, which rejects too
+  // when the commit fails (a full disk); the commit's own rejection is what reports it, so these
+  // must not surface as unhandled rejections (which would end the process).
+  private put(key: Key, value: unknown): void {
+    this.db.put(key, value).catch(ignore);
+  }
+
+  private del(key: Key): void {
+    this.db.remove(key).catch(ignore);
+  }
+
   /** Runs `fn` inside one atomic, durable write transaction. `fn` must throw before its first write. */
   private async commit<T>(fn: (tx: Tx) => T): Promise<T> {
-    const result = await this.db.transaction(() => {
+    const result = await this.db
+      .transaction(() => {
       const now = new Date().toISOString();
       const tx: Tx = {
         now,
         seq: (name) => {
           const next = (this.get<number>(['seq', name]) ?? 0) + 1;
-          void this.db.put(['seq', name], next);
+          this.put(['seq', name], next);
           return next;
         },
         change: (kind, key, op) => {
           const revision = tx.seq('revision');
           const entry: Change = { revision, at: now, kind, key: String(key), op };
-          void this.db.put(['chg', revision], entry);
-          if (revision > this.retention) void this.db.remove(['chg', revision - this.retention]);
+          this.put(['chg', revision], entry);
+          if (revision > this.retention) this.del(['chg', revision - this.retention]);
           // Node changes alter every protected zone's answers; name servers fold this into serials.
-          if (kind === 'node') void this.db.put(['meta', 'nodesRevision'], revision);
+          if (kind === 'node') this.put(['meta', 'nodesRevision'], revision);
           return revision;
         },
         ctx: () => {
@@ -82,13 +123,16 @@ export class EmbeddedStore implements Store {
             nextRecordId: () => ++lastId,
             nodeExists: (id) => this.get(['node', id]) !== undefined,
             finish: () => {
-              if (lastId !== start) void this.db.put(['seq', 'record'], lastId);
+              if (lastId !== start) this.put(['seq', 'record'], lastId);
             },
           };
         },
       };
       return fn(tx);
-    });
+      })
+      .catch(async (error: unknown) => {
+        throw await storeWriteError(error);
+      });
     for (const listener of this.commitListeners) listener();
     return result;
   }
@@ -109,7 +153,7 @@ export class EmbeddedStore implements Store {
         created: tx.now,
         limits: { ...DEFAULT_LIMITS, ...input.limits },
       };
-      void this.db.put(['user', user.id], user);
+      this.put(['user', user.id], user);
       tx.change('user', user.id, 'put');
       return user;
     });
@@ -124,7 +168,7 @@ export class EmbeddedStore implements Store {
       const user = this.get<UserState>(['user', id]);
       if (!user) throw notFound(`user ${id}`);
       const updated: UserState = { ...user, reservedZones: allowed };
-      void this.db.put(['user', id], updated);
+      this.put(['user', id], updated);
       tx.change('user', id, 'put');
       return updated;
     });
@@ -138,9 +182,9 @@ export class EmbeddedStore implements Store {
     return this.commit((tx) => {
       if (!this.get(['user', userId])) throw notFound(`user ${userId}`);
       const key: ApiKeyState = { id: tx.seq('apikey'), userId, hash, label, created: tx.now, revoked: null };
-      void this.db.put(['apikey', key.id], key);
-      void this.db.put(['keyhash', hash], key.id);
-      void this.db.put(['ukey', userId, key.id], 1);
+      this.put(['apikey', key.id], key);
+      this.put(['keyhash', hash], key.id);
+      this.put(['ukey', userId, key.id], 1);
       tx.change('user', userId, 'put');
       return key;
     });
@@ -162,7 +206,7 @@ export class EmbeddedStore implements Store {
       if (!key) return undefined;
       if (key.revoked) return key;
       const revoked = { ...key, revoked: tx.now };
-      void this.db.put(['apikey', keyId], revoked);
+      this.put(['apikey', keyId], revoked);
       tx.change('user', key.userId, 'put');
       return revoked;
     });
@@ -186,8 +230,8 @@ export class EmbeddedStore implements Store {
       const revision = tx.change('zone', name, 'put');
       const stored: Zone = { ...zone, domain: { ...zone.domain, created: tx.now, updated: tx.now, revision } };
       this.putZoneDocument(stored);
-      void this.db.put(['udom', zone.domain.ownerId, name], 1);
-      void this.db.put(['ztree', reversedName(name)], zone.domain.ownerId);
+      this.put(['udom', zone.domain.ownerId, name], 1);
+      this.put(['ztree', reversedName(name)], zone.domain.ownerId);
       return stored;
     });
   }
@@ -197,9 +241,9 @@ export class EmbeddedStore implements Store {
    * active): a snapshot streams those as they are, with no serialisation per zone.
    */
   private putZoneDocument(zone: Zone): void {
-    void this.db.put(['zone', zone.domain.domain], zone);
-    if (zone.domain.ns_active) void this.db.put(['served', zone.domain.domain], JSON.stringify(zone));
-    else void this.db.remove(['served', zone.domain.domain]);
+    this.put(['zone', zone.domain.domain], zone);
+    if (zone.domain.ns_active) this.put(['served', zone.domain.domain], JSON.stringify(zone));
+    else this.del(['served', zone.domain.domain]);
   }
 
   /** Data written before the served-zone texts existed gets them once, at open. */
@@ -208,9 +252,9 @@ export class EmbeddedStore implements Store {
     this.db.transactionSync(() => {
       for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
         const zone = value as Zone;
-        if (zone.domain.ns_active) void this.db.put(['served', zone.domain.domain], JSON.stringify(zone));
+        if (zone.domain.ns_active) this.put(['served', zone.domain.domain], JSON.stringify(zone));
       }
-      void this.db.put(['meta', 'servedJson'], 1);
+      this.put(['meta', 'servedJson'], 1);
     });
   }
 
@@ -236,9 +280,9 @@ export class EmbeddedStore implements Store {
     this.db.transactionSync(() => {
       for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
         const zone = value as Zone;
-        void this.db.put(['ztree', reversedName(zone.domain.domain)], zone.domain.ownerId);
+        this.put(['ztree', reversedName(zone.domain.domain)], zone.domain.ownerId);
       }
-      void this.db.put(['meta', 'zoneTree'], 1);
+      this.put(['meta', 'zoneTree'], 1);
     });
   }
 
@@ -295,10 +339,10 @@ export class EmbeddedStore implements Store {
     return this.commit((tx) => {
       const zone = this.get<Zone>(['zone', name]);
       if (!zone || zone.domain.ownerId !== ownerId) return false;
-      void this.db.remove(['zone', name]);
-      void this.db.remove(['served', name]);
-      void this.db.remove(['udom', ownerId, name]);
-      void this.db.remove(['ztree', reversedName(name)]);
+      this.del(['zone', name]);
+      this.del(['served', name]);
+      this.del(['udom', ownerId, name]);
+      this.del(['ztree', reversedName(name)]);
       tx.change('zone', name, 'delete');
       return true;
     });
@@ -318,8 +362,8 @@ export class EmbeddedStore implements Store {
       const id = tx.seq('iplist');
       const revision = tx.change('iplist', id, 'put');
       const list: IpListState = { ...draft, id, created: tx.now, updated: tx.now, revision };
-      void this.db.put(['iplist', id], list);
-      void this.db.put(['uipl', list.ownerId, id], 1);
+      this.put(['iplist', id], list);
+      this.put(['uipl', list.ownerId, id], 1);
       return list;
     });
   }
@@ -355,7 +399,7 @@ export class EmbeddedStore implements Store {
       if (!next) return list;
       const revision = tx.change('iplist', id, 'put');
       const stored: IpListState = { ...next, id, ownerId, created: list.created, updated: tx.now, revision };
-      void this.db.put(['iplist', id], stored);
+      this.put(['iplist', id], stored);
       return stored;
     });
   }
@@ -364,8 +408,8 @@ export class EmbeddedStore implements Store {
     return this.commit((tx) => {
       const list = this.get<IpListState>(['iplist', id]);
       if (!list || list.ownerId !== ownerId) return false;
-      void this.db.remove(['iplist', id]);
-      void this.db.remove(['uipl', ownerId, id]);
+      this.del(['iplist', id]);
+      this.del(['uipl', ownerId, id]);
       tx.change('iplist', id, 'delete');
       return true;
     });
@@ -376,7 +420,7 @@ export class EmbeddedStore implements Store {
   createNode(node: Omit<EdgeNode, 'id'>): Promise<EdgeNode> {
     return this.commit((tx) => {
       const stored: EdgeNode = { ...node, id: tx.seq('node') };
-      void this.db.put(['node', stored.id], stored);
+      this.put(['node', stored.id], stored);
       tx.change('node', stored.id, 'put');
       return stored;
     });
@@ -395,7 +439,7 @@ export class EmbeddedStore implements Store {
       const node = this.get<EdgeNode>(['node', id]);
       if (!node) throw notFound(`node ${id}`);
       const stored: EdgeNode = { ...node, ...patch, id };
-      void this.db.put(['node', id], stored);
+      this.put(['node', id], stored);
       tx.change('node', id, 'put');
       return stored;
     });
@@ -408,7 +452,7 @@ export class EmbeddedStore implements Store {
       if (users.length > 0) {
         throw new ApiError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
       }
-      void this.db.remove(['node', id]);
+      this.del(['node', id]);
       tx.change('node', id, 'delete');
       return true;
     });
@@ -433,8 +477,8 @@ export class EmbeddedStore implements Store {
   createConsumer(input: Omit<ConsumerState, 'id' | 'created'>): Promise<ConsumerState> {
     return this.commit((tx) => {
       const consumer: ConsumerState = { ...input, id: tx.seq('consumer'), created: tx.now };
-      void this.db.put(['consumer', consumer.id], consumer);
-      void this.db.put(['ctoken', consumer.tokenHash], consumer.id);
+      this.put(['consumer', consumer.id], consumer);
+      this.put(['ctoken', consumer.tokenHash], consumer.id);
       tx.change('consumer', consumer.id, 'put');
       return consumer;
     });
@@ -453,8 +497,8 @@ export class EmbeddedStore implements Store {
     return this.commit((tx) => {
       const consumer = this.get<ConsumerState>(['consumer', id]);
       if (!consumer) return false;
-      void this.db.remove(['consumer', id]);
-      void this.db.remove(['ctoken', consumer.tokenHash]);
+      this.del(['consumer', id]);
+      this.del(['ctoken', consumer.tokenHash]);
       tx.change('consumer', id, 'delete');
       return true;
     });

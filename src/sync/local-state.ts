@@ -6,6 +6,7 @@
 // transaction switches them — a crash mid-load leaves the previous state intact.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { EdgeNode } from '../model/node.ts';
+import { guardLmdbCommitFailures } from '../store/lmdb-commit-guard.ts';
 import type { Zone } from '../store/types.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { endLine, headerLine, zoneJson, zoneLine, type SnapshotHeader } from './snapshot-format.ts';
@@ -35,6 +36,7 @@ export class LocalState {
   private chunkStarts: number[] = [];
 
   constructor(path: string) {
+    guardLmdbCommitFailures();
     this.root = open<unknown, MetaKey>({ path, compression: false, noSubdir: false });
     const side = (name: Side): SideDbs => ({
       snapshot: this.root.openDB<Buffer, number>({ name: `snapshot-${name}`, encoding: 'binary' }),
