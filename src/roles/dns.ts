@@ -6,13 +6,15 @@ import { createLogger } from '../log.ts';
 import { NotifyListener } from '../sync/notify-listener.ts';
 import { RemoteFeed } from '../sync/remote-feed.ts';
 import { newDnsServer, openGeo } from './dns-parts.ts';
-import { StartupError } from './serve.ts';
+import { StartupError } from './startup-error.ts';
+import { ensureWritableDir } from './writable-dir.ts';
 import { closeOnSignal } from './shutdown.ts';
 
 export async function runNameServer(config: Config): Promise<void> {
   const { sync } = config;
   const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
   if (missing.length > 0) throw new StartupError(`the dns role needs ${missing.join(', ')} (from \`palisade admin consumer add\` on the API side)`);
+  ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const log = createLogger(config.logLevel);
   const geo = openGeo(config, log);
   const dns = newDnsServer(config, log, geo);

@@ -5,13 +5,15 @@ import type { Config } from '../config.ts';
 import { buildApp } from '../api/app.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/index.ts';
+import { StartupError } from './startup-error.ts';
+import { ensureWritableDir } from './writable-dir.ts';
 import { PushNotifier } from '../sync/notifier.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
 import { newDnsServer, openGeo } from './dns-parts.ts';
 import { closeOnSignal } from './shutdown.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
-export class StartupError extends Error {}
+export { StartupError };
 
 export interface ServeOptions {
   /** Run the DNS server too (the serve role); the api role runs the API alone. */
@@ -20,6 +22,7 @@ export interface ServeOptions {
 
 export async function serve(config: Config, options: ServeOptions = { dns: true }): Promise<void> {
   const log = createLogger(config.logLevel);
+  if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
 
   const geo = options.dns ? openGeo(config, log) : undefined;

@@ -12,7 +12,8 @@ import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
-import { LocalState } from './local-state.ts';
+import type { LocalState } from './local-state.ts';
+import { LocalStateGuard } from './local-state-guard.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
 
@@ -37,7 +38,8 @@ interface ChangePage {
 }
 
 export class RemoteFeed {
-  private readonly state: LocalState;
+  private state: LocalState;
+  private readonly guard: LocalStateGuard;
   applied = 0;
   /** The API's revision at the last successful pull. */
   current = 0;
@@ -50,21 +52,39 @@ export class RemoteFeed {
     private readonly index: ZoneIndex,
     private readonly options: RemoteFeedOptions,
   ) {
-    this.state = new LocalState(options.dataDir);
+    this.guard = new LocalStateGuard(options.dataDir, options.log);
+    this.state = this.guard.open();
   }
 
-  /** Loads the local state into the index; the caller may serve DNS as soon as this returns. */
+  /**
+   * Loads the local state into the index; the caller may serve DNS as soon as this returns. Every
+   * stored document is checked as it is read: damage moves the state aside and starts empty.
+   */
   start(): void {
-    const header = this.state.header();
-    const staged = this.index.stage(header.nodes, header.nodesRevision);
-    for (const zone of this.state.zones()) staged.put(zone);
-    staged.commit();
-    this.applied = header.revision;
-    this.nodesRevision = header.nodesRevision;
+    try {
+      this.loadLocalState();
+    } catch (error) {
+      void this.state.close().catch(() => undefined);
+      this.guard.moveAside(`a stored document is unreadable (${(error as Error).message})`);
+      this.state = this.guard.open();
+      this.applied = 0;
+      this.nodesRevision = 0;
+      this.index.stage([], 0).commit();
+    }
+    this.guard.loaded();
     this.options.log.info({ revision: this.applied, zones: this.index.size }, 'sync: serving the local state');
     this.timer = setInterval(() => void this.catchUp(), this.options.pollMs);
     this.timer.unref();
     void this.catchUp();
+  }
+
+  private loadLocalState(): void {
+    const header = this.state.header();
+    const staged = this.index.stage(header.nodes, header.nodesRevision);
+    for (const zone of this.state.zones()) staged.put(checkedZone(zone));
+    staged.commit();
+    this.applied = header.revision;
+    this.nodesRevision = header.nodesRevision;
   }
 
   async stop(): Promise<void> {
@@ -197,4 +217,18 @@ export class RemoteFeed {
     const texts = new Map([...zones].map(([name, zone]) => [name, zone && JSON.stringify(zone)]));
     await this.state.apply(texts, { revision: page.revision, nodesRevision: this.nodesRevision, nodes: [...nodes.values()] }, nodeRevision > 0);
   }
+}
+
+/** A zone document as stored must have the shape the index builds from; anything else is damage. */
+function checkedZone(value: unknown): Zone {
+  const zone = value as Partial<Zone> | null;
+  const domain = zone?.domain as Partial<Zone['domain']> | undefined;
+  const fine =
+    typeof domain?.domain === 'string' &&
+    typeof domain.revision === 'number' &&
+    typeof domain.ns_active === 'boolean' &&
+    Array.isArray(zone?.records) &&
+    zone.records.every((r) => typeof r?.name === 'string' && typeof r.type === 'number' && typeof r.value === 'string' && typeof r.ttl === 'number' && Array.isArray(r.target));
+  if (!fine) throw new Error(`a stored zone does not have a zone's shape (${JSON.stringify(value)?.slice(0, 80)})`);
+  return value as Zone;
 }

@@ -46,7 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (server) await stopProcess(server);
-  spawnSync('umount', ['-l', mountPoint]);
+  spawnSync('umount', [mountPoint]);
   rmSync(mountPoint, { recursive: true, force: true });
 });
 
