@@ -25,7 +25,7 @@ export interface Config {
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
   /** The dns role's link to the API's change feed. */
-  sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number };
+  sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number; maxLagMs: number };
   nameservers: [string, string];
   hostmaster: string;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
@@ -111,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: host('PALISADE_SYNC_HOST', '127.0.0.1'),
       port: int('PALISADE_SYNC_PORT', 5380, 0, 65535),
       pollMs: int('PALISADE_SYNC_POLL_MS', 2000, 100, 600_000),
+      maxLagMs: int('PALISADE_SYNC_MAX_LAG_MS', 30_000, 1000, 86_400_000),
     },
     api: {
       host: host('PALISADE_API_HOST', '127.0.0.1'),

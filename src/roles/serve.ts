@@ -41,7 +41,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
   await notifier.start();
 
-  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: dns && (() => dns.metrics.render()) });
+  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + notifier.metrics() });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
   });

@@ -1,9 +1,12 @@
-// Push half of the change feed: after commits, POST {"revision": R} to every consumer with a URL,
-// signed so a consumer can tell it came from us and is fresh:
+// Push half of the change feed: after commits, POST {"revision": R, "id": random} to every
+// consumer with a URL, signed so a consumer can tell it came from us and is fresh (the id makes
+// every push unique, so two in the same second are never taken for a replay):
 //   X-Palisade-Timestamp: unix seconds
 //   X-Palisade-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>
 // A notification only says "pull now"; a lost one costs the consumer its poll interval.
-import { createHmac } from 'node:crypto';
+// A consumer that stops taking pushes is logged once when it goes and once when it is back (with
+// how many pushes it missed), not once per commit; /metrics counts every outcome.
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ConsumerState, Store } from '../store/types.ts';
 
@@ -11,8 +14,17 @@ export function signNotification(secret: string, timestamp: number, body: string
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
+interface ConsumerHealth {
+  /** Since when pushes fail (ms), 0 while they arrive. */
+  failingSince: number;
+  missed: number;
+  delivered: number;
+  failed: number;
+}
+
 export class PushNotifier {
   private consumers: ConsumerState[] = [];
+  private readonly health = new Map<number, ConsumerHealth>();
   private pending = false;
   private refresh: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -58,8 +70,48 @@ export class PushNotifier {
     if (this.consumers.length === 0) return;
     const revision = await this.store.currentRevision().catch(() => undefined);
     if (revision === undefined) return;
-    const body = JSON.stringify({ revision });
-    await Promise.all(this.consumers.map((c) => this.notify(c, body)));
+    await Promise.all(this.consumers.map((c) => this.notify(c, JSON.stringify({ revision, id: randomBytes(12).toString('hex') }))));
+  }
+
+  private healthOf(consumer: ConsumerState): ConsumerHealth {
+    let health = this.health.get(consumer.id);
+    if (!health) this.health.set(consumer.id, (health = { failingSince: 0, missed: 0, delivered: 0, failed: 0 }));
+    return health;
+  }
+
+  private failed(consumer: ConsumerState, detail: Record<string, unknown>, message: string): void {
+    const health = this.healthOf(consumer);
+    health.failed++;
+    health.missed++;
+    if (health.failingSince !== 0) return;
+    health.failingSince = Date.now();
+    this.log.warn({ consumer: consumer.name, url: consumer.url, ...detail }, `${message} (logged once until it recovers; it catches up by polling)`);
+  }
+
+  private delivered(consumer: ConsumerState): void {
+    const health = this.healthOf(consumer);
+    health.delivered++;
+    if (health.failingSince !== 0) {
+      this.log.info({ consumer: consumer.name, url: consumer.url, missed: health.missed, downForMs: Date.now() - health.failingSince }, 'sync: consumer takes notifications again');
+    }
+    health.failingSince = 0;
+    health.missed = 0;
+  }
+
+  /** Prometheus lines: pushes by consumer and outcome, and whether each consumer takes them now. */
+  metrics(): string {
+    const lines = [
+      '# HELP palisade_sync_pushes_total Change notifications sent to consumers, by outcome.',
+      '# TYPE palisade_sync_pushes_total counter',
+    ];
+    const up = ['# HELP palisade_sync_consumer_up Whether the consumer took its last notification (1) or not (0).', '# TYPE palisade_sync_consumer_up gauge'];
+    for (const consumer of this.consumers) {
+      const health = this.healthOf(consumer);
+      const label = `consumer="${consumer.name.replace(/["\\\n]/g, '_')}"`;
+      lines.push(`palisade_sync_pushes_total{${label},outcome="delivered"} ${health.delivered}`, `palisade_sync_pushes_total{${label},outcome="failed"} ${health.failed}`);
+      up.push(`palisade_sync_consumer_up{${label}} ${health.failingSince === 0 ? 1 : 0}`);
+    }
+    return `${[...lines, ...up].join('\n')}\n`;
   }
 
   private async notify(consumer: ConsumerState, body: string): Promise<void> {
@@ -71,12 +123,11 @@ export class PushNotifier {
         body,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      if (!res.ok) this.log.warn({ consumer: consumer.name, url: consumer.url, status: res.status }, 'sync: consumer refused a notification; check its secret and clock (it will catch up by polling)');
+      await res.body?.cancel();
+      if (res.ok) this.delivered(consumer);
+      else this.failed(consumer, { status: res.status }, 'sync: consumer refuses notifications; check its secret and clock');
     } catch (error) {
-      this.log.warn(
-        { consumer: consumer.name, url: consumer.url, err: (error as Error).message },
-        'sync: notification not delivered; check that the consumer listens at this URL and the API can reach it (it will catch up by polling)',
-      );
+      this.failed(consumer, { err: (error as Error).message }, 'sync: notifications do not reach the consumer; check that it listens at this URL and the API can reach it');
     }
   }
 }

@@ -44,6 +44,9 @@ export class RemoteFeed {
   /** The API's revision at the last successful pull. */
   current = 0;
   lastSuccess = 0;
+  /** Since when the API has been known to be ahead of what is applied (ms), 0 when not behind. */
+  behindSince = 0;
+  readonly startedAt = Date.now();
   private nodesRevision = 0;
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
@@ -104,6 +107,7 @@ export class RemoteFeed {
       if (this.failing) this.options.log.info({ revision: this.applied }, 'sync: API reachable again; caught up');
       this.failing = false;
       this.lastSuccess = Date.now();
+      this.behindSince = this.applied < this.current ? this.behindSince || Date.now() : 0;
     } catch (error) {
       if (!this.failing) {
         this.options.log.error(

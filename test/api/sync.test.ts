@@ -99,7 +99,7 @@ describe('GET /sync/*', () => {
 });
 
 describe('push notifications', () => {
-  it('POST {revision} to each consumer URL after commits, signed with its secret', async () => {
+  it('POST {revision, id} to each consumer URL after commits, signed with its secret', async () => {
     const received: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
     const receiver = createServer((req, res) => {
       let body = '';
@@ -119,7 +119,7 @@ describe('push notifications', () => {
       for (let i = 0; i < 40 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(received.length).toBeGreaterThanOrEqual(1);
       const last = received[received.length - 1]!;
-      expect(JSON.parse(last.body)).toEqual({ revision: await api.store.currentRevision() });
+      expect(JSON.parse(last.body)).toEqual({ revision: await api.store.currentRevision(), id: expect.stringMatching(/^[0-9a-f]{24}$/) });
       const timestamp = Number(last.headers['x-palisade-timestamp']);
       expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(5);
       expect(last.headers['x-palisade-signature']).toBe(signNotification('k3y', timestamp, last.body));
