@@ -1,8 +1,12 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Tests that measure time (the longest stall another tenant sees, rate limits, floods) run after
+// the rest, one file at a time: sharing the two cores with other suites' servers would measure
+// the neighbours, not the code.
+const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests start real servers and child processes; two workers match the 2-core machines we run on.
@@ -10,5 +14,9 @@ export default defineConfig({
     // The JSON report lets CI print one plain "N passed, M failed" line.
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-results.json' },
+    projects: [
+      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TIMING], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'timing', include: TIMING, fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

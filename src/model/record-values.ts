@@ -4,6 +4,7 @@
 import { canonicalIp } from './ip.ts';
 import { normaliseTargetName, type Checked } from './names.ts';
 import { TYPE, type RecordTypeNumber } from './record-types.ts';
+import { isQuotedTxt, parseQuotedTxt } from './txt-strings.ts';
 
 const ok = (value: string): Checked<string> => ({ ok: true, value });
 const fail = (message: string): Checked<string> => ({ ok: false, message });
@@ -15,7 +16,8 @@ export const SOA_LIMITS = {
   refresh: [300, 2_147_483_647],
   retry: [60, 2_147_483_647],
   expire: [3600, 2_147_483_647],
-  minimum: [300, 86_400],
+  // Negative-caching TTL: from 30 s, like record TTLs (60 s is common for zones that change often).
+  minimum: [30, 86_400],
 } as const;
 
 function hostValue(text: string, zone: string): Checked<string> {
@@ -37,12 +39,16 @@ const parsers: Record<RecordTypeNumber, (value: string, zone: string) => Checked
     return ip?.family === 6 ? ok(ip.address) : fail('must be an IPv6 address');
   },
   [TYPE.CNAME]: hostValue,
-  [TYPE.MX]: hostValue,
+  // "." is a null MX (RFC 7505): the domain accepts no mail.
+  [TYPE.MX]: (value, zone) => (value.trim() === '.' ? ok('.') : hostValue(value, zone)),
   [TYPE.NS]: hostValue,
+  // Plain text, or zone-file form: quoted strings served as exactly those strings (txt-strings.ts).
   [TYPE.TXT]: (value) => {
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > TXT_MAX_BYTES) return fail(`is ${bytes} bytes; TXT values are limited to ${TXT_MAX_BYTES}`);
-    return ok(value);
+    if (!isQuotedTxt(value)) return ok(value);
+    const parsed = parseQuotedTxt(value);
+    return parsed.ok ? ok(parsed.canonical) : fail(`in zone-file form (quoted strings) ${parsed.message}`);
   },
   // SOA: "rname refresh retry expire minimum". MNAME (our ns1) and the serial are the service's.
   [TYPE.SOA]: (value, zone) => {

@@ -139,6 +139,11 @@ export function checkRecordInZone(record: RecordState, others: readonly RecordSt
     const cname = atName.find((r) => r.type === TYPE.CNAME);
     if (cname) errors.push({ field: 'name', message: `"${record.name}" is a CNAME (record ${cname.id}); a CNAME cannot share a name with other data` });
   }
+  if (record.type === TYPE.MX) {
+    // RFC 7505 §3: a null MX is the only MX at its name.
+    const other = atName.find((r) => r.type === TYPE.MX && (r.value === '.') !== (record.value === '.'));
+    if (other) errors.push({ field: 'value', message: `a null MX (".") must be the only MX at its name (record ${other.id} is an MX); RFC 7505` });
+  }
   const duplicate = atName.find(
     (r) => r.type === record.type && r.value === record.value && r.priority === record.priority && sameTargets(r.target, record.target),
   );

@@ -46,7 +46,7 @@ async function until(name: string, check: (r: Awaited<ReturnType<typeof dig>>) =
 
 describe('customer text on Redis, end to end', () => {
   it('a TXT value "__REVISION__" (and other marker-like text) is stored, fed and served as sent', async () => {
-    const samples = ['__REVISION__', '"__REVISION__"', 'revision:"__REVISION__"', '{"revision":1}', '%d %s \\\\ end'];
+    const samples = ['__REVISION__', 'x "__REVISION__"', 'revision:"__REVISION__"', '{"revision":1}', '%d %s \\\\ end'];
     expect((await call('POST', '/domains', { domain: 'text.example', backend: '198.51.100.1', enabled: false, tags: ['__REVISION__'] })).status).toBe(201);
     expect((await call('GET', '/domains/text.example/activatens')).status).toBe(200);
     for (const [i, value] of samples.entries()) {

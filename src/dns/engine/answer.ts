@@ -77,14 +77,17 @@ function additionalFor(walk: Walk, zone: ZoneData, set: RRset): void {
 function referral(walk: Walk, zone: ZoneData, cut: string): void {
   const delegation = typeSet(zone.nodes.get(cut)!, QTYPE.NS);
   const ns = delegation && delegation.rdata.length > 0 ? delegation : undefined;
-  walk.answer.aa = false;
+  // After a CNAME we answered with authority, the referral only continues the chain (RFC 1034
+  // §4.3.2 step 3b): the answer stays authoritative for the question's name.
+  if (walk.answer.answer.length === 0) walk.answer.aa = false;
   if (!ns) return;
   walk.answer.authority.push(ns);
-  // Glue: addresses of name servers inside the delegated zone (in-bailiwick), which only we hold.
+  // Addresses of the delegated name servers that this zone holds: glue below the cut, and
+  // in-zone names beside it (a resolver needs them to follow the referral).
   addAddresses(
     walk,
     zone,
-    ns.rdata.flatMap((r) => (r.type === QTYPE.NS && (r.target === cut || isBelow(r.target, cut)) ? [r.target] : [])),
+    ns.rdata.flatMap((r) => (r.type === QTYPE.NS ? [r.target] : [])),
     true,
   );
 }
@@ -109,8 +112,9 @@ function resolve(index: ZoneIndex, zone: ZoneData, qname: string, qtype: number,
   if (!walk.answer.zones.includes(zone)) walk.answer.zones.push(zone);
   const cut = findCut(zone, qname, qtype);
   if (cut) {
-    // A referral is only the whole answer for the original question; inside a chain we stop.
-    if (walk.answer.answer.length === 0) referral(walk, zone, cut);
+    // For the question itself, or at the end of a CNAME chain into a delegated part (RFC 1034
+    // §4.3.2 step 3b: the CNAME, then the referral, as NSD and PowerDNS answer).
+    referral(walk, zone, cut);
     return;
   }
   const found = lookup(zone, qname);

@@ -155,6 +155,7 @@ export class QueryHandler {
         answer: [],
         authority: [],
         additional: [],
+        edns: parsed.opt && { dnssecOk: parsed.opt.dnssecOk },
       });
     }
     const { query } = parsed;

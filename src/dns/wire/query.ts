@@ -42,7 +42,17 @@ export interface Query {
 export type ParseResult =
   | { kind: 'query'; query: Query }
   /** Answer with this rcode; `query` is set when the question could be read (to echo it). */
-  | { kind: 'error'; rcode: number; id: number; rd: boolean; opcode: number; query?: Query; reason: string }
+  | {
+      kind: 'error';
+      rcode: number;
+      id: number;
+      rd: boolean;
+      opcode: number;
+      query?: Query;
+      reason: string;
+      /** The query carried an OPT: the error reply carries one too (RFC 6891 §6.1.1). */
+      opt?: { dnssecOk: boolean };
+    }
   /** Not worth an answer: too short for a header, or a response (QR=1), which we never answer. */
   | { kind: 'drop'; reason: string };
 
@@ -148,7 +158,7 @@ export function parseQuery(buf: Buffer): ParseResult {
   const ancount = buf.readUInt16BE(6);
   const nscount = buf.readUInt16BE(8);
   const arcount = buf.readUInt16BE(10);
-  if (qdcount !== 1) return { kind: 'error', rcode: opcode === OPCODE_QUERY ? 1 : 4, id, rd, opcode, reason: `QDCOUNT ${qdcount}` };
+  if (qdcount !== 1) return { kind: 'error', rcode: opcode === OPCODE_QUERY ? 1 : 4, id, rd, opcode, reason: `QDCOUNT ${qdcount}`, opt: findOpt(buf, qdcount) };
   if (opcode !== OPCODE_QUERY) {
     // Echo the question when it reads cleanly, so clients match the NOTIMP to their query.
     let query: Query | undefined;
@@ -160,7 +170,7 @@ export function parseQuery(buf: Buffer): ParseResult {
     } catch {
       // no question to echo
     }
-    return { kind: 'error', rcode: 4, id, rd, opcode, query, reason: `opcode ${opcode} not implemented` };
+    return { kind: 'error', rcode: 4, id, rd, opcode, query, reason: `opcode ${opcode} not implemented`, opt: findOpt(buf, qdcount) };
   }
 
   let query: Query | undefined;
@@ -200,9 +210,31 @@ export function parseQuery(buf: Buffer): ParseResult {
     }
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error;
-    return { kind: 'error', rcode: 1, id, rd, opcode, query: query && { ...query, edns: undefined }, reason: error.message };
+    return { kind: 'error', rcode: 1, id, rd, opcode, query: query && { ...query, edns: undefined }, reason: error.message, opt: findOpt(buf, qdcount) };
   }
   return { kind: 'query', query };
+}
+
+/**
+ * Whether a query that is answered with an error carried an OPT record (and its DO bit): a best
+ * effort walk over whatever records read cleanly, so FORMERR and NOTIMP replies carry an OPT
+ * whenever the query did.
+ */
+function findOpt(buf: Buffer, qdcount: number): { dnssecOk: boolean } | undefined {
+  try {
+    let offset = 12;
+    for (let i = 0; i < qdcount; i++) offset = skipName(buf, offset) + 4;
+    const records = buf.readUInt16BE(6) + buf.readUInt16BE(8) + buf.readUInt16BE(10);
+    for (let i = 0; i < records && offset < buf.length; i++) {
+      offset = skipName(buf, offset);
+      if (offset + 10 > buf.length) return undefined;
+      if (buf.readUInt16BE(offset) === QTYPE.OPT) return { dnssecOk: (buf.readUInt32BE(offset + 4) & 0x8000) !== 0 };
+      offset += 10 + buf.readUInt16BE(offset + 8);
+    }
+  } catch {
+    // nothing more reads cleanly
+  }
+  return undefined;
 }
 
 /** The ECS address as text, zero-filled past the prefix ("192.0.2.0", "2001:db8::"). */

@@ -7,6 +7,7 @@ import { countryByIsoCode } from '../../geo/targets.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import type { RecordState } from '../../model/record.ts';
 import { parseSoaValue } from '../../model/record-values.ts';
+import { txtStrings } from '../../model/txt-strings.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
@@ -27,13 +28,6 @@ export const APEX_NS_TTL = 3600;
 /** TTL of protected names' synthesised addresses: short, so moving traffic between edges is quick. */
 export const PROTECTED_TTL = 300;
 
-function txtStrings(value: string): Buffer[] {
-  const bytes = Buffer.from(value, 'utf8');
-  if (bytes.length === 0) return [Buffer.alloc(0)];
-  const out: Buffer[] = [];
-  for (let i = 0; i < bytes.length; i += 255) out.push(bytes.subarray(i, i + 255));
-  return out;
-}
 
 function rdataOf(record: RecordState): RData {
   const v = record.value;
@@ -47,7 +41,8 @@ function rdataOf(record: RecordState): RData {
     case TYPE.NS:
       return { type: 2, target: v };
     case TYPE.MX:
-      return { type: 15, preference: record.priority ?? 0, exchange: v };
+      // A null MX (".") is the root name as exchange (RFC 7505).
+      return { type: 15, preference: record.priority ?? 0, exchange: v === '.' ? '' : v };
     case TYPE.TXT:
       return { type: 16, strings: txtStrings(v) };
     case TYPE.SRV: {
