@@ -18,6 +18,8 @@ export const ERROR_CATALOGUE = {
   DOMAIN_OVERLAP: { status: 409, title: 'Domain overlaps another account\'s domain' },
   GONE: { status: 410, title: 'Gone' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
+  URI_TOO_LONG: { status: 414, title: 'URI Too Long' },
+  HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
   UNPROCESSABLE: { status: 422, title: 'Semantically invalid request' },
   LIMIT_EXCEEDED: { status: 422, title: 'Account limit reached' },

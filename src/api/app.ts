@@ -1,4 +1,5 @@
 // Builds the control-plane API. It never listens: server.ts starts it, and tests may inject.
+import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
@@ -22,6 +23,8 @@ import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
+import { RouteMethods } from './route-methods.ts';
+import { Type } from 'typebox';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,13 +43,36 @@ export interface AppOptions {
 
 export async function buildApp({ store, config, logger, metrics }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
+    // Router errors (a path parameter past its length, a malformed URL) as problem documents too.
+    frameworkErrors: (error, _request, reply) => {
+      const code = (error as { code?: string }).code;
+      void sendProblem(reply, code === 'FST_ERR_MAX_PARAM_LENGTH' ? problem('URI_TOO_LONG', 'a path segment is longer than this service accepts') : problem('BAD_REQUEST', error.message));
+    },
+    // Errors Node's HTTP parser meets before Fastify (headers or URL past 16 KiB): problem+json.
+    clientErrorHandler: (error, socket) => {
+      const tooLarge = (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify(problem(tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST', tooLarge ? 'the request line and headers exceed 16 KiB (a URL that long is refused too)' : 'the request could not be parsed as HTTP'));
+      if (socket.writable) {
+        socket.end(
+          `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      } else socket.destroy();
+    },
     loggerInstance: (logger || undefined) as FastifyBaseLogger | undefined,
     bodyLimit: config.api.bodyLimit,
     // request-log.ts writes one line per request, sampling floods of rejections.
     logController: new LogController({ disableRequestLogging: true }),
+    // A client's X-Request-Id (sane ones only) names the request in every log line and comes
+    // back in the response; otherwise one is made.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  // JSON only: text/plain (which Fastify parses by default) and forms get 415 like any other type.
+  app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   app.decorate('store', store);
@@ -59,12 +85,31 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
     if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, body);
   });
+  // Every route's path and methods, so an unknown method on a known path is 405 with Allow.
+  const routes = new RouteMethods();
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  // Every route refuses query parameters it does not know: routes without a query schema get an
+  // empty one (the documentation pages and their assets excepted).
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs') || route.schema?.querystring) return;
+    route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
+  });
   app.setNotFoundHandler((request, reply) => {
     // Probing for routes counts like a failed authentication.
     const limited = app.rateLimits.chargeFailure(request);
-    return sendProblem(reply, limited ? toProblem(limited) : problem('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
+    if (limited) return sendProblem(reply, toProblem(limited));
+    const path = request.url.split('?')[0]!;
+    const allowed = routes.allowed(path);
+    if (allowed.length > 0) {
+      void reply.header('allow', allowed.join(', '));
+      return sendProblem(reply, problem('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`));
+    }
+    return sendProblem(reply, problem('NOT_FOUND', `no route ${request.method} ${path}`));
   });
 
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
   await app.register(requestLogPlugin);
   await app.register(rateLimitPlugin, config.api.rateLimit);
   await app.register(openapiPlugin);

@@ -1,7 +1,7 @@
 // Cursor paging: lists answer a JSON array, and a `Link: <…>; rel="next"` header while more remain.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Page } from '../store/types.ts';
-import { encodeCursor } from '../store/cursor.ts';
+import { decodeIdCursor, encodeCursor } from '../store/cursor.ts';
 import { DEFAULT_PAGE_SIZE } from './schemas.ts';
 
 export function pageRequest(query: { limit?: number; cursor?: string }): { limit: number; cursor?: string } {
@@ -19,6 +19,13 @@ export function nextLink(requestUrl: string, cursor: string): string {
   const url = new URL(requestUrl, 'http://placeholder');
   url.searchParams.set('cursor', cursor);
   return `<${url.pathname}${url.search}>; rel="next"`;
+}
+
+/** Pages an in-memory list of fixed order by position (the cursor is the position reached). */
+export function pageByPosition<T>(items: readonly T[], limit: number, cursor: string | undefined): Page<T> {
+  const start = cursor === undefined ? 0 : decodeIdCursor(cursor);
+  const slice = items.slice(start, start + limit);
+  return { items: slice, next: start + limit < items.length ? encodeCursor(String(start + limit)) : undefined };
 }
 
 /** Pages an in-memory list sorted by numeric id. */

@@ -3,7 +3,7 @@
 // arrive as text, so they alone are coerced to the declared types.
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { ApiError, type FieldError } from '../errors.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
@@ -77,4 +77,23 @@ function wellFormed(value: unknown): boolean {
   if (Array.isArray(value)) return value.every(wellFormed);
   if (value !== null && typeof value === 'object') return Object.entries(value).every(([k, v]) => wellFormed(k) && wellFormed(v));
   return true;
+}
+
+/**
+ * For routes with `attachValidation`: the body's schema errors as field errors, and the
+ * top-level fields they concern, so a route can run its value checks on the other fields and
+ * answer every problem at once. Errors outside the body (path, query) are thrown as usual.
+ */
+export function bodySchemaErrors(request: FastifyRequest): { errors: FieldError[]; bad: Set<string> } {
+  const error = request.validationError as (Error & { validation?: ErrorObject[]; validationContext?: string }) | undefined;
+  if (!error) return { errors: [], bad: new Set() };
+  if (error.validationContext !== 'body' || !error.validation || typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) throw error;
+  const errors = fieldErrors(error.validation, 'body');
+  return { errors, bad: new Set(errors.map((e) => e.field.split('.')[0]!)) };
+}
+
+/** The body without the fields that failed the schema (their values cannot be checked further). */
+export function withoutFields<T extends object>(body: T, bad: ReadonlySet<string>): T {
+  if (bad.size === 0) return body;
+  return Object.fromEntries(Object.entries(body).filter(([key]) => !bad.has(key))) as T;
 }

@@ -26,6 +26,16 @@ export function typeName(type: number): RecordTypeName {
   return entry.name;
 }
 
+const BY_NAME = new Map<string, RecordTypeNumber>(Object.entries(RECORD_TYPES).map(([number, { name }]) => [name, Number(number) as RecordTypeNumber]));
+
+/** The mnemonics the API accepts for `type`, in either case ("A", "mx"). */
+export const TYPE_MNEMONIC_PATTERN = `^(${[...BY_NAME.keys()].flatMap((n) => [n, n.toLowerCase()]).join('|')})$`;
+
+/** A type as the API takes it, number or mnemonic, as the service's number. */
+export function recordTypeNumber(type: number | string): RecordTypeNumber {
+  return typeof type === 'number' ? (type as RecordTypeNumber) : BY_NAME.get(type.toUpperCase())!;
+}
+
 /** Types that carry a priority (MX preference, SRV priority). */
 export function hasPriority(type: number): boolean {
   return type === TYPE.MX || type === TYPE.SRV;

@@ -6,7 +6,7 @@ import { geoTargetById } from '../geo/targets.ts';
 import { Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
 import { canonicalRecordValue } from './record-values.ts';
-import { hasPriority, RECORD_TYPES, TYPE, typeName, type RecordTypeNumber } from './record-types.ts';
+import { hasPriority, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, typeName, type RecordTypeNumber } from './record-types.ts';
 
 export const TTL_MIN = 30;
 export const TTL_MAX = 604_800;
@@ -18,7 +18,9 @@ const fields = {
     maxLength: 253,
     description: '"@" for the apex, a name relative to the domain ("www", "_sip._tcp", "*.dev"), or a full name inside the domain',
   }),
-  type: Type.Integer({ minimum: 1, maximum: 8, description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV' }),
+  type: Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
+    description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
+  }),
   value: Type.String({ maxLength: 4096, description: 'Record data; the format depends on the type (see the README)' }),
   ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
   priority: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), {
@@ -87,7 +89,7 @@ export function renderRecord(r: RecordState): Static<typeof DnsRecord> {
  * field canonical. Field errors go to `errors`; the result is meaningful only when none were added.
  */
 export function buildRecord(input: RecordCreate, id: number, zone: string, errors: FieldError[]): RecordState {
-  const type = input.type as RecordTypeNumber;
+  const type = recordTypeNumber(input.type);
   const name = normaliseOwnerName(input.name, zone);
   if (!name.ok) errors.push({ field: 'name', message: `"${input.name}" ${name.message}` });
   const value = RECORD_TYPES[type] ? canonicalRecordValue(type, input.value, zone) : undefined;

@@ -10,11 +10,18 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 describe('GET /geo/targets', () => {
-  it('lists 7 continents and 250 countries', async () => {
-    const res = await api.request('GET', '/geo/targets', { key });
-    expect(res.status).toBe(200);
-    expect(res.body.filter((t: { kind: string }) => t.kind === 'continent')).toHaveLength(7);
-    expect(res.body.filter((t: { kind: string }) => t.kind === 'country')).toHaveLength(250);
+  it('lists 7 continents and 250 countries, paged like every list (Link: rel="next")', async () => {
+    const all: Array<{ kind: string }> = [];
+    let path: string | undefined = '/geo/targets?limit=100';
+    while (path) {
+      const res = await api.request('GET', path, { key });
+      expect(res.status).toBe(200);
+      all.push(...res.body);
+      path = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+    }
+    expect(all.filter((t) => t.kind === 'continent')).toHaveLength(7);
+    expect(all.filter((t) => t.kind === 'country')).toHaveLength(250);
+    expect((await api.request('GET', '/geo/targets?limit=1000', { key })).body).toHaveLength(257);
   });
 
   it('finds by ISO code or part of the name, and every ID it gives is accepted as a target', async () => {

@@ -43,8 +43,10 @@ export const requestLogPlugin = fp(
         suppressed.set(address, (seen ?? 0) + 1);
         if ((seen ?? 0) >= LOGGED_PER_WINDOW) return;
       }
+      // The account behind an authenticated request: writes by user id are the audit trail.
+      const user = (request as { user?: { id: number } | null }).user;
       const line = {
-        reqId: request.id,
+        ...(user && { userId: user.id }),
         req: { method: request.method, url: request.url, remoteAddress: request.ip },
         res: { statusCode: status },
         responseTime: Math.round(reply.elapsedTime * 100) / 100,

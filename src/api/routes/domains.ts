@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
-import { ApiError, invalidFields, notFound, type FieldError } from '../../errors.ts';
+import { ApiError, invalidFields, notFound } from '../../errors.ts';
 import { registrationProblem } from '../../model/registrable.ts';
 import {
   checkDomainName,
@@ -16,6 +16,7 @@ import {
 } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { linkNext, pageRequest } from '../paging.ts';
+import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
 import { checkNodesExist, ownZone, zoneName } from '../zone-access.ts';
 
@@ -48,6 +49,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/domains',
     {
+      attachValidation: true,
       schema: {
         tags,
         summary: 'Register a domain',
@@ -57,10 +59,12 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const errors: FieldError[] = [];
-      const name = checkDomainName(request.body.domain, errors);
-      const { domain: _d, ...input } = request.body;
-      const settings = checkDomainSettings(input, errors, name);
+      // Schema errors and value checks answered together: every offending field at once.
+      const { errors, bad } = bodySchemaErrors(request);
+      const body = withoutFields(request.body, bad);
+      const name = typeof body.domain === 'string' ? checkDomainName(body.domain, errors) : '';
+      const { domain: _d, ...input } = body;
+      const settings = checkDomainSettings(input, errors, name || 'invalid.example');
       if (errors.length > 0) throw invalidFields(errors);
       const refused = registrationProblem(name, { reserved: app.config.reservedZones, mayUseReserved: request.user.reservedZones === true });
       if (refused) throw new ApiError(refused.code, refused.message, [{ field: 'domain', message: refused.message }]);
@@ -91,6 +95,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/domains/:domain',
     {
+      attachValidation: true,
       schema: {
         tags,
         summary: 'Change a domain',
@@ -102,8 +107,8 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const name = zoneName(request.params.domain);
-      const errors: FieldError[] = [];
-      const patch = checkDomainSettings(request.body, errors, name);
+      const { errors, bad } = bodySchemaErrors(request);
+      const patch = checkDomainSettings(withoutFields(request.body, bad), errors, name);
       if (errors.length > 0) throw invalidFields(errors);
       const zone = await app.store.updateZone(name, request.user.id, (current, ctx) => {
         checkNodesExist(patch.bind_node, ctx.nodeExists, 'bind_node');

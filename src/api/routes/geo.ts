@@ -3,7 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { geoTargets } from '../../geo/targets.ts';
-import { errorResponses } from '../schemas.ts';
+import { linkNext, pageByPosition, pageRequest } from '../paging.ts';
+import { errorResponses, PageQuery } from '../schemas.ts';
 
 const GeoTarget = Type.Object({
   id: Type.Integer({ description: 'GeoNames ID, as MaxMind databases carry it' }),
@@ -22,6 +23,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'The countries and continents a DNS record can target',
         querystring: Type.Object(
           {
+            ...PageQuery,
             kind: Type.Optional(Type.Union([Type.Literal('country'), Type.Literal('continent')])),
             code: Type.Optional(Type.String({ minLength: 2, maxLength: 2, description: 'ISO code, any case' })),
             q: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Part of the English name, any case' })),
@@ -31,12 +33,14 @@ export const geoRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(GeoTarget), ...errorResponses() },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { kind, code, q } = request.query;
       const needle = q?.toLowerCase();
-      return geoTargets
+      const matching = geoTargets
         .filter((t) => (kind === undefined || t.kind === kind) && (code === undefined || t.code === code.toUpperCase()) && (needle === undefined || t.name.toLowerCase().includes(needle)))
         .map((t) => ({ id: t.id, kind: t.kind, code: t.code, name: t.name, ...(t.continentId !== undefined && { continent_id: t.continentId }) }));
+      const page = pageRequest(request.query);
+      return linkNext(request, reply, pageByPosition(matching, page.limit, page.cursor));
     },
   );
 };

@@ -2,12 +2,13 @@
 // PUT and DELETE of one entry are idempotent and answer the list as it now is.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiError, invalidFields, notFound, type FieldError } from '../../errors.ts';
+import { ApiError, invalidFields, notFound } from '../../errors.ts';
 import { canonicalIpOrPrefix } from '../../model/ip.ts';
 import { canonicalIpEntries, IpList, IpListCreate, IpListPatch, type IpListState } from '../../model/iplist.ts';
 import type { UserState } from '../../model/user.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { errorResponses, PageQuery } from '../schemas.ts';
+import { bodySchemaErrors } from '../validation.ts';
 import { checkNodesExist } from '../zone-access.ts';
 
 const ListParams = Type.Object({ listid: Type.Integer({ minimum: 1 }) });
@@ -48,12 +49,22 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => linkNext(request, reply, await app.store.listIpLists(request.user.id, pageRequest(request.query))).map(render),
   );
 
+  app.get(
+    '/security/iplist/:listid',
+    { schema: { tags, summary: 'Read an IP list', params: ListParams, response: { 200: IpList, ...errorResponses(404) } } },
+    async (request) => {
+      const list = await app.store.getIpList(request.params.listid);
+      if (!list || list.ownerId !== request.user.id) throw notFound(`IP list ${request.params.listid}`);
+      return render(list);
+    },
+  );
+
   app.post(
     '/security/iplist',
-    { schema: { tags, summary: 'Create an IP list', body: IpListCreate, response: { 201: IpList, ...errorResponses(413, 415, 422) } } },
+    { attachValidation: true, schema: { tags, summary: 'Create an IP list', body: IpListCreate, response: { 201: IpList, ...errorResponses(413, 415, 422) } } },
     async (request, reply) => {
-      const errors: FieldError[] = [];
-      const ips = canonicalIpEntries(request.body.ips ?? [], errors);
+      const { errors, bad } = bodySchemaErrors(request);
+      const ips = canonicalIpEntries(bad.has('ips') ? [] : (request.body.ips ?? []), errors);
       if (errors.length > 0) throw invalidFields(errors);
       checkSize(ips, request.user);
       const list = await app.store.createIpList((ctx) => {
@@ -76,10 +87,13 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch(
     '/security/iplist/:listid',
-    { schema: { tags, summary: 'Change an IP list', params: ListParams, body: IpListPatch, response: { 200: IpList, ...errorResponses(404, 413, 415, 422) } } },
+    {
+      attachValidation: true,
+      schema: { tags, summary: 'Change an IP list', params: ListParams, body: IpListPatch, response: { 200: IpList, ...errorResponses(404, 413, 415, 422) } },
+    },
     async (request) => {
-      const errors: FieldError[] = [];
-      const ips = request.body.ips && canonicalIpEntries(request.body.ips, errors);
+      const { errors, bad } = bodySchemaErrors(request);
+      const ips = !bad.has('ips') && request.body.ips ? canonicalIpEntries(request.body.ips, errors) : undefined;
       if (errors.length > 0) throw invalidFields(errors);
       if (ips) checkSize(ips, request.user);
       const list = await app.store.updateIpList(request.params.listid, request.user.id, (current, ctx) => {

@@ -2,12 +2,25 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { EdgeNode } from '../../model/node.ts';
-import { errorResponses } from '../schemas.ts';
+import { decodeIdCursor } from '../../store/cursor.ts';
+import { linkNext, pageById, pageRequest } from '../paging.ts';
+import { errorResponses, PageQuery } from '../schemas.ts';
 
 export const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/nodes',
-    { schema: { tags: ['nodes'], summary: 'List the edge nodes', response: { 200: Type.Array(EdgeNode), ...errorResponses() } } },
-    async () => app.store.listNodes(),
+    {
+      schema: {
+        tags: ['nodes'],
+        summary: 'List the edge nodes',
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: Type.Array(EdgeNode), ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const page = pageRequest(request.query);
+      const after = page.cursor === undefined ? undefined : decodeIdCursor(page.cursor);
+      return linkNext(request, reply, pageById(await app.store.listNodes(), page.limit, after));
+    },
   );
 };

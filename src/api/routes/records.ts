@@ -6,12 +6,13 @@ import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound, unprocessable, type FieldError } from '../../errors.ts';
 import { normaliseOwnerName } from '../../model/names.ts';
 import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
-import { hasPriority } from '../../model/record-types.ts';
+import { hasPriority, recordTypeNumber, TYPE_MNEMONIC_PATTERN } from '../../model/record-types.ts';
 import { decodeIdCursor } from '../../store/cursor.ts';
 import type { Zone } from '../../store/types.ts';
 import { nextLink, pageById, pageRequest } from '../paging.ts';
 import { RenderCache, type Rendered } from '../render-cache.ts';
 import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
+import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { ownZone, zoneName } from '../zone-access.ts';
 
 const RecordParams = Type.Object({ domain: DomainParams.properties.domain, id: Type.Integer({ minimum: 1 }) });
@@ -28,14 +29,14 @@ function withRecords(zone: Zone, records: RecordState[]): Zone {
 }
 
 /** The filtered, paged record list of a zone as JSON, with its next-page link. */
-function renderList(zone: Zone, query: { name?: string; type?: number; limit?: number; cursor?: string }, url: string): Rendered {
+function renderList(zone: Zone, query: { name?: string; type?: number | string; limit?: number; cursor?: string }, url: string): Rendered {
   let owner: string | undefined;
   if (query.name !== undefined) {
     const n = normaliseOwnerName(query.name, zone.domain.domain);
     if (!n.ok) throw invalidFields([{ field: 'querystring.name', message: n.message }]);
     owner = n.value;
   }
-  const { type } = query;
+  const type = query.type === undefined ? undefined : recordTypeNumber(query.type);
   const matching = zone.records.filter((r) => (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
   const page = pageRequest(query);
   const after = page.cursor === undefined ? undefined : decodeIdCursor(page.cursor);
@@ -58,7 +59,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
           {
             ...PageQuery,
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Only records at this name' })),
-            type: Type.Optional(Type.Integer({ minimum: 1, maximum: 8, description: 'Only records of this type' })),
+            type: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], { description: 'Only records of this type (number or mnemonic)' })),
           },
           { additionalProperties: false },
         ),
@@ -90,9 +91,14 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: RecordCreate,
         response: { 201: DnsRecord, ...errorResponses(404, 413, 415, 422) },
       },
+      attachValidation: true,
     },
     async (request, reply) => {
       const name = zoneName(request.params.domain);
+      // Schema errors and value checks together; the value checks need name, type and value.
+      const { errors, bad } = bodySchemaErrors(request);
+      if (errors.length > 0 && !['name', 'type', 'value'].some((f) => bad.has(f))) buildRecord(withoutFields(request.body, bad), 0, name, errors);
+      if (errors.length > 0) throw invalidFields(errors);
       const draft = checked(request.body, 0, name);
       let created: RecordState | undefined;
       await app.store.updateZone(name, request.user.id, (zone, ctx) => {
@@ -104,6 +110,17 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return withRecords(zone, [...zone.records, created]);
       });
       return reply.code(201).header('location', `/domains/${name}/dnsrecords/${created!.id}`).send(renderRecord(created!));
+    },
+  );
+
+  app.get(
+    '/domains/:domain/dnsrecords/:id',
+    { schema: { tags, summary: 'Read a DNS record', params: RecordParams, response: { 200: DnsRecord, ...errorResponses(404) } } },
+    async (request) => {
+      const zone = await ownZone(app, request.params.domain, request.user.id);
+      const record = zone.records.find((r) => r.id === request.params.id);
+      if (!record) throw notFound(`record ${request.params.id}`);
+      return renderRecord(record);
     },
   );
 
@@ -126,10 +143,10 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await app.store.updateZone(name, request.user.id, (zone) => {
         const current = zone.records.find((r) => r.id === id);
         if (!current) throw notFound(`record ${id}`);
-        const type = request.body.type ?? current.type;
+        const type = request.body.type === undefined ? current.type : recordTypeNumber(request.body.type);
         // A type change to one without priority drops the old priority unless one is given.
         const priority = request.body.priority !== undefined ? request.body.priority : hasPriority(type) ? current.priority : null;
-        const merged: RecordCreate = { ...current, ...request.body, priority };
+        const merged: RecordCreate = { ...current, ...request.body, type, priority };
         updated = checked(merged, id, name);
         const others = zone.records.filter((r) => r.id !== id);
         const problems = checkRecordInZone(updated, others);
