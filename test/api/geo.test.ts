@@ -14,7 +14,7 @@ describe('GET /geo/targets', () => {
     const all: Array<{ kind: string }> = [];
     let path: string | undefined = '/geo/targets?limit=100';
     while (path) {
-      const res = await api.request('GET', path, { key });
+      const res: Awaited<ReturnType<TestApi['request']>> = await api.request('GET', path, { key });
       expect(res.status).toBe(200);
       all.push(...res.body);
       path = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
