@@ -16,7 +16,7 @@ describe('GET /geo/targets', () => {
     while (path) {
       const res: Awaited<ReturnType<TestApi['request']>> = await api.request('GET', path, { key });
       expect(res.status).toBe(200);
-      all.push(...res.body);
+      all.push(...(res.body as Array<{ kind: string }>));
       path = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
     }
     expect(all.filter((t) => t.kind === 'continent')).toHaveLength(7);
