@@ -10,6 +10,9 @@ import type { Store } from '../store/types.ts';
 export const ADMIN_USAGE = `usage: palisade admin <command>
   user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N] [--reserved-zones]
   user reserved-zones ID allow|deny        whether the user may register the service's own (reserved) zones
+  user limits ID [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N]
+  user disable ID | user enable ID         a disabled user's keys are refused; its data stays and is served
+  user delete ID [--force]                 refused while the user holds domains or IP lists, unless --force (removes them)
   user list
   key create --user ID [--label TEXT]      prints the new key once
   key list --user ID
@@ -41,6 +44,7 @@ const OPTIONS = {
   'max-iplists': { type: 'string' },
   'max-ips': { type: 'string' },
   'reserved-zones': { type: 'boolean' },
+  force: { type: 'boolean' },
 } as const;
 
 function positiveInt(text: string | undefined, what: string): number {
@@ -63,21 +67,33 @@ function validNode(node: EdgeNode): EdgeNode {
   return canonicalNode(node);
 }
 
+function limitsFrom(values: { 'max-domains'?: string; 'max-records'?: string; 'max-iplists'?: string; 'max-ips'?: string }): Partial<Limits> {
+  const limits: Partial<Limits> = {};
+  if (values['max-domains']) limits.max_domains = positiveInt(values['max-domains'], '--max-domains');
+  if (values['max-records']) limits.max_records_per_domain = positiveInt(values['max-records'], '--max-records');
+  if (values['max-iplists']) limits.max_iplists = positiveInt(values['max-iplists'], '--max-iplists');
+  if (values['max-ips']) limits.max_ips_per_list = positiveInt(values['max-ips'], '--max-ips');
+  return limits;
+}
+
+async function refuseDuplicateNodeName(store: Store, name: string, except?: number): Promise<void> {
+  const other = (await store.listNodes()).find((n) => n.name === name && n.id !== except);
+  if (other) throw new UsageError(`node ${other.id} is already named ${name}`);
+}
+
 export async function runAdmin(store: Store, argv: string[], out: Out): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [noun, verb, arg, arg2] = positionals;
   const command = `${noun ?? ''} ${verb ?? ''}`.trim();
   switch (command) {
     case 'user create': {
-      const limits: Partial<Limits> = {};
-      if (values['max-domains']) limits.max_domains = positiveInt(values['max-domains'], '--max-domains');
-      if (values['max-records']) limits.max_records_per_domain = positiveInt(values['max-records'], '--max-records');
-      if (values['max-iplists']) limits.max_iplists = positiveInt(values['max-iplists'], '--max-iplists');
-      if (values['max-ips']) limits.max_ips_per_list = positiveInt(values['max-ips'], '--max-ips');
+      const limits = limitsFrom(values);
       const email = required(values.email, 'email');
       if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError('--email must be an e-mail address');
+      const taken = (await store.listUsers()).find((u) => u.email.toLowerCase() === email.toLowerCase());
+      if (taken) throw new UsageError(`user ${taken.id} already has the e-mail address ${email}`);
       let user = await store.createUser({ name: required(values.name, 'name'), email, limits });
-      if (values['reserved-zones']) user = await store.setUserReservedZones(user.id, true);
+      if (values['reserved-zones']) user = await store.updateUser(user.id, { reservedZones: true });
       const apiKey = generateApiKey();
       const key = await store.addApiKey(user.id, hashApiKey(apiKey), 'initial');
       return out({ user, key: { id: key.id, api_key: apiKey, note: 'shown once; send it as the X-Auth-Key header' } });
@@ -85,7 +101,35 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
     case 'user reserved-zones': {
       const id = positiveInt(arg, 'ID');
       if (arg2 !== 'allow' && arg2 !== 'deny') throw new UsageError('say allow or deny after the user id');
-      return out(await store.setUserReservedZones(id, arg2 === 'allow'));
+      return out(await store.updateUser(id, { reservedZones: arg2 === 'allow' }));
+    }
+    case 'user limits': {
+      const limits = limitsFrom(values);
+      if (Object.keys(limits).length === 0) throw new UsageError('give at least one of --max-domains, --max-records, --max-iplists, --max-ips');
+      return out(await store.updateUser(positiveInt(arg, 'ID'), { limits }));
+    }
+    case 'user disable':
+    case 'user enable':
+      return out(await store.updateUser(positiveInt(arg, 'ID'), { disabled: verb === 'disable' }));
+    case 'user delete': {
+      const id = positiveInt(arg, 'ID');
+      if (!(await store.getUser(id))) throw new UsageError(`no user ${id}`);
+      const removed = { domains: 0, iplists: 0 };
+      if (values.force) {
+        // One removal (and one change-feed entry) per domain and list, as if the user had done it.
+        for (;;) {
+          const page = await store.listZones(id, { limit: 500 });
+          if (page.items.length === 0) break;
+          for (const zone of page.items) if (await store.deleteZone(zone.domain.domain, id)) removed.domains++;
+        }
+        for (;;) {
+          const page = await store.listIpLists(id, { limit: 500 });
+          if (page.items.length === 0) break;
+          for (const list of page.items) if (await store.deleteIpList(list.id, id)) removed.iplists++;
+        }
+      }
+      await store.deleteUser(id);
+      return out({ removed: id, ...removed });
     }
     case 'user list':
       return out(await store.listUsers());
@@ -112,6 +156,7 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
         status: (values.status ?? 'active') as NodeStatus,
       });
       const { id: _id, ...fields } = node;
+      await refuseDuplicateNodeName(store, node.name);
       return out(await store.createNode(fields));
     }
     case 'node update': {
@@ -129,6 +174,7 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
         ...(values.status !== undefined && { status: values.status as NodeStatus }),
       });
       const { id: _id, ...fields } = node;
+      await refuseDuplicateNodeName(store, node.name, id);
       return out(await store.updateNode(id, fields));
     }
     case 'node remove': {

@@ -26,6 +26,8 @@ export interface UserState {
   limits: Limits;
   /** Marked by the operator: may register the service's reserved zones (PALISADE_RESERVED_ZONES). */
   reservedZones?: boolean;
+  /** Disabled by the operator: its keys are refused (401) until enabled again. Data stays. */
+  disabled?: boolean;
 }
 
 export interface ApiKeyState {

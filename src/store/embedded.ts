@@ -11,6 +11,8 @@ import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { guardLmdbCommitFailures } from './lmdb-commit-guard.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
+import { applyUserPatch } from './user-patch.ts';
+import type { UserPatch } from './types.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
 
 type Key = (string | number)[];
@@ -163,14 +165,32 @@ export class EmbeddedStore implements Store {
     return this.get<UserState>(['user', id]);
   }
 
-  setUserReservedZones(id: number, allowed: boolean): Promise<UserState> {
+  updateUser(id: number, patch: UserPatch): Promise<UserState> {
     return this.commit((tx) => {
       const user = this.get<UserState>(['user', id]);
       if (!user) throw notFound(`user ${id}`);
-      const updated: UserState = { ...user, reservedZones: allowed };
+      const updated = applyUserPatch(user, patch);
       this.put(['user', id], updated);
       tx.change('user', id, 'put');
       return updated;
+    });
+  }
+
+  deleteUser(id: number): Promise<boolean> {
+    return this.commit((tx) => {
+      if (!this.get<UserState>(['user', id])) return false;
+      const domains = this.countPrefix('udom', id);
+      const lists = this.countPrefix('uipl', id);
+      if (domains + lists > 0) throw new ApiError('CONFLICT', `user ${id} still holds ${domains} domains and ${lists} IP lists (--force removes them first)`);
+      for (const key of this.db.getKeys({ start: ['ukey', id, 0], end: ['ukey', id, Number.MAX_SAFE_INTEGER] })) {
+        const apiKey = this.get<ApiKeyState>(['apikey', key[2] as number]);
+        if (apiKey) this.del(['keyhash', apiKey.hash]);
+        this.del(['apikey', key[2] as number]);
+        this.del(key);
+      }
+      this.del(['user', id]);
+      tx.change('user', id, 'delete');
+      return true;
     });
   }
 

@@ -15,8 +15,10 @@ import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { COMMIT_SCRIPT, INDEX_ZONE_TREE_SCRIPT } from './redis-commit.ts';
+import { applyUserPatch } from './user-patch.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
+import type { UserPatch } from './types.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
@@ -226,17 +228,45 @@ export class RedisStore implements Store {
     return this.guard(() => this.json<UserState>(this.k('user', id)));
   }
 
-  setUserReservedZones(id: number, allowed: boolean): Promise<UserState> {
+  updateUser(id: number, patch: UserPatch): Promise<UserState> {
     const key = this.k('user', id);
     return this.mutate(async () => {
       const text = await this.redis.get(key);
       if (text === null) throw notFound(`user ${id}`);
-      const updated: UserState = { ...(JSON.parse(text) as UserState), reservedZones: allowed };
+      const updated = applyUserPatch(JSON.parse(text) as UserState, patch);
       return {
         checks: [[key, text]],
         ops: [{ op: 'set', key, v: JSON.stringify(updated) }],
         change: { kind: 'user', key: String(id), op: 'put' },
         result: () => updated,
+      };
+    });
+  }
+
+  deleteUser(id: number): Promise<boolean> {
+    const key = this.k('user', id);
+    return this.mutate<boolean>(async () => {
+      const text = await this.redis.get(key);
+      if (text === null) return { unchanged: false };
+      const [domains, lists] = await Promise.all([this.redis.zcard(this.k('udom', id)), this.redis.zcard(this.k('uipl', id))]);
+      const conflict = new ApiError('CONFLICT', `user ${id} still holds ${domains} domains and ${lists} IP lists (--force removes them first)`);
+      if (domains + lists > 0) throw conflict;
+      const keys = await this.documents<ApiKeyState>(this.k('ukeys', id), 'apikey');
+      return {
+        checks: [[key, text]],
+        // Refused in the script too if a domain was registered meanwhile.
+        limit: { key: this.k('udom', id), max: 1, error: conflict },
+        ops: [
+          { op: 'del', key },
+          { op: 'zrem', key: this.k('users'), v: String(id) },
+          { op: 'del', key: this.k('ukeys', id) },
+          ...keys.flatMap((k): Op[] => [
+            { op: 'del', key: this.k('apikey', k.id) },
+            { op: 'del', key: this.k('keyhash', k.hash) },
+          ]),
+        ],
+        change: { kind: 'user', key: String(id), op: 'delete' },
+        result: () => true,
       };
     });
   }

@@ -13,6 +13,12 @@ import type { EdgeNode } from '../model/node.ts';
 import type { RecordState } from '../model/record.ts';
 import type { ApiKeyState, Limits, UserState } from '../model/user.ts';
 
+export interface UserPatch {
+  limits?: Partial<UserState['limits']>;
+  disabled?: boolean;
+  reservedZones?: boolean;
+}
+
 export interface Zone {
   domain: DomainState;
   records: RecordState[];
@@ -90,8 +96,10 @@ export interface Store {
 
   createUser(input: { name: string; email: string; limits?: Partial<Limits> }): Promise<UserState>;
   getUser(id: number): Promise<UserState | undefined>;
-  /** Marks whether the user may register the service's reserved zones; NOT_FOUND for no such user. */
-  setUserReservedZones(id: number, allowed: boolean): Promise<UserState>;
+  /** Changes an account's operator-set fields (limits, disabled, reserved zones); NOT_FOUND for no such user. */
+  updateUser(id: number, patch: UserPatch): Promise<UserState>;
+  /** Removes an account and its keys; CONFLICT while it still holds domains or IP lists. False when there is none. */
+  deleteUser(id: number): Promise<boolean>;
   listUsers(): Promise<UserState[]>;
   addApiKey(userId: number, hash: string, label: string): Promise<ApiKeyState>;
   findApiKeyByHash(hash: string): Promise<ApiKeyState | undefined>;

@@ -324,5 +324,20 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(served).toHaveLength(samples.length);
       for (const zone of served) expect(zone.records[0]!.value).toBe(samples[Number(zone.domain.domain.slice(4, -8))]);
     });
+
+    it('updates and deletes accounts: delete refused while they hold domains, keys gone after', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'del', email: 'del@example.org' });
+      await store.addApiKey(user.id, 'cd'.repeat(32), 'k');
+      expect(await store.updateUser(user.id, { limits: { max_domains: 2 }, disabled: true })).toMatchObject({ disabled: true, limits: { max_domains: 2, max_iplists: 100 } });
+      await store.createZone((ctx) => zoneFor('held.example', user.id, ctx));
+      await expectApiError(store.deleteUser(user.id), 'CONFLICT');
+      await store.deleteZone('held.example', user.id);
+      expect(await store.deleteUser(user.id)).toBe(true);
+      expect(await store.getUser(user.id)).toBeUndefined();
+      expect(await store.findApiKeyByHash('cd'.repeat(32))).toBeUndefined();
+      expect(await store.deleteUser(user.id)).toBe(false);
+      await expectApiError(store.updateUser(user.id, { disabled: false }), 'NOT_FOUND');
+    });
   });
 }

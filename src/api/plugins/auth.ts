@@ -26,6 +26,7 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest): Prom
   if (!stored || !matches || stored.revoked) throw new ApiError('UNAUTHORIZED', 'the X-Auth-Key is not valid');
   const user = await app.store.getUser(stored.userId);
   if (!user) throw new ApiError('UNAUTHORIZED', 'the X-Auth-Key is not valid');
+  if (user.disabled) throw new ApiError('UNAUTHORIZED', 'the account of this X-Auth-Key is disabled; contact the operator');
   return { user, keyId: stored.id };
 }
 
