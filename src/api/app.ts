@@ -23,7 +23,7 @@ import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
-import { RouteMethods } from './route-methods.ts';
+import { operationId, RouteMethods } from './route-methods.ts';
 import { Type } from 'typebox';
 
 declare module 'fastify' {
@@ -91,8 +91,11 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
   // Every route refuses query parameters it does not know: routes without a query schema get an
   // empty one (the documentation pages and their assets excepted).
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/docs') || route.schema?.querystring) return;
-    route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
+    if (route.url.startsWith('/docs')) return;
+    if (!route.schema?.querystring) route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
+    // Stable operation ids for generated clients: method and path ("getDomainsByDomainDnsrecords").
+    const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+    (route.schema as { operationId?: string }).operationId ??= operationId(method, route.url);
   });
   app.setNotFoundHandler((request, reply) => {
     // Probing for routes counts like a failed authentication.

@@ -22,3 +22,13 @@ export class RouteMethods {
     return [...methods].sort();
   }
 }
+
+/** An OpenAPI operationId from a method and path: GET /domains/:domain/dnsrecords → getDomainsByDomainDnsrecords. */
+export function operationId(method: string, url: string): string {
+  const words = url
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => (s.startsWith(':') ? `By${s[1]!.toUpperCase()}${s.slice(2)}` : s.replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())))
+    .map((s) => s[0]!.toUpperCase() + s.slice(1));
+  return method.toLowerCase() + words.join('');
+}

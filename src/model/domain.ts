@@ -78,7 +78,7 @@ export const Domain = Type.Object({
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-});
+}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, ns_active: true, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
 
 /** What the store keeps of a domain (the response adds `nameservers` and `records`). */
 export interface DomainState extends DomainSettings {

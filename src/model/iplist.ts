@@ -30,7 +30,7 @@ export const IpList = Type.Object({
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-});
+}, { examples: [{ id: 3, name: 'office', ips: ['192.0.2.0/24', '2001:db8::7'], allnodes: true, nodes: [], created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 43 }] });
 export type IpList = Static<typeof IpList>;
 
 export interface IpListState extends IpList {

@@ -16,7 +16,7 @@ export const EdgeNode = Type.Object({
   ipv6: Nullable(Type.String()),
   location: Type.String({ description: 'ISO 3166-1 alpha-2 country code' }),
   status: Type.Union([Type.Literal('active'), Type.Literal('maintenance'), Type.Literal('disabled')]),
-});
+}, { examples: [{ id: 1, name: 'fra1', ipv4: '192.0.2.10', ipv6: '2001:db8::10', location: 'DE', status: 'active' }] });
 export type EdgeNode = Static<typeof EdgeNode>;
 
 /** Validates an operator's node fields; both addresses are optional but one is required. */

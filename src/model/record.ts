@@ -21,7 +21,13 @@ const fields = {
   type: Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
     description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
   }),
-  value: Type.String({ maxLength: 4096, description: 'Record data; the format depends on the type (see the README)' }),
+  value: Type.String({
+    maxLength: 4096,
+    description:
+      'Record data, by type. A: an IPv4 address. AAAA: an IPv6 address. CNAME, NS: a host name. MX: the exchange host name, or "." for a null MX (RFC 7505); the preference goes in `priority`. ' +
+      'TXT: plain text (sent in 255-octet strings), or zone-file form, quoted strings sent as they are ("v=spf1 …" "include:…"; inside quotes \\" \\\\ \\DDD); at most 4,000 octets. ' +
+      'SOA: "rname refresh retry expire minimum" (mname and serial are the service\'s). SRV: "weight port target" ("." as target: no service); the priority goes in `priority`.',
+  }),
   ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
   priority: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), {
     description: 'MX preference / SRV priority; required for MX and SRV, null or absent otherwise',
@@ -67,7 +73,7 @@ export const DnsRecord = Type.Object({
   ttl: Type.Integer(),
   priority: Nullable(Type.Integer()),
   target: Type.Array(Type.Integer()),
-});
+}, { examples: [{ id: 7, name: 'www', type: 1, type_name: 'A', value: '192.0.2.1', ttl: 300, priority: null, target: [] }] });
 
 export interface RecordState {
   id: number;

@@ -47,7 +47,7 @@ export const Me = Type.Object({
   created: Timestamp,
   limits: Limits,
   usage: Type.Object({ domains: Type.Integer(), iplists: Type.Integer() }),
-});
+}, { examples: [{ id: 1, name: 'alice', email: 'alice@example.org', created: '2026-11-23T09:00:00.000Z', limits: { max_domains: 1000, max_records_per_domain: 1000, max_iplists: 100, max_ips_per_list: 10000 }, usage: { domains: 1, iplists: 0 } }] });
 
 /** A new key: "pk_" + 43 base64url characters (256 bits). */
 export function generateApiKey(): string {

@@ -1,3 +1,4 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../helpers/api-server.ts';
 import { ENDPOINTS } from './endpoints.ts';
@@ -29,6 +30,28 @@ describe('OpenAPI', () => {
       expect(op, `${method} ${p}`).toBeDefined();
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['400', '401']));
       expect(op.summary).toBeTruthy();
+    }
+  });
+
+  it("passes Redocly's recommended rules with no error or warning", async () => {
+    const doc = await (await fetch(`${api.url}/openapi.json`)).text();
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: doc, absoluteRef: 'openapi.json', config });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ''}`)).toEqual([]);
+  });
+
+  it('declares errors as problem+json, the Link header on lists, a format per record type, and an operationId everywhere', async () => {
+    const doc = (await api.request('GET', '/openapi.json')).body;
+    const list = doc.paths['/domains'].get;
+    expect(list.responses['400'].content['application/problem+json'].schema.properties.code).toBeDefined();
+    expect(list.responses['200'].headers.link).toBeDefined();
+    expect(list.operationId).toBe('getDomains');
+    expect(doc.paths['/domains/{domain}/dnsrecords/{id}'].get.operationId).toBe('getDomainsByDomainDnsrecordsById');
+    const value = doc.paths['/domains/{domain}/dnsrecords'].post.requestBody.content['application/json'].schema.properties.value;
+    for (const type of ['A:', 'AAAA:', 'MX:', 'TXT:', 'SOA:', 'SRV:']) expect(value.description).toContain(type);
+    // An example of each resource, as its responses show it.
+    for (const [path, method] of [['/domains/{domain}', 'get'], ['/domains/{domain}/dnsrecords/{id}', 'get'], ['/security/iplist/{listid}', 'get'], ['/me', 'get']]) {
+      expect(doc.paths[path][method].responses['200'].content['application/json'].example, path).toBeDefined();
     }
   });
 

@@ -14,8 +14,10 @@ export const openapiPlugin = fp(
           title: 'Palisade control-plane API',
           version: '1.0.0',
           description:
-            'Domains, DNS records, name-server activation, IP lists and edge nodes. Every request except /healthz, /readyz, /openapi.json and /docs needs an `X-Auth-Key` header. Errors are RFC 9457 problem+json documents.',
+            'Domains, DNS records, name-server activation, IP lists and edge nodes. Every request except /healthz, /readyz, /openapi.json and /docs needs an `X-Auth-Key` header. Errors are RFC 9457 problem+json documents. Lists are paged with `limit` and `cursor`; a `Link: <…>; rel="next"` header gives the next page.',
+          license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
+        servers: [{ url: '/', description: 'This API (the host serving this document)' }],
         components: {
           securitySchemes: {
             apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Key' },

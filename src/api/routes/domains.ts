@@ -17,7 +17,7 @@ import {
 import type { Zone } from '../../store/types.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { bodySchemaErrors, withoutFields } from '../validation.ts';
-import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
+import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { checkNodesExist, ownZone, zoneName } from '../zone-access.ts';
 
 export function renderDomain(zone: Zone, config: Config) {
@@ -37,7 +37,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'List your domains',
         querystring: Type.Object({ ...PageQuery, tag: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false }),
-        response: { 200: Type.Array(Domain), ...errorResponses() },
+        response: { 200: pagedList(Domain), ...errorResponses() },
       },
     },
     async (request, reply) => {

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { geoTargets } from '../../geo/targets.ts';
 import { linkNext, pageByPosition, pageRequest } from '../paging.ts';
-import { errorResponses, PageQuery } from '../schemas.ts';
+import { errorResponses, PageQuery, pagedList } from '../schemas.ts';
 
 const GeoTarget = Type.Object({
   id: Type.Integer({ description: 'GeoNames ID, as MaxMind databases carry it' }),
@@ -30,7 +30,7 @@ export const geoRoutes: FastifyPluginAsyncTypebox = async (app) => {
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Array(GeoTarget), ...errorResponses() },
+        response: { 200: pagedList(GeoTarget), ...errorResponses() },
       },
     },
     async (request, reply) => {

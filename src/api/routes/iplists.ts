@@ -7,7 +7,7 @@ import { canonicalIpOrPrefix } from '../../model/ip.ts';
 import { canonicalIpEntries, IpList, IpListCreate, IpListPatch, type IpListState } from '../../model/iplist.ts';
 import type { UserState } from '../../model/user.ts';
 import { linkNext, pageRequest } from '../paging.ts';
-import { errorResponses, PageQuery } from '../schemas.ts';
+import { errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { bodySchemaErrors } from '../validation.ts';
 import { checkNodesExist } from '../zone-access.ts';
 
@@ -43,7 +43,7 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'List your IP lists',
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
-        response: { 200: Type.Array(IpList), ...errorResponses() },
+        response: { 200: pagedList(IpList), ...errorResponses() },
       },
     },
     async (request, reply) => linkNext(request, reply, await app.store.listIpLists(request.user.id, pageRequest(request.query))).map(render),

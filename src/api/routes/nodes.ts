@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { EdgeNode } from '../../model/node.ts';
 import { decodeIdCursor } from '../../store/cursor.ts';
 import { linkNext, pageById, pageRequest } from '../paging.ts';
-import { errorResponses, PageQuery } from '../schemas.ts';
+import { errorResponses, PageQuery, pagedList } from '../schemas.ts';
 
 export const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -14,7 +14,7 @@ export const nodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['nodes'],
         summary: 'List the edge nodes',
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
-        response: { 200: Type.Array(EdgeNode), ...errorResponses() },
+        response: { 200: pagedList(EdgeNode), ...errorResponses() },
       },
     },
     async (request, reply) => {

@@ -11,7 +11,7 @@ import { decodeIdCursor } from '../../store/cursor.ts';
 import type { Zone } from '../../store/types.ts';
 import { nextLink, pageById, pageRequest } from '../paging.ts';
 import { RenderCache, type Rendered } from '../render-cache.ts';
-import { DomainParams, errorResponses, PageQuery } from '../schemas.ts';
+import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { ownZone, zoneName } from '../zone-access.ts';
 
@@ -63,7 +63,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Array(DnsRecord), ...errorResponses(404) },
+        response: { 200: pagedList(DnsRecord), ...errorResponses(404) },
       },
     },
     async (request, reply) => {

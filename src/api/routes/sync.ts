@@ -11,7 +11,7 @@ import { ApiError } from '../../errors.ts';
 import { hashApiKey } from '../../model/user.ts';
 import type { SnapshotChunk, Zone } from '../../store/types.ts';
 import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
-import { Problem } from '../schemas.ts';
+import { problemResponse } from '../schemas.ts';
 
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
 
@@ -24,7 +24,7 @@ const ChangeWithData = Type.Object({
   data: Type.Optional(Any),
 });
 
-const errors = { 401: Problem, 410: Problem, 503: Problem };
+const errors = { 400: problemResponse(400), 401: problemResponse(401), 410: { ...problemResponse(503), description: 'Gone: the revision is older than the feed keeps; load the snapshot' }, 503: problemResponse(503) };
 
 /** The snapshot as NDJSON text, a batch of zones per chunk; ends with the line that proves it whole. */
 async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>, rest: AsyncGenerator<SnapshotChunk>): AsyncGenerator<string> {
