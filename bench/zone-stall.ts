@@ -12,12 +12,11 @@ import { ZoneIndex } from '../src/dns/zone/index.ts';
 import { answer } from '../src/dns/engine/answer.ts';
 import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
 import { checkRecordInZone, renderRecord } from '../src/model/record.ts';
-import { generateApiKey, hashApiKey } from '../src/model/user.ts';
 import { EmbeddedStore } from '../src/store/embedded.ts';
 import type { Zone } from '../src/store/types.ts';
 import { startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
 import { startProbe } from './zone-stall/probe.ts';
-import { changeThroughApi, writeWorstZones } from './zone-stall/run-writes.ts';
+import { changeThroughApi, seedTenants, writeWorstZones } from './zone-stall/run-writes.ts';
 import { worstZones } from './zone-stall/worst-zones.ts';
 
 const LIMIT = Number(process.env.BENCH_RECORDS ?? 1000);
@@ -69,20 +68,11 @@ const dataDir = mkdtempSync(join(tmpdir(), 'palisade-stall-'));
 const server = await startServe({ PALISADE_DATA_DIR: dataDir });
 const store = new EmbeddedStore({ path: dataDir });
 try {
-  const owner = await store.createUser({ name: 'big', email: 'big@example.org', limits: { max_records_per_domain: LIMIT + 10 } });
-  const ownerKey = generateApiKey();
-  await store.addApiKey(owner.id, hashApiKey(ownerKey), 'bench');
-  const other = await store.createUser({ name: 'other', email: 'other@example.org' });
-  const otherKey = generateApiKey();
-  await store.addApiKey(other.id, hashApiKey(otherKey), 'bench');
-  await store.createZone((c) => ({
-    domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: 'other.example', ownerId: other.id, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false },
-    records: [],
-  }));
+  const { ownerId, ownerKey, otherKey } = await seedTenants(store, LIMIT);
   await new Promise((r) => setTimeout(r, 1500));
   const probe = startProbe({ dnsPort: server.dnsPort, qname: 'other.example', apiUrl: server.url, apiPath: '/domains/other.example', apiKey: otherKey });
   const started = performance.now();
-  await writeWorstZones(store, owner.id, zones, apexOf);
+  await writeWorstZones(store, ownerId, zones, apexOf);
   // The server's feed picks up commits from other processes within a second or two.
   await new Promise((r) => setTimeout(r, 2500));
   await changeThroughApi(server.url, ownerKey, zones, apexOf);

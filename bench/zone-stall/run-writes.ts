@@ -2,8 +2,27 @@
 // makes them: each zone stored whole in one commit (beside the running server, as an import
 // would), then changed through the API (a PATCH, a record POST, a record-list read).
 import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
+import { generateApiKey, hashApiKey } from '../../src/model/user.ts';
 import type { Store } from '../../src/store/types.ts';
 import type { WorstZone } from './worst-zones.ts';
+
+/**
+ * The two tenants: one that will write the worst zones (its record limit raised to `records`),
+ * and another with one served zone, other.example, whose answers are timed.
+ */
+export async function seedTenants(store: Store, records: number): Promise<{ ownerId: number; ownerKey: string; otherKey: string }> {
+  const owner = await store.createUser({ name: 'big', email: 'big@example.org', limits: { max_records_per_domain: records + 10 } });
+  const ownerKey = generateApiKey();
+  await store.addApiKey(owner.id, hashApiKey(ownerKey), 'stall');
+  const other = await store.createUser({ name: 'other', email: 'other@example.org' });
+  const otherKey = generateApiKey();
+  await store.addApiKey(other.id, hashApiKey(otherKey), 'stall');
+  await store.createZone((c) => ({
+    domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: 'other.example', ownerId: other.id, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false },
+    records: [],
+  }));
+  return { ownerId: owner.id, ownerKey, otherKey };
+}
 
 export async function writeWorstZones(store: Store, ownerId: number, zones: WorstZone[], apexOf: (label: string) => string): Promise<void> {
   for (const worst of zones) {

@@ -4,11 +4,9 @@
 // through its API, while another tenant's DNS queries and API reads are timed. Bound: 250 ms
 // (measured ~100 ms on the development machine; see bench:zone-stall).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
-import { generateApiKey, hashApiKey } from '../../src/model/user.ts';
 import { EmbeddedStore } from '../../src/store/embedded.ts';
 import { startProbe } from '../../bench/zone-stall/probe.ts';
-import { changeThroughApi, writeWorstZones } from '../../bench/zone-stall/run-writes.ts';
+import { changeThroughApi, seedTenants, writeWorstZones } from '../../bench/zone-stall/run-writes.ts';
 import { worstZones } from '../../bench/zone-stall/worst-zones.ts';
 import { dig } from '../helpers/dig.ts';
 import { startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
@@ -32,20 +30,11 @@ afterAll(async () => {
 
 describe('worst zones vs another tenant', () => {
   it(`another tenant's DNS answers and API reads never wait more than ${STALL_BOUND_MS} ms`, async () => {
-    const owner = await store.createUser({ name: 'big', email: 'big@example.org', limits: { max_records_per_domain: 1010 } });
-    const ownerKey = generateApiKey();
-    await store.addApiKey(owner.id, hashApiKey(ownerKey), 'test');
-    const other = await store.createUser({ name: 'other', email: 'other@example.org' });
-    const otherKey = generateApiKey();
-    await store.addApiKey(other.id, hashApiKey(otherKey), 'test');
-    await store.createZone((c) => ({
-      domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: 'other.example', ownerId: other.id, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false },
-      records: [],
-    }));
+    const { ownerId, ownerKey, otherKey } = await seedTenants(store, 1000);
     await new Promise((r) => setTimeout(r, 1500));
     const zones = worstZones(1000, apexOf);
     const probe = startProbe({ dnsPort: server.dnsPort, qname: 'other.example', apiUrl: server.url, apiPath: '/domains/other.example', apiKey: otherKey });
-    await writeWorstZones(store, owner.id, zones, apexOf);
+    await writeWorstZones(store, ownerId, zones, apexOf);
     await new Promise((r) => setTimeout(r, 2500));
     await changeThroughApi(server.url, ownerKey, zones, apexOf);
     const seen = await probe.stop();
