@@ -28,6 +28,8 @@ export interface Config {
   sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number; maxLagMs: number };
   nameservers: [string, string];
   hostmaster: string;
+  /** Backends may be loopback or private addresses (tests, a single machine). */
+  allowPrivateBackends: boolean;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
   reservedZones: string[];
   logLevel: string;
@@ -143,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],
     hostmaster: domain('PALISADE_HOSTMASTER', 'hostmaster.palisade.example.net'),
     reservedZones: [],
+    allowPrivateBackends: bool('PALISADE_ALLOW_PRIVATE_BACKENDS', false),
     logLevel: str('PALISADE_LOG_LEVEL', 'info'),
     changeRetention: int('PALISADE_CHANGE_RETENTION', 100_000, 100, 100_000_000),
   };

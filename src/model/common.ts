@@ -2,6 +2,11 @@
 import { Type, type Static, type TInteger, type TString } from 'typebox';
 
 export const IpText = Type.String({ minLength: 2, maxLength: 45, description: 'An IPv4 or IPv6 address' });
+export const BackendText = Type.String({
+  minLength: 2,
+  maxLength: 64,
+  description: 'An IP address with an optional port: "192.0.2.1", "192.0.2.1:8080", "2001:db8::1", "[2001:db8::1]:8443" (default port 80)',
+});
 export const NodeIds = Type.Array(Type.Integer({ minimum: 1 }), {
   maxItems: 256,
   uniqueItems: true,

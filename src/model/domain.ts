@@ -3,8 +3,8 @@
 import { Type, type Static } from 'typebox';
 import { countryByIsoCode } from '../geo/targets.ts';
 import type { FieldError } from '../errors.ts';
-import { IpText, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
-import { canonicalIp, isSpecialPurpose } from './ip.ts';
+import { BackendText, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
+import { checkBackend } from './backend.ts';
 import { normaliseDomainName, normaliseOwnerName } from './names.ts';
 
 const settings = {
@@ -16,8 +16,8 @@ const settings = {
   }),
   ssl: Type.Boolean({ description: 'Serve HTTPS at the edge with a certificate issued by the service' }),
   tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$' }), { maxItems: 32 }),
-  backend: IpText,
-  failover: Nullable(IpText, { description: 'Backend used when `backend` is down; null for none' }),
+  backend: BackendText,
+  failover: Nullable(BackendText, { description: 'Backend used when `backend` is down; null for none' }),
   fhttps: Type.Boolean({ description: 'Redirect HTTP to HTTPS at the edge' }),
   cachelevel: Type.Integer({ minimum: 0, maximum: 3, description: '0 = no caching … 3 = aggressive' }),
   sjschallenge: Type.Boolean({ description: 'JavaScript challenge for new visitors' }),
@@ -91,16 +91,14 @@ export interface DomainState extends DomainSettings {
 }
 
 /** Checks and canonicalises the fields of a create or patch body that JSON Schema cannot. */
-export function checkDomainSettings(input: Partial<DomainSettings>, errors: FieldError[], zone: string): Partial<DomainSettings> {
+export function checkDomainSettings(input: Partial<DomainSettings>, errors: FieldError[], zone: string, allowPrivateBackends = false): Partial<DomainSettings> {
   const out: Partial<DomainSettings> = { ...input };
   for (const field of ['backend', 'failover'] as const) {
     const value = input[field];
     if (value === undefined || value === null) continue;
-    const ip = canonicalIp(value);
-    const special = ip && isSpecialPurpose(ip.address, ip.family);
-    if (!ip) errors.push({ field, message: `"${value}" is not an IPv4 or IPv6 address` });
-    else if (special) errors.push({ field, message: `${value} ${special}; a backend must be reachable from the edge` });
-    else out[field] = ip.address;
+    const checked = checkBackend(value, allowPrivateBackends);
+    if (checked.ok) out[field] = checked.value;
+    else errors.push({ field, message: checked.message });
   }
   if (input.geolist) {
     const codes = input.geolist.map((c) => c.toUpperCase());

@@ -64,7 +64,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const body = withoutFields(request.body, bad);
       const name = typeof body.domain === 'string' ? checkDomainName(body.domain, errors) : '';
       const { domain: _d, ...input } = body;
-      const settings = checkDomainSettings(input, errors, name || 'invalid.example');
+      const settings = checkDomainSettings(input, errors, name || 'invalid.example', app.config.allowPrivateBackends);
       if (errors.length > 0) throw invalidFields(errors);
       const refused = registrationProblem(name, { reserved: app.config.reservedZones, mayUseReserved: request.user.reservedZones === true });
       if (refused) throw new ApiError(refused.code, refused.message, [{ field: 'domain', message: refused.message }]);
@@ -108,7 +108,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const name = zoneName(request.params.domain);
       const { errors, bad } = bodySchemaErrors(request);
-      const patch = checkDomainSettings(withoutFields(request.body, bad), errors, name);
+      const patch = checkDomainSettings(withoutFields(request.body, bad), errors, name, app.config.allowPrivateBackends);
       if (errors.length > 0) throw invalidFields(errors);
       const zone = await app.store.updateZone(name, request.user.id, (current, ctx) => {
         checkNodesExist(patch.bind_node, ctx.nodeExists, 'bind_node');

@@ -1,6 +1,7 @@
 // Builds the served form of a zone from the store's zone document: the customer's records, the
 // service's SOA and apex NS, and the protected names (DESIGN §9). Pure: same input, same output,
 // on every name server.
+import { parseBackend } from '../../model/backend.ts';
 import { ipToBytes } from '../../model/ip.ts';
 import { absoluteName } from '../../model/names.ts';
 import { countryByIsoCode } from '../../geo/targets.ts';
@@ -186,8 +187,10 @@ const addressesOf = (nodes: readonly EdgeNode[]): ProtectedSet => ({
 function protectedAddresses(zone: Zone, ctx: ZoneBuildContext): ProtectedAddresses {
   const { domain } = zone;
   if (!domain.enabled) {
-    const backend = Buffer.from(ipToBytes(domain.backend));
-    return backend.length === 4 ? { v4: [ipv4ToInt(domain.backend)], v6: [], near: new Map() } : { v4: [], v6: [backend], near: new Map() };
+    // DNS only: the backend's address (its port is the edge's business, not DNS's).
+    const address = parseBackend(domain.backend)?.address ?? domain.backend;
+    const backend = Buffer.from(ipToBytes(address));
+    return backend.length === 4 ? { v4: [ipv4ToInt(address)], v6: [], near: new Map() } : { v4: [], v6: [backend], near: new Map() };
   }
   const bound = new Set(domain.bind_node);
   const serving = ctx.nodes.filter((n) => n.status === 'active' && (bound.size === 0 || bound.has(n.id)));
