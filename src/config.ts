@@ -28,6 +28,8 @@ export interface Config {
   sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number; maxLagMs: number };
   nameservers: [string, string];
   hostmaster: string;
+  /** The edge (reverse proxy) of the serve role. */
+  edge: { host: string; httpPort: number; nodeName: string; connectTimeoutMs: number; responseTimeoutMs: number };
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
@@ -144,6 +146,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],
     hostmaster: domain('PALISADE_HOSTMASTER', 'hostmaster.palisade.example.net'),
+    edge: {
+      host: host('PALISADE_EDGE_HOST', '127.0.0.1'),
+      httpPort: int('PALISADE_EDGE_HTTP_PORT', 8081, 0, 65535),
+      nodeName: str('PALISADE_EDGE_NAME', 'local'),
+      connectTimeoutMs: int('PALISADE_EDGE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    },
     reservedZones: [],
     allowPrivateBackends: bool('PALISADE_ALLOW_PRIVATE_BACKENDS', false),
     logLevel: str('PALISADE_LOG_LEVEL', 'info'),

@@ -329,6 +329,22 @@ export class EmbeddedStore implements Store {
     return { items, next: more && last ? encodeCursor(last.domain.domain) : undefined };
   }
 
+  async listAllZones(page: PageRequest): Promise<Page<Zone>> {
+    const after = page.cursor === undefined ? '' : decodeCursor(page.cursor);
+    const items: Zone[] = [];
+    let more = false;
+    for (const { key, value } of this.db.getRange({ start: ['zone', after], end: ['zone', END] })) {
+      if (key[1] === after) continue;
+      if (items.length === page.limit) {
+        more = true;
+        break;
+      }
+      items.push(value as Zone);
+    }
+    const last = items[items.length - 1];
+    return { items, next: more && last ? encodeCursor(last.domain.domain) : undefined };
+  }
+
   async countZones(ownerId: number): Promise<number> {
     return this.countPrefix('udom', ownerId);
   }

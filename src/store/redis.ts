@@ -433,6 +433,18 @@ export class RedisStore implements Store {
     });
   }
 
+  listAllZones(page: PageRequest): Promise<Page<Zone>> {
+    return this.guard(async () => {
+      const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+      const names = await this.redis.zrangebylex(this.k('zones'), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, page.limit + 1);
+      const more = names.length > page.limit;
+      const docs = names.length === 0 ? [] : await this.redis.mget(names.slice(0, page.limit).map((n) => this.k('zone', n)));
+      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as Zone] : []));
+      const last = names[Math.min(names.length, page.limit) - 1];
+      return { items, next: more && last ? encodeCursor(last) : undefined };
+    });
+  }
+
   countZones(ownerId: number): Promise<number> {
     return this.guard(() => this.redis.zcard(this.k('udom', ownerId)));
   }

@@ -113,6 +113,8 @@ export interface Store {
   /** The owner's zones in name order, optionally only those carrying `tag`. */
   listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>>;
   countZones(ownerId: number): Promise<number>;
+  /** Every zone of every owner in name order (the edge serves domains whatever their name servers). */
+  listAllZones(page: PageRequest): Promise<Page<Zone>>;
   /** Applies `mutate` to the owner's zone; NOT_FOUND when missing or owned by someone else. */
   updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<Zone>;
   deleteZone(name: string, ownerId: number): Promise<boolean>;

@@ -26,7 +26,7 @@ describe('npm start', () => {
     const port = await freePort();
     const child = spawn('npm', ['start'], {
       cwd: root,
-      env: { ...process.env, ...NO_RATE_LIMITS, PALISADE_DATA_DIR: tempDir(), PALISADE_API_PORT: String(port), PALISADE_DNS_PORT: '0' },
+      env: { ...process.env, ...NO_RATE_LIMITS, PALISADE_DATA_DIR: tempDir(), PALISADE_API_PORT: String(port), PALISADE_DNS_PORT: '0', PALISADE_EDGE_HTTP_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -11,6 +11,8 @@ export interface RunningServer {
   url: string;
   /** The DNS port (UDP and TCP). */
   dnsPort: number;
+  /** The edge's HTTP address (serve role). */
+  edgeUrl?: string;
   output: () => string;
   /** Resolves with the exit code or signal. */
   exited: Promise<[number | null, NodeJS.Signals | null]>;
@@ -36,8 +38,13 @@ async function spawnRole(role: string, env: Record<string, string>, ready: RegEx
 
 /** Starts `palisade serve` (or `api`) on random loopback ports and waits until it says where it listens. */
 export async function startServe(env: Record<string, string>, timeoutMs = 20_000, role: 'serve' | 'api' = 'serve'): Promise<RunningServer> {
-  const { match, ...rest } = await spawnRole(role, { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', ...env }, /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?/, timeoutMs);
-  return { ...rest, url: match[1]!, dnsPort: Number(match[2]) };
+  const { match, ...rest } = await spawnRole(
+    role,
+    { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_EDGE_HTTP_PORT: '0', ...env },
+    /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?(?:,"edge":"(http:\/\/[^"]+)")?/,
+    timeoutMs,
+  );
+  return { ...rest, url: match[1]!, dnsPort: Number(match[2]), edgeUrl: match[3] };
 }
 
 /** Runs `palisade admin …` to completion. */

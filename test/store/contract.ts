@@ -339,5 +339,21 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(await store.deleteUser(user.id)).toBe(false);
       await expectApiError(store.updateUser(user.id, { disabled: false }), 'NOT_FOUND');
     });
+
+    it('lists every zone of every owner, paged in name order', async () => {
+      const { store } = await open();
+      const a = await store.createUser({ name: 'a', email: 'a@example.org' });
+      const b = await store.createUser({ name: 'b', email: 'b@example.org' });
+      const names = Array.from({ length: 25 }, (_, i) => `all${String(i).padStart(2, '0')}.example`);
+      for (const [i, n] of names.entries()) await store.createZone((ctx) => zoneFor(n, i % 2 ? a.id : b.id, ctx));
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listAllZones({ limit: 10, cursor });
+        seen.push(...page.items.map((z) => z.domain.domain));
+        cursor = page.next;
+      } while (cursor);
+      expect(seen).toEqual(names);
+    });
   });
 }

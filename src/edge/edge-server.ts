@@ -1,0 +1,107 @@
+// The edge's HTTP listener: the ACME ping before anything else, then routing by Host (unknown,
+// unbound and "DNS only" names get a small 421 page), then the proxy to the domain's backend. The
+// node's own address opened in a browser gets a status page that names no customer. One access
+// log line per request.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import { PAGES } from './pages.ts';
+import { Proxy, type ProxyOptions } from './proxy.ts';
+import { hostName, type RoutingTable } from './routing.ts';
+
+const ACME_PING = '/.well-known/acme-challenge/ping';
+
+export interface EdgeServerOptions extends ProxyOptions {
+  nodeName: string;
+  log: Logger;
+}
+
+export class EdgeServer {
+  private readonly server: Server;
+  private readonly proxy: Proxy;
+  /** Requests by status class, for /metrics. */
+  readonly counts = new Map<string, number>();
+
+  constructor(
+    private readonly table: RoutingTable,
+    private readonly options: EdgeServerOptions,
+  ) {
+    this.proxy = new Proxy(options);
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 5000;
+    this.server.headersTimeout = 10_000;
+  }
+
+  private reply(res: ServerResponse, status: number, type: string, body: string): void {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    res.end(body);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const raw = req.headers.host;
+    const host = hostName(raw);
+    const path = (req.url ?? '/').split('?')[0]!;
+    let outcome: { status: number; upstreamMs?: number; via?: string };
+    if (!host || isIP(host) !== 0) {
+      this.reply(res, 200, 'text/html; charset=utf-8', PAGES.status(this.options.nodeName));
+      outcome = { status: 200, via: 'status' };
+    } else {
+      const route = this.table.route(host);
+      if (path === ACME_PING && route.kind !== 'unknown') {
+        this.reply(res, 200, 'text/plain', 'pong');
+        outcome = { status: 200, via: 'ping' };
+      } else if (route.kind === 'unknown') {
+        this.reply(res, 421, 'text/html; charset=utf-8', PAGES.unknown(host));
+        outcome = { status: 421 };
+      } else if (route.kind === 'disabled') {
+        this.reply(res, 421, 'text/html; charset=utf-8', PAGES.disabled(host));
+        outcome = { status: 421 };
+      } else if (route.kind === 'not-bound') {
+        this.reply(res, 421, 'text/html; charset=utf-8', PAGES.notBound(host));
+        outcome = { status: 421 };
+      } else {
+        outcome = await this.proxy.forward(req, res, route.domain, host, 'http');
+        if (outcome.via === 'unreachable') this.reply(res, 502, 'text/html; charset=utf-8', PAGES.badGateway(host));
+        else if (outcome.via === 'timeout' && !res.headersSent) this.reply(res, 504, 'text/html; charset=utf-8', PAGES.gatewayTimeout(host));
+      }
+    }
+    const klass = `${Math.floor(outcome.status / 100)}xx`;
+    this.counts.set(klass, (this.counts.get(klass) ?? 0) + 1);
+    res.once('finish', () => {
+      this.options.log.info(
+        {
+          host: host ?? raw,
+          method: req.method,
+          path,
+          status: outcome.status,
+          bytes: res.getHeader('content-length') ?? undefined,
+          upstreamMs: outcome.upstreamMs === undefined ? undefined : Math.round(outcome.upstreamMs * 100) / 100,
+          via: outcome.via,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          client: req.socket.remoteAddress,
+        },
+        'edge request',
+      );
+    });
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => resolve((this.server.address() as { port: number }).port));
+    });
+  }
+
+  metrics(): string {
+    const lines = ['# HELP palisade_edge_requests_total Edge requests by status class.', '# TYPE palisade_edge_requests_total counter'];
+    for (const [klass, count] of this.counts) lines.push(`palisade_edge_requests_total{class="${klass}"} ${count}`);
+    return `${lines.join('\n')}\n`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.proxy.close();
+  }
+}

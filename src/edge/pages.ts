@@ -1,0 +1,14 @@
+// The small pages the edge answers itself. They name no customer but the one asked for.
+const page = (title: string, text: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title><meta name="viewport" content="width=device-width"></head><body style="font-family:sans-serif;max-width:40em;margin:4em auto"><h1>${title}</h1><p>${text}</p><hr><p><small>palisade edge</small></p></body></html>\n`;
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export const PAGES = {
+  unknown: (host: string) => page('Misdirected request', `This edge serves no site named <b>${escape(host)}</b>.`),
+  disabled: (host: string) => page('Not configured', `<b>${escape(host)}</b> is not configured for protection on this service.`),
+  notBound: (host: string) => page('Misdirected request', `<b>${escape(host)}</b> is served by other edge nodes.`),
+  badGateway: (host: string) => page('Bad gateway', `The server behind <b>${escape(host)}</b> could not be reached. Please try again in a moment.`),
+  gatewayTimeout: (host: string) => page('Gateway timeout', `The server behind <b>${escape(host)}</b> did not answer in time.`),
+  status: (node: string) => page('Palisade edge', `This is edge node <b>${escape(node)}</b>, and it is up.`),
+};

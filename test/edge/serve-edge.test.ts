@@ -1,0 +1,177 @@
+// The edge of `palisade serve`, end to end: a real backend on loopback, requests by Host through
+// the edge — protected names and wildcards, unknown, unbound and "DNS only" names, the ACME ping,
+// forwarding headers and hop-by-hop ones kept back, failover when the backend is down, bodies of
+// 50 MB streamed both ways without the edge holding them, and API changes in force within a second.
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/redis-server.ts';
+import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+
+let server: RunningServer;
+let key: string;
+let backend: Server;
+let backendPort: number;
+let failover: Server;
+let failoverPort: number;
+let deadPort: number;
+const seen: Array<{ url: string; headers: IncomingMessage['headers']; bytes: number }> = [];
+
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+/** One request through the edge with a chosen Host; the body, if any, streamed from `send`. */
+function edge(host: string, path: string, opts: { method?: string; headers?: Record<string, string>; send?: (write: (chunk: Buffer) => boolean) => Promise<void> } = {}) {
+  const url = new URL(server.edgeUrl!);
+  return new Promise<{ status: number; headers: IncomingMessage['headers']; body: string; bytes: number }>((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, method: opts.method ?? 'GET', headers: { host, ...opts.headers } }, (res) => {
+      let bytes = 0;
+      const keep: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes < 1_000_000) keep.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(keep).toString(), bytes }));
+    });
+    req.on('error', reject);
+    if (opts.send) void opts.send((chunk) => req.write(chunk)).then(() => req.end());
+    else req.end();
+  });
+}
+
+function startBackend(name: string): Promise<[Server, number]> {
+  const s = createServer((req, res) => {
+    let bytes = 0;
+    req.on('data', (c: Buffer) => (bytes += c.length));
+    req.on('end', () => {
+      seen.push({ url: req.url!, headers: req.headers, bytes });
+      if (req.url === '/big') {
+        // 50 MB, written as the client reads it.
+        res.writeHead(200, { 'content-type': 'application/octet-stream', connection: 'x-private', 'x-private': 'secret' });
+        const chunk = Buffer.alloc(1024 * 1024, 7);
+        let left = 50;
+        const more = () => {
+          while (left > 0) {
+            left--;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        more();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ backend: name, url: req.url, bytes }));
+    });
+  });
+  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve([s, (s.address() as { port: number }).port])));
+}
+
+const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
+
+beforeAll(async () => {
+  [backend, backendPort] = await startBackend('main');
+  [failover, failoverPort] = await startBackend('failover');
+  deadPort = await freePort();
+  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CONNECT_TIMEOUT_MS: '1000' };
+  key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'edge', '--email', 'edge@example.org'])).stdout).key.api_key;
+  server = await startServe(env);
+  expect(server.edgeUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  const create = async (body: Record<string, unknown>) => expect((await api('POST', '/domains', body)).status).toBe(201);
+  await create({ domain: 'site.example', backend: `127.0.0.1:${backendPort}`, mask: 'www' });
+  await create({ domain: 'wild.example', backend: `127.0.0.1:${backendPort}`, mask: '*' });
+  await create({ domain: 'off.example', backend: `127.0.0.1:${backendPort}`, enabled: false });
+  await create({ domain: 'fo.example', backend: `127.0.0.1:${deadPort}`, failover: `127.0.0.1:${failoverPort}` });
+  await create({ domain: 'down.example', backend: `127.0.0.1:${deadPort}` });
+});
+
+afterAll(async () => {
+  if (server) await stopProcess(server);
+  backend?.close();
+  failover?.close();
+  removeTempDirs();
+});
+
+describe('palisade serve: the edge', () => {
+  it('routes protected names and wildcards to the backend with forwarding headers; hop-by-hop headers stay behind', async () => {
+    for (const host of ['site.example', 'www.site.example', 'WWW.Site.Example:8081', 'a.b.wild.example']) {
+      const res = await edge(host, '/path?q=1', { headers: { connection: 'x-hop', 'x-hop': 'do not pass', 'x-keep': 'pass' } });
+      expect(res.status, host).toBe(200);
+      expect(JSON.parse(res.body)).toMatchObject({ backend: 'main', url: '/path?q=1' });
+      expect(res.headers.via).toContain('1.1 palisade');
+    }
+    const last = seen.at(-1)!;
+    expect(last.headers).toMatchObject({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': 'a.b.wild.example', host: 'a.b.wild.example', 'x-keep': 'pass' });
+    expect(last.headers.via).toContain('1.1 palisade');
+    expect(last.headers['x-hop']).toBeUndefined();
+    // A client cannot pose as another address.
+    await edge('site.example', '/', { headers: { 'x-forwarded-for': '203.0.113.66' } });
+    expect(seen.at(-1)!.headers['x-forwarded-for']).toBe('127.0.0.1');
+  });
+
+  it('answers unknown names, "DNS only" domains and the node address itself with its own small pages', async () => {
+    const unknown = await edge('nobody.example', '/');
+    expect(unknown.status).toBe(421);
+    expect(unknown.body).toContain('nobody.example');
+    expect(unknown.body).not.toContain('site.example');
+    const off = await edge('off.example', '/');
+    expect(off.status).toBe(421);
+    expect(off.body).toContain('not configured');
+    expect((await edge('mail.site.example', '/')).status).toBe(421);
+    const status = await edge('127.0.0.1', '/');
+    expect(status.status).toBe(200);
+    expect(status.body).toContain('edge node');
+    expect(status.body).not.toMatch(/site\.example|wild\.example/);
+  });
+
+  it('answers the ACME ping for configured names before anything else', async () => {
+    for (const host of ['site.example', 'off.example', 'x.wild.example']) {
+      const res = await edge(host, '/.well-known/acme-challenge/ping');
+      expect(res.status, host).toBe(200);
+      expect(res.headers['content-type']).toBe('text/plain');
+      expect(res.body).toBe('pong');
+    }
+    expect((await edge('nobody.example', '/.well-known/acme-challenge/ping')).status).toBe(421);
+  });
+
+  it('uses the failover while the backend cannot be reached; a clear 502 page when neither can', async () => {
+    const res = await edge('fo.example', '/x');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ backend: 'failover' });
+    const down = await edge('down.example', '/');
+    expect(down.status).toBe(502);
+    expect(down.body).toContain('could not be reached');
+  });
+
+  it('streams 50 MB up and 50 MB down without holding them', async () => {
+    const before = rssMb();
+    const chunk = Buffer.alloc(1024 * 1024, 1);
+    const up = await edge('site.example', '/upload', {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(50 * chunk.length) },
+      send: async (write) => {
+        for (let i = 0; i < 50; i++) if (!write(chunk)) await new Promise((r) => setTimeout(r, 1));
+      },
+    });
+    expect(JSON.parse(up.body)).toMatchObject({ bytes: 50 * chunk.length });
+    const down = await edge('site.example', '/big');
+    expect(down.bytes).toBe(50 * 1024 * 1024);
+    expect(down.headers['x-private']).toBeUndefined();
+    const grown = rssMb() - before;
+    console.log(`edge RSS grew ${grown.toFixed(1)} MB while streaming 100 MB`);
+    expect(grown).toBeLessThan(40);
+  }, 60_000);
+
+  it('follows a change made through the API within a second', async () => {
+    expect((await edge('shop.site.example', '/')).status).toBe(421);
+    const changed = performance.now();
+    expect((await api('PATCH', '/domains/site.example', { mask: 'www,shop' })).status).toBe(200);
+    let res = await edge('shop.site.example', '/');
+    while (res.status !== 200 && performance.now() - changed < 1000) res = await edge('shop.site.example', '/');
+    expect(res.status).toBe(200);
+    expect((await api('PATCH', '/domains/site.example', { enabled: false })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await edge('site.example', '/')).status).toBe(421);
+  });
+});
