@@ -29,7 +29,7 @@ export interface Config {
   nameservers: [string, string];
   hostmaster: string;
   /** The edge (reverse proxy) of the serve role. */
-  edge: { host: string; httpPort: number; nodeName: string; connectTimeoutMs: number; responseTimeoutMs: number };
+  edge: { host: string; httpPort: number; nodeName: string; connectTimeoutMs: number; responseTimeoutMs: number; checkIntervalMs: number };
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
@@ -152,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       nodeName: str('PALISADE_EDGE_NAME', 'local'),
       connectTimeoutMs: int('PALISADE_EDGE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),
     },
     reservedZones: [],
     allowPrivateBackends: bool('PALISADE_ALLOW_PRIVATE_BACKENDS', false),

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
+import { BackendHealth } from './backend-health.ts';
 import { PAGES } from './pages.ts';
 import { Proxy, type ProxyOptions } from './proxy.ts';
 import { hostName, type RoutingTable } from './routing.ts';
@@ -13,12 +14,15 @@ const ACME_PING = '/.well-known/acme-challenge/ping';
 
 export interface EdgeServerOptions extends ProxyOptions {
   nodeName: string;
+  /** Active backend checks, every this many ms. */
+  checkIntervalMs: number;
   log: Logger;
 }
 
 export class EdgeServer {
   private readonly server: Server;
   private readonly proxy: Proxy;
+  private readonly health: BackendHealth;
   /** Requests by status class, for /metrics. */
   readonly counts = new Map<string, number>();
 
@@ -26,7 +30,9 @@ export class EdgeServer {
     private readonly table: RoutingTable,
     private readonly options: EdgeServerOptions,
   ) {
-    this.proxy = new Proxy(options);
+    this.health = new BackendHealth(options.log);
+    this.health.start(() => table.backends(), options.checkIntervalMs);
+    this.proxy = new Proxy(options, this.health);
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 5000;
     this.server.headersTimeout = 10_000;
@@ -103,5 +109,6 @@ export class EdgeServer {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.proxy.close();
+    this.health.stop();
   }
 }

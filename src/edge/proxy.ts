@@ -2,10 +2,12 @@
 // never held whole), over pooled keep-alive connections. Hop-by-hop headers stay on their hop;
 // the backend learns the client (X-Forwarded-For, set from the TCP peer: a client's own value is
 // not trusted), the scheme and host it asked for, and that we passed it on (Via). When the
-// backend cannot be reached and the domain has a failover, a request without a body is tried there.
+// backend is down (backend-health.ts) the failover takes the request; when a connect fails and the
+// domain has a failover, a request without a body is tried there at once.
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
+import type { BackendHealth } from './backend-health.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 const VIA = '1.1 palisade';
@@ -44,13 +46,20 @@ function forwardable(headers: IncomingHttpHeaders): Record<string, string | stri
 export class Proxy {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000 });
 
-  constructor(private readonly options: ProxyOptions) {}
+  constructor(
+    private readonly options: ProxyOptions,
+    private readonly health: BackendHealth,
+  ) {}
 
   async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https'): Promise<ProxyOutcome> {
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = (req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding'];
+    if (failover && this.health.isDown(backend) && !this.health.isDown(failover)) {
+      const outcome = await this.attempt(req, res, failover, host, scheme);
+      return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
+    }
     const first = await this.attempt(req, res, backend, host, scheme);
     if (first.via !== 'unreachable' || !failover || !bodyless) return first;
     const second = await this.attempt(req, res, failover, host, scheme);
@@ -89,6 +98,7 @@ export class Proxy {
       upstream.on('timeout', () => upstream.destroy(new Error('connect timeout')));
       upstream.on('error', () => {
         clearTimeout(headerTimer);
+        if (!res.headersSent && !settled) this.health.failed(backend);
         // Before the response began: nothing reached the client yet, the caller answers.
         if (!res.headersSent) done({ status: 502, via: 'unreachable' });
         else res.destroy();
@@ -100,6 +110,7 @@ export class Proxy {
         res.writeHead(answer.statusCode ?? 502, out);
         answer.pipe(res);
         answer.on('error', () => res.destroy());
+        this.health.passed(backend);
         done({ status: answer.statusCode ?? 502, upstreamMs: performance.now() - started, via: 'backend' });
       });
       // A client that goes away takes its upstream request with it.

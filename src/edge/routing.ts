@@ -58,6 +58,15 @@ export class RoutingTable {
     this.entries.set(apex, entry);
   }
 
+  /** Every backend and failover the enabled domains name (what active checks look at). */
+  *backends(): Generator<string> {
+    for (const { domain } of this.entries.values()) {
+      if (!domain.enabled) continue;
+      yield domain.backend;
+      if (domain.failover) yield domain.failover;
+    }
+  }
+
   remove(name: string): void {
     const entry = this.entries.get(name);
     if (!entry) return;

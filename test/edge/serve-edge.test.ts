@@ -40,7 +40,7 @@ function edge(host: string, path: string, opts: { method?: string; headers?: Rec
   });
 }
 
-function startBackend(name: string): Promise<[Server, number]> {
+function startBackend(name: string, port = 0): Promise<[Server, number]> {
   const s = createServer((req, res) => {
     let bytes = 0;
     req.on('data', (c: Buffer) => (bytes += c.length));
@@ -65,7 +65,7 @@ function startBackend(name: string): Promise<[Server, number]> {
       res.end(JSON.stringify({ backend: name, url: req.url, bytes }));
     });
   });
-  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve([s, (s.address() as { port: number }).port])));
+  return new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve([s, (s.address() as { port: number }).port])));
 }
 
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
@@ -74,7 +74,7 @@ beforeAll(async () => {
   [backend, backendPort] = await startBackend('main');
   [failover, failoverPort] = await startBackend('failover');
   deadPort = await freePort();
-  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CONNECT_TIMEOUT_MS: '1000' };
+  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CONNECT_TIMEOUT_MS: '1000', PALISADE_EDGE_CHECK_INTERVAL_MS: '200' };
   key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'edge', '--email', 'edge@example.org'])).stdout).key.api_key;
   server = await startServe(env);
   expect(server.edgeUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -143,6 +143,37 @@ describe('palisade serve: the edge', () => {
     expect(down.status).toBe(502);
     expect(down.body).toContain('could not be reached');
   });
+
+  it('moves traffic to the failover while a killed backend is down (bodies too) and back once it answers again; no request lost', async () => {
+    let [flip, flipPort] = await startBackend('flip');
+    expect((await api('POST', '/domains', { domain: 'flip.example', backend: `127.0.0.1:${flipPort}`, failover: `127.0.0.1:${failoverPort}` })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(JSON.parse((await edge('flip.example', '/')).body).backend).toBe('flip');
+    let running = true;
+    const statuses: number[] = [];
+    const load = (async () => {
+      while (running) statuses.push((await edge('flip.example', '/steady')).status);
+    })();
+    flip.closeAllConnections();
+    await new Promise<void>((r) => flip.close(() => r()));
+    // Down after 3 failed checks (200 ms apart); then even a POST with a body goes to the failover.
+    await new Promise((r) => setTimeout(r, 1200));
+    const post = await edge('flip.example', '/form', { method: 'POST', headers: { 'content-length': '5' }, send: async (write) => void write(Buffer.from('hello')) });
+    expect(JSON.parse(post.body)).toMatchObject({ backend: 'failover', bytes: 5 });
+    [flip] = await startBackend('flip', flipPort);
+    // Up after 2 good checks.
+    let back = '';
+    for (let i = 0; i < 30 && back !== 'flip'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      back = JSON.parse((await edge('flip.example', '/')).body).backend;
+    }
+    expect(back).toBe('flip');
+    running = false;
+    await load;
+    expect(statuses.length).toBeGreaterThan(20);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    flip.close();
+  }, 30_000);
 
   it('streams 50 MB up and 50 MB down without holding them', async () => {
     const before = rssMb();

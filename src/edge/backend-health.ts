@@ -1,0 +1,88 @@
+// Whether each backend is up, from active checks (a TCP connect every few seconds to the backends
+// the routing table names) and from passive errors (a request that could not connect), with
+// hysteresis as HAProxy does it: down after 3 failures in a row, up again after 2 successes, so
+// one lost packet does not flip traffic to the failover and back. Backends shared by several
+// domains share one state.
+import { connect } from 'node:net';
+import type { Logger } from 'pino';
+import { formatBackend, parseBackend, type Backend } from '../model/backend.ts';
+
+export const FAILS_TO_DOWN = 3;
+export const PASSES_TO_UP = 2;
+
+interface State {
+  up: boolean;
+  fails: number;
+  passes: number;
+}
+
+export class BackendHealth {
+  private readonly states = new Map<string, State>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly checkTimeoutMs = 2000,
+  ) {}
+
+  private state(key: string): State {
+    let state = this.states.get(key);
+    if (!state) this.states.set(key, (state = { up: true, fails: 0, passes: 0 }));
+    return state;
+  }
+
+  isDown(backend: Backend): boolean {
+    return this.states.get(formatBackend(backend))?.up === false;
+  }
+
+  failed(backend: Backend): void {
+    const key = formatBackend(backend);
+    const state = this.state(key);
+    state.passes = 0;
+    state.fails++;
+    if (state.up && state.fails >= FAILS_TO_DOWN) {
+      state.up = false;
+      this.log.warn({ backend: key, fails: state.fails }, 'edge: backend down');
+    }
+  }
+
+  passed(backend: Backend): void {
+    const key = formatBackend(backend);
+    const state = this.state(key);
+    state.fails = 0;
+    state.passes++;
+    if (!state.up && state.passes >= PASSES_TO_UP) {
+      state.up = true;
+      this.log.info({ backend: key }, 'edge: backend up again');
+    }
+  }
+
+  /** One TCP connect to each backend `backends()` names, every `intervalMs`. */
+  start(backends: () => Iterable<string>, intervalMs: number): void {
+    const round = () => {
+      for (const text of new Set(backends())) {
+        const backend = parseBackend(text);
+        if (backend) this.check(backend);
+      }
+    };
+    this.timer = setInterval(round, intervalMs);
+    this.timer.unref();
+    round();
+  }
+
+  private check(backend: Backend): void {
+    const socket = connect({ host: backend.address, port: backend.port, family: backend.family, timeout: this.checkTimeoutMs });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      if (ok) this.passed(backend);
+      else this.failed(backend);
+    };
+    socket.once('connect', () => finish(true));
+    socket.once('timeout', () => finish(false));
+    socket.once('error', () => finish(false));
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}
