@@ -145,7 +145,9 @@ describe('palisade serve: the edge', () => {
   });
 
   it('moves traffic to the failover while a killed backend is down (bodies too) and back once it answers again; no request lost', async () => {
-    let [flip, flipPort] = await startBackend('flip');
+    const started = await startBackend('flip');
+    let flip = started[0];
+    const flipPort = started[1];
     expect((await api('POST', '/domains', { domain: 'flip.example', backend: `127.0.0.1:${flipPort}`, failover: `127.0.0.1:${failoverPort}` })).status).toBe(201);
     await new Promise((r) => setTimeout(r, 300));
     expect(JSON.parse((await edge('flip.example', '/')).body).backend).toBe('flip');
