@@ -5,7 +5,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
+import type { Duplex } from 'node:stream';
+import { parseBackend } from '../model/backend.ts';
 import { BackendHealth } from './backend-health.ts';
+import { proxyUpgrade } from './upgrade.ts';
 import { PAGES } from './pages.ts';
 import { Proxy, type ProxyOptions } from './proxy.ts';
 import { hostName, type RoutingTable } from './routing.ts';
@@ -34,6 +37,7 @@ export class EdgeServer {
     this.health.start(() => table.backends(), options.checkIntervalMs);
     this.proxy = new Proxy(options, this.health);
     this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
     this.server.keepAliveTimeout = 5000;
     this.server.headersTimeout = 10_000;
   }
@@ -90,6 +94,22 @@ export class EdgeServer {
         'edge request',
       );
     });
+  }
+
+  /** WebSocket and other upgrades: routed like requests, then joined to the backend. */
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const host = hostName(req.headers.host);
+    const route = host ? this.table.route(host) : { kind: 'unknown' as const };
+    let status = 421;
+    if (route.kind !== 'domain' || !host) {
+      socket.end('HTTP/1.1 421 Misdirected Request\r\ncontent-type: text/plain\r\ncontent-length: 24\r\nconnection: close\r\n\r\nthis edge serves no such');
+    } else {
+      const backend = parseBackend(route.domain.backend);
+      const failover = route.domain.failover ? parseBackend(route.domain.failover) : undefined;
+      const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
+      if (target) status = await proxyUpgrade(req, socket, head, target, host, this.options.connectTimeoutMs);
+    }
+    this.options.log.info({ host, method: req.method, path: req.url, status, upgrade: req.headers.upgrade, client: req.socket.remoteAddress }, 'edge upgrade');
   }
 
   listen(port: number, host: string): Promise<number> {

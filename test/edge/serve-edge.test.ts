@@ -2,6 +2,7 @@
 // the edge — protected names and wildcards, unknown, unbound and "DNS only" names, the ACME ping,
 // forwarding headers and hop-by-hop ones kept back, failover when the backend is down, bodies of
 // 50 MB streamed both ways without the edge holding them, and API changes in force within a second.
+import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,13 @@ function startBackend(name: string, port = 0): Promise<[Server, number]> {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ backend: name, url: req.url, bytes }));
     });
+  });
+  // Upgrades: 101 with the accept key of RFC 6455, then every byte echoed in capitals.
+  s.on('upgrade', (req: IncomingMessage, socket: import('node:stream').Duplex) => {
+    seen.push({ url: req.url!, headers: req.headers, bytes: 0 });
+    const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    socket.on('data', (d: Buffer) => socket.write(d.toString().toUpperCase()));
   });
   return new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve([s, (s.address() as { port: number }).port])));
 }
@@ -176,6 +184,27 @@ describe('palisade serve: the edge', () => {
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     flip.close();
   }, 30_000);
+
+  it('carries a WebSocket upgrade to the backend and both directions after it', async () => {
+    const { connect } = await import('node:net');
+    const url = new URL(server.edgeUrl!);
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    await new Promise((r) => socket.once('connect', r));
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString()));
+    socket.write(
+      'GET /chat HTTP/1.1\r\nHost: www.site.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    );
+    for (let i = 0; i < 50 && !received.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(received).toMatch(/^HTTP\/1\.1 101/);
+    expect(received.toLowerCase()).toContain('sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo=');
+    received = '';
+    socket.write('hello through the edge');
+    for (let i = 0; i < 50 && !received.includes('HELLO'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(received).toBe('HELLO THROUGH THE EDGE');
+    expect(seen.at(-1)).toMatchObject({ url: '/chat', headers: { 'x-forwarded-host': 'www.site.example', upgrade: 'websocket' } });
+    socket.destroy();
+  });
 
   it('streams 50 MB up and 50 MB down without holding them', async () => {
     const before = rssMb();
