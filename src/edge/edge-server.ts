@@ -26,6 +26,8 @@ export class EdgeServer {
   private readonly server: Server;
   private readonly proxy: Proxy;
   private readonly health: BackendHealth;
+  /** Upgraded sockets leave the HTTP server's books: kept here so that close() ends them too. */
+  private readonly upgraded = new Set<Duplex>();
   /** Requests by status class, for /metrics. */
   readonly counts = new Map<string, number>();
 
@@ -101,6 +103,8 @@ export class EdgeServer {
     const host = hostName(req.headers.host);
     const route = host ? this.table.route(host) : { kind: 'unknown' as const };
     let status = 421;
+    this.upgraded.add(socket);
+    socket.once('close', () => this.upgraded.delete(socket));
     if (route.kind !== 'domain' || !host) {
       socket.end('HTTP/1.1 421 Misdirected Request\r\ncontent-type: text/plain\r\ncontent-length: 24\r\nconnection: close\r\n\r\nthis edge serves no such');
     } else {
@@ -127,6 +131,7 @@ export class EdgeServer {
 
   async close(): Promise<void> {
     this.server.closeAllConnections();
+    for (const socket of this.upgraded) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.proxy.close();
     this.health.stop();
