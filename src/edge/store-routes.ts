@@ -4,12 +4,12 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import { coalesced } from '../sync/coalesce.ts';
+import { followStore } from '../sync/follow-store.ts';
 import type { RoutingTable } from './routing.ts';
 
 export class StoreRoutes {
   private applied = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private unsubscribe: (() => void) | undefined;
+  private unfollow: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -20,14 +20,11 @@ export class StoreRoutes {
 
   async start(): Promise<void> {
     await this.loadAll();
-    this.unsubscribe = this.store.onCommit(() => void this.catchUp());
-    this.timer = setInterval(() => void this.catchUp(), this.pollMs);
-    this.timer.unref();
+    this.unfollow = followStore(this.store, this.pollMs, this.catchUp);
   }
 
   stop(): void {
-    this.unsubscribe?.();
-    if (this.timer) clearInterval(this.timer);
+    this.unfollow?.();
   }
 
   private async loadAll(): Promise<void> {

@@ -7,13 +7,13 @@ import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { Store, Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
+import { followStore } from './follow-store.ts';
 
 const BATCH = 10_000;
 
 export class StoreFeed {
   private applied = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private unsubscribe: (() => void) | undefined;
+  private unfollow: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -28,14 +28,11 @@ export class StoreFeed {
 
   async start(): Promise<void> {
     await this.loadSnapshot();
-    this.unsubscribe = this.store.onCommit(() => void this.catchUp());
-    this.timer = setInterval(() => void this.catchUp(), this.pollMs);
-    this.timer.unref();
+    this.unfollow = followStore(this.store, this.pollMs, this.catchUp);
   }
 
   stop(): void {
-    this.unsubscribe?.();
-    if (this.timer) clearInterval(this.timer);
+    this.unfollow?.();
   }
 
   private async loadSnapshot(): Promise<void> {
