@@ -105,11 +105,14 @@ export class QueryHandler {
     const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(fast.udpSize === 0 ? undefined : { udpSize: fast.udpSize });
     // Cached answers carry an OPT without options; an ECS query gets its option echoed onto it,
     // and a query with a cookie our cookie.
-    const cookie = fast.cookie && this.cookieReply(packet.subarray(fast.cookie.at, fast.cookie.at + 8), fast.cookie.length > 8 ? packet.subarray(fast.cookie.at + 8, fast.cookie.at + fast.cookie.length) : undefined, client.address);
+    // Our cookie reply is always 24 octets (client cookie + a 16-octet server cookie): the size is
+    // known before the cookie is made, so a hit that falls back to the full path makes none.
+    const withCookie = fast.cookie !== undefined && this.options.cookies !== undefined;
     const ecsEcho = ecs ? 4 + ecs.length : 0;
-    const echo = ecsEcho + (cookie ? 4 + cookie.length : 0);
+    const echo = ecsEcho + (withCookie ? 4 + 24 : 0);
     const source = entry.full.length + echo <= limit ? entry.full : entry.truncated;
     if (!source || source.length + echo > limit) return undefined;
+    const cookie = withCookie ? this.cookieReply(packet.subarray(fast.cookie!.at, fast.cookie!.at + 8), fast.cookie!.length > 8 ? packet.subarray(fast.cookie!.at + 8, fast.cookie!.at + fast.cookie!.length) : undefined, client.address) : undefined;
     this.metrics.cacheHits++;
     const out = Buffer.allocUnsafe(source.length + echo);
     source.copy(out);
