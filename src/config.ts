@@ -1,7 +1,7 @@
 // Environment → typed, validated configuration. Every wrong value is reported at once with the
 // variable's name, so an operator fixes them all in one go.
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { normaliseDomainName } from './model/names.ts';
@@ -29,7 +29,26 @@ export interface Config {
   nameservers: [string, string];
   hostmaster: string;
   /** The edge (reverse proxy) of the serve role. */
-  edge: { host: string; httpPort: number; nodeName: string; connectTimeoutMs: number; responseTimeoutMs: number; checkIntervalMs: number };
+  edge: {
+    host: string;
+    httpPort: number;
+    /** 0 = any free port. */
+    httpsPort: number;
+    /** The registered node an `edge` process serves as (the serve role's edge stands for every node). */
+    node?: number;
+    nodeName: string;
+    connectTimeoutMs: number;
+    responseTimeoutMs: number;
+    checkIntervalMs: number;
+    /** Largest request body passed on (413 beyond). */
+    maxBodyBytes: number;
+    /** A client that sends nothing for this long while its request is incomplete gets 408. */
+    clientTimeoutMs: number;
+    /** The memory cache's bound. */
+    cacheMemoryBytes: number;
+    /** Where large files are cached (cachelargefiles). */
+    cacheDir: string;
+  };
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
@@ -102,8 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return checked.ok ? checked.value : value;
   };
 
+  const dataDir = resolve(str('PALISADE_DATA_DIR', 'data'));
   const config: Config = {
-    dataDir: resolve(str('PALISADE_DATA_DIR', 'data')),
+    dataDir,
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : env.REDIS_URL,
     redisPrefix: str('PALISADE_REDIS_PREFIX', '{palisade}:'),
     // Unset: the bundled database; "off": none (geo-targeted records answer with their general set).
@@ -149,7 +169,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     edge: {
       host: host('PALISADE_EDGE_HOST', '127.0.0.1'),
       httpPort: int('PALISADE_EDGE_HTTP_PORT', 8081, 0, 65535),
+      httpsPort: int('PALISADE_EDGE_HTTPS_PORT', 8443, 0, 65535),
+      node: env.PALISADE_EDGE_NODE === undefined || env.PALISADE_EDGE_NODE === '' ? undefined : int('PALISADE_EDGE_NODE', 0, 1, 2_147_483_647),
       nodeName: str('PALISADE_EDGE_NAME', 'local'),
+      maxBodyBytes: int('PALISADE_EDGE_MAX_BODY_BYTES', 1024 * 1_048_576, 0, Number.MAX_SAFE_INTEGER),
+      clientTimeoutMs: int('PALISADE_EDGE_CLIENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      cacheMemoryBytes: int('PALISADE_EDGE_CACHE_MEMORY_MB', 256, 1, 1_048_576) * 1_048_576,
+      cacheDir: resolve(str('PALISADE_EDGE_CACHE_DIR', join(dataDir, 'edge-cache'))),
       connectTimeoutMs: int('PALISADE_EDGE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),

@@ -12,6 +12,7 @@ export const ERROR_CATALOGUE = {
   MALFORMED_JSON: { status: 400, title: 'Malformed JSON body' },
   VALIDATION: { status: 400, title: 'Request validation failed' },
   UNAUTHORIZED: { status: 401, title: 'Missing or invalid X-Auth-Key' },
+  FORBIDDEN: { status: 403, title: 'Forbidden' },
   NOT_FOUND: { status: 404, title: 'Not Found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
   CONFLICT: { status: 409, title: 'Conflict' },

@@ -2,13 +2,15 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { ADMIN_USAGE, describeAdminError, runAdmin } from './cli/admin.ts';
 import { runNameServer } from './roles/dns.ts';
+import { runEdge } from './roles/edge.ts';
 import { serve, StartupError } from './roles/serve.ts';
 import { openStore } from './store/index.ts';
 
 const USAGE = `usage: palisade <role>
-  serve    API (and DNS, as it arrives) in one process on the embedded store (default)
+  serve    API, DNS and an edge in one process on the embedded store (default)
   api      the control-plane API only
   dns      a name server fed by a remote API (PALISADE_SYNC_URL, _TOKEN, _SECRET)
+  edge     an edge node's reverse proxy fed by a remote API (PALISADE_EDGE_NODE, PALISADE_SYNC_URL, _TOKEN, _SECRET)
   admin    operator commands (palisade admin --help)
 
 Configuration comes from the environment; see the README.`;
@@ -27,6 +29,9 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keeps running
     case 'dns':
       await runNameServer(config);
+      return -1; // keeps running
+    case 'edge':
+      await runEdge(config);
       return -1; // keeps running
     case 'admin': {
       if (rest.length === 0 || rest[0] === '--help') {

@@ -22,6 +22,7 @@ import { nameserverRoutes } from './routes/nameservers.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
 import { syncRoutes } from './routes/sync.ts';
+import { edgeSyncRoutes } from './routes/edge-sync.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
 import { operationId, RouteMethods } from './route-methods.ts';
 import { Type } from 'typebox';
@@ -121,6 +122,7 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
   await app.register(fp(metricsRoutes), { extra: metrics });
   // Consumers (name servers) authenticate with their own tokens, in their own scope.
   await app.register(syncRoutes);
+  await app.register(edgeSyncRoutes);
   await app.register(async (authed) => {
     await authed.register(authPlugin);
     await authed.register(meRoutes);

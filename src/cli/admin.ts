@@ -1,7 +1,9 @@
 // Operator commands: users, API keys and edge nodes, straight on the store (the embedded store
 // may be shared with a running server: LMDB serialises writers across processes).
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { certificateFromPem, type CertificateState } from '../model/certificate.ts';
 import { ApiError } from '../errors.ts';
 import { canonicalNode, checkNode, NODE_STATUSES, type EdgeNode, type NodeStatus } from '../model/node.ts';
 import { generateApiKey, hashApiKey, type Limits } from '../model/user.ts';
@@ -21,11 +23,23 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
   node update ID [--name NAME] [--ipv4 ADDR|none] [--ipv6 ADDR|none] [--location CC] [--status S]
   node remove ID
   node list
-  consumer add --name NAME [--url URL]     a name server of the change feed; prints its token and secret once
+  consumer add --name NAME [--url URL] [--node ID]
+                                           a consumer of the change feed: a name server, or with --node the edge
+                                           serving as that node; prints its token and secret once
   consumer list
-  consumer remove ID`;
+  consumer remove ID
+  cert put DOMAIN --cert FILE --key FILE   stores a certificate (leaf, then chain, PEM) and its key for the domain;
+                                           edges use it from the next handshake
+  cert remove DOMAIN
+  cert list`;
 
 export class UsageError extends Error {}
+
+/** What the operator sees of a certificate: never its key. */
+function certificateSummary(cert: CertificateState): Record<string, unknown> {
+  const { key: _key, cert: _cert, chain: _chain, ...rest } = cert;
+  return rest;
+}
 
 type Out = (value: unknown) => void;
 
@@ -39,6 +53,9 @@ const OPTIONS = {
   location: { type: 'string' },
   status: { type: 'string' },
   url: { type: 'string' },
+  node: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
   'max-domains': { type: 'string' },
   'max-records': { type: 'string' },
   'max-iplists': { type: 'string' },
@@ -189,11 +206,48 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
       if (url !== null && !/^https?:\/\/[^\s]+$/.test(url)) throw new UsageError('--url must be an http:// or https:// URL');
       const token = `nt_${randomBytes(32).toString('base64url')}`;
       const secret = randomBytes(32).toString('base64url');
-      const consumer = await store.createConsumer({ name: required(values.name, 'name'), url, tokenHash: hashApiKey(token), secret });
-      return out({ id: consumer.id, name: consumer.name, url, token, secret, note: 'shown once: the name server needs both (Authorization: Bearer token; HMAC secret)' });
+      const node = values.node === undefined ? null : positiveInt(values.node, '--node');
+      if (node !== null && !(await store.getNode(node))) throw new UsageError(`no node ${node}`);
+      const consumer = await store.createConsumer({ name: required(values.name, 'name'), url, node, tokenHash: hashApiKey(token), secret });
+      const who = node === null ? 'the name server' : `the edge of node ${node}`;
+      return out({ id: consumer.id, name: consumer.name, url, node, token, secret, note: `shown once: ${who} needs both (Authorization: Bearer token; HMAC secret)` });
     }
     case 'consumer list':
       return out((await store.listConsumers()).map(({ tokenHash: _t, secret: _s, ...c }) => c));
+    case 'cert put': {
+      const domain = required(arg, 'DOMAIN').toLowerCase();
+      const read = (flag: 'cert' | 'key'): string => {
+        try {
+          return readFileSync(required(values[flag], flag), 'utf8');
+        } catch (error) {
+          throw new UsageError(`--${flag}: ${(error as Error).message}`);
+        }
+      };
+      let cert;
+      try {
+        cert = certificateFromPem(domain, read('cert'), read('key'));
+      } catch (error) {
+        if (error instanceof UsageError) throw error;
+        throw new UsageError(`the certificate cannot be used: ${(error as Error).message}`);
+      }
+      const stored = await store.putCertificate(cert);
+      return out(certificateSummary(stored));
+    }
+    case 'cert remove': {
+      const domain = required(arg, 'DOMAIN').toLowerCase();
+      if (!(await store.deleteCertificate(domain))) throw new UsageError(`no certificate for ${domain}`);
+      return out({ removed: domain });
+    }
+    case 'cert list': {
+      const all: unknown[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listCertificates({ limit: 500, cursor });
+        all.push(...page.items.map(certificateSummary));
+        cursor = page.next;
+      } while (cursor);
+      return out(all);
+    }
     case 'consumer remove': {
       const id = positiveInt(arg, 'ID');
       if (!(await store.deleteConsumer(id))) throw new UsageError(`no consumer ${id}`);

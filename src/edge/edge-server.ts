@@ -1,107 +1,229 @@
-// The edge's HTTP listener: the ACME ping before anything else, then routing by Host (unknown,
-// unbound and "DNS only" names get a small 421 page), then the proxy to the domain's backend. The
-// node's own address opened in a browser gets a status page that names no customer. One access
-// log line per request.
+// The edge's listeners (HTTP and HTTPS, one handler) and the order a request goes through:
+//   the node's own address → status page (names no customer)
+//   /.well-known/acme-challenge/ping → pong, for every configured name, before anything else
+//   unknown, unbound or "DNS only" names → 421 page
+//   fhttps on plain HTTP (and a valid certificate for the name) → 301/308 to https
+//   a body larger than allowed → 413 page
+//   the cache (cachelevel) → HIT from memory/disk, or the proxy fills it
+//   the proxy → backend, failover while it is down, 502/504 pages when neither answers
+// One access log line per request; counters for /metrics; per-domain upstream figures.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
-import type { Logger } from 'pino';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
 import { parseBackend } from '../model/backend.ts';
 import { BackendHealth } from './backend-health.ts';
-import { proxyUpgrade } from './upgrade.ts';
+import { cacheDecision, storability } from './cache/cache-rules.ts';
+import { EdgeCache, type CacheStatus, type EdgeCacheOptions } from './cache/edge-cache.ts';
+import { EdgeMetrics } from './edge-metrics.ts';
+import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
-import { Proxy, type ProxyOptions } from './proxy.ts';
-import { hostName, type RoutingTable } from './routing.ts';
+import { Proxy, type ProxyOptions, type ProxyOutcome } from './proxy.ts';
+import { hostName } from './routing.ts';
+import { selfSignedCertificate } from './tls/self-signed.ts';
+import { SniContexts } from './tls/sni-contexts.ts';
+import { proxyUpgrade } from './upgrade.ts';
 
-const ACME_PING = '/.well-known/acme-challenge/ping';
+const ACME_PREFIX = '/.well-known/acme-challenge/';
+const ACME_PING = `${ACME_PREFIX}ping`;
 
 export interface EdgeServerOptions extends ProxyOptions {
   nodeName: string;
   /** Active backend checks, every this many ms. */
   checkIntervalMs: number;
+  /** A client silent this long while its request is incomplete gets 408 (and idle connections close). */
+  clientTimeoutMs: number;
+  cache: EdgeCacheOptions;
   log: Logger;
 }
 
+type Scheme = 'http' | 'https';
+
+interface Outcome {
+  status: number;
+  cache?: CacheStatus;
+  upstreamMs?: number;
+  bytes?: number;
+  via?: string;
+  domain?: string;
+}
+
 export class EdgeServer {
-  private readonly server: Server;
+  private readonly http: Server;
+  private readonly https: HttpsServer;
   private readonly proxy: Proxy;
   private readonly health: BackendHealth;
+  readonly cache: EdgeCache;
+  readonly sni: SniContexts;
+  readonly metrics = new EdgeMetrics();
+  /** The port HTTPS redirects point to (set by listen). */
+  private httpsPort = 443;
   /** Upgraded sockets leave the HTTP server's books: kept here so that close() ends them too. */
   private readonly upgraded = new Set<Duplex>();
-  /** Requests by status class, for /metrics. */
-  readonly counts = new Map<string, number>();
+  /** The response in progress on each connection, for the 408 on a silent client. */
+  private readonly inProgress = new WeakMap<Socket, ServerResponse>();
 
   constructor(
-    private readonly table: RoutingTable,
+    private readonly state: EdgeState,
     private readonly options: EdgeServerOptions,
   ) {
     this.health = new BackendHealth(options.log);
-    this.health.start(() => table.backends(), options.checkIntervalMs);
+    this.health.start(() => state.routes.backends(), options.checkIntervalMs);
     this.proxy = new Proxy(options, this.health);
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head));
-    this.server.keepAliveTimeout = 5000;
-    this.server.headersTimeout = 10_000;
+    this.cache = new EdgeCache(options.cache);
+    state.onDomainChange((name) => this.cache.dropDomain(name));
+    this.sni = new SniContexts(state, selfSignedCertificate(`palisade edge ${options.nodeName}`));
+    this.http = createServer((req, res) => void this.handle(req, res, 'http'));
+    this.https = createHttpsServer({ SNICallback: this.sni.callback, secureContext: this.sni.defaultContext }, (req, res) => void this.handle(req, res, 'https'));
+    for (const server of [this.http, this.https]) {
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head, server === this.https ? 'https' : 'http'));
+      server.keepAliveTimeout = 5000;
+      server.headersTimeout = 10_000;
+      // Whole-request deadlines would cut large uploads on slow links: silence is what is bounded.
+      server.requestTimeout = 0;
+      server.timeout = options.clientTimeoutMs;
+      server.on('timeout', (socket: Socket) => this.silent(socket));
+      server.on('connection', (socket: Socket) => {
+        this.metrics.activeConnections++;
+        socket.once('close', () => this.metrics.activeConnections--);
+      });
+    }
+    this.https.on('tlsClientError', () => undefined);
   }
 
-  private reply(res: ServerResponse, status: number, type: string, body: string): void {
-    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  /** A connection silent past the bound: a request still arriving gets 408, anything else is closed. */
+  private silent(socket: Socket): void {
+    const res = this.inProgress.get(socket);
+    if (res && !res.headersSent) {
+      this.page(res, 408, PAGES.requestTimeout());
+      res.once('finish', () => socket.destroy());
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else socket.destroy();
+  }
+
+  private reply(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...extra });
     res.end(body);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private page(res: ServerResponse, status: number, html: string, extra: Record<string, string> = {}): void {
+    this.reply(res, status, 'text/html; charset=utf-8', html, extra);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme): Promise<void> {
     const started = performance.now();
-    const raw = req.headers.host;
-    const host = hostName(raw);
-    const path = (req.url ?? '/').split('?')[0]!;
-    let outcome: { status: number; upstreamMs?: number; via?: string };
-    if (!host || isIP(host) !== 0) {
-      this.reply(res, 200, 'text/html; charset=utf-8', PAGES.status(this.options.nodeName));
-      outcome = { status: 200, via: 'status' };
-    } else {
-      const route = this.table.route(host);
-      if (path === ACME_PING && route.kind !== 'unknown') {
-        this.reply(res, 200, 'text/plain', 'pong');
-        outcome = { status: 200, via: 'ping' };
-      } else if (route.kind === 'unknown') {
-        this.reply(res, 421, 'text/html; charset=utf-8', PAGES.unknown(host));
-        outcome = { status: 421 };
-      } else if (route.kind === 'disabled') {
-        this.reply(res, 421, 'text/html; charset=utf-8', PAGES.disabled(host));
-        outcome = { status: 421 };
-      } else if (route.kind === 'not-bound') {
-        this.reply(res, 421, 'text/html; charset=utf-8', PAGES.notBound(host));
-        outcome = { status: 421 };
-      } else {
-        outcome = await this.proxy.forward(req, res, route.domain, host, 'http');
-        if (outcome.via === 'unreachable') this.reply(res, 502, 'text/html; charset=utf-8', PAGES.badGateway(host));
-        else if (outcome.via === 'timeout' && !res.headersSent) this.reply(res, 504, 'text/html; charset=utf-8', PAGES.gatewayTimeout(host));
-      }
+    this.inProgress.set(req.socket, res);
+    const host = hostName(req.headers.host);
+    let outcome: Outcome;
+    try {
+      outcome = await this.route(req, res, scheme, host);
+    } catch (error) {
+      this.options.log.error({ err: error, host }, 'edge: request failed');
+      if (!res.headersSent) this.page(res, 502, PAGES.badGateway(host ?? ''));
+      else res.destroy();
+      outcome = { status: 502 };
     }
-    const klass = `${Math.floor(outcome.status / 100)}xx`;
-    this.counts.set(klass, (this.counts.get(klass) ?? 0) + 1);
-    res.once('finish', () => {
+    this.metrics.request(outcome.status, outcome.cache ?? 'NONE');
+    res.once('close', () => {
+      if (this.inProgress.get(req.socket) === res) this.inProgress.delete(req.socket);
       this.options.log.info(
         {
-          host: host ?? raw,
+          domain: outcome.domain,
+          host: host ?? req.headers.host,
           method: req.method,
-          path,
+          path: (req.url ?? '/').split('?')[0],
+          scheme,
           status: outcome.status,
-          bytes: res.getHeader('content-length') ?? undefined,
+          bytes: outcome.bytes ?? (Number(res.getHeader('content-length')) || 0),
+          cache: outcome.cache,
           upstreamMs: outcome.upstreamMs === undefined ? undefined : Math.round(outcome.upstreamMs * 100) / 100,
           via: outcome.via,
           ms: Math.round((performance.now() - started) * 100) / 100,
           client: req.socket.remoteAddress,
+          complete: res.writableFinished,
         },
         'edge request',
       );
     });
   }
 
+  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined): Promise<Outcome> {
+    const url = req.url ?? '/';
+    const path = url.split('?')[0]!;
+    if (!host || isIP(host) !== 0) {
+      this.page(res, 200, PAGES.status(this.options.nodeName, this.state.node?.status ?? 'active'));
+      return { status: 200, via: 'status' };
+    }
+    const route = this.state.routes.route(host);
+    if (path === ACME_PING && route.kind !== 'unknown') {
+      this.reply(res, 200, 'text/plain', 'pong');
+      return { status: 200, via: 'ping' };
+    }
+    if (route.kind !== 'domain') {
+      const html = route.kind === 'disabled' ? PAGES.disabled(host) : route.kind === 'not-bound' ? PAGES.notBound(host) : PAGES.unknown(host);
+      this.page(res, 421, html);
+      return { status: 421 };
+    }
+    const domain = route.domain;
+    if (path.startsWith(ACME_PREFIX)) {
+      // Reserved for certificate issuance (HTTP-01 tokens); never passed to the backend.
+      this.reply(res, 404, 'text/plain', 'no such challenge token');
+      return { status: 404, domain: domain.domain, via: 'acme' };
+    }
+    if (scheme === 'http' && domain.fhttps && this.sni.certificateFor(host)) {
+      const status = req.method === 'GET' || req.method === 'HEAD' ? 301 : 308;
+      const port = this.httpsPort === 443 ? '' : `:${this.httpsPort}`;
+      this.page(res, status, PAGES.moved(), { location: `https://${host}${port}${url}` });
+      return { status, domain: domain.domain, via: 'fhttps' };
+    }
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > this.options.maxBodyBytes) {
+      this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
+      return { status: 413, domain: domain.domain };
+    }
+
+    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', host, url, req.headers);
+    let cacheStatus: CacheStatus = 'BYPASS';
+    let fillable = false;
+    let primary = '';
+    if (decision.cache) {
+      primary = decision.key;
+      let found = this.cache.lookup(domain.domain, primary, req.headers);
+      if (!found.fresh && (await this.cache.waitForFill(found.key))) found = this.cache.lookup(domain.domain, primary, req.headers);
+      if (found.entry && found.fresh) {
+        const status = this.cache.serve(found.entry, 'HIT', req, res);
+        return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
+      }
+      cacheStatus = found.entry ? 'EXPIRED' : 'MISS';
+      // A Range on a miss passes through (the whole object is stored when asked for whole).
+      fillable = req.method === 'GET' && req.headers.range === undefined;
+    }
+    const request = { method: req.method ?? 'GET', url, headers: req.headers };
+    const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, scheme, (status, headers) => {
+      headers['x-cache'] = cacheStatus;
+      if (!fillable) return undefined;
+      const verdict = storability(request, status, headers);
+      if (!verdict.store) return undefined;
+      const key = this.cache.lookup(domain.domain, primary, req.headers).key;
+      return this.cache.beginFill(domain.domain, primary, key, status, headers, verdict.ttlMs, verdict.vary, domain.cachelargefiles);
+    });
+    this.cache.counts[cacheStatus]++;
+    this.metrics.upstream(
+      domain.domain,
+      result.via === 'timeout' ? 'timeout' : result.via === 'unreachable' ? 'unreachable' : result.status >= 500 ? 'error-status' : 'ok',
+      result.upstreamMs,
+    );
+    if (result.via === 'unreachable') this.page(res, 502, PAGES.badGateway(host));
+    else if (result.via === 'timeout' && !res.headersSent) this.page(res, 504, PAGES.gatewayTimeout(host));
+    else if (result.via === 'too-large' && !res.headersSent) this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
+    return { status: result.via === 'unreachable' ? 502 : result.status, cache: cacheStatus, upstreamMs: result.upstreamMs, bytes: result.bytes, via: result.via, domain: domain.domain };
+  }
+
   /** WebSocket and other upgrades: routed like requests, then joined to the backend. */
-  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: Scheme): Promise<void> {
     const host = hostName(req.headers.host);
-    const route = host ? this.table.route(host) : { kind: 'unknown' as const };
+    const route = host ? this.state.routes.route(host) : { kind: 'unknown' as const };
     let status = 421;
     this.upgraded.add(socket);
     socket.once('close', () => this.upgraded.delete(socket));
@@ -111,28 +233,41 @@ export class EdgeServer {
       const backend = parseBackend(route.domain.backend);
       const failover = route.domain.failover ? parseBackend(route.domain.failover) : undefined;
       const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
-      if (target) status = await proxyUpgrade(req, socket, head, target, host, this.options.connectTimeoutMs);
+      if (target) status = await proxyUpgrade(req, socket, head, target, host, this.options.connectTimeoutMs, scheme);
     }
-    this.options.log.info({ host, method: req.method, path: req.url, status, upgrade: req.headers.upgrade, client: req.socket.remoteAddress }, 'edge upgrade');
+    this.options.log.info({ domain: route.kind === 'domain' ? route.domain.domain : undefined, host, method: req.method, path: req.url, status, upgrade: req.headers.upgrade, client: req.socket.remoteAddress }, 'edge upgrade');
   }
 
-  listen(port: number, host: string): Promise<number> {
+  private listenOne(server: Server | HttpsServer, port: number, host: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => resolve((this.server.address() as { port: number }).port));
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve((server.address() as { port: number }).port);
+      });
     });
   }
 
-  metrics(): string {
-    const lines = ['# HELP palisade_edge_requests_total Edge requests by status class.', '# TYPE palisade_edge_requests_total counter'];
-    for (const [klass, count] of this.counts) lines.push(`palisade_edge_requests_total{class="${klass}"} ${count}`);
-    return `${lines.join('\n')}\n`;
+  /** Starts both listeners; resolves with the ports they got. */
+  async listen(host: string, httpPort: number, httpsPort: number): Promise<{ http: number; https: number }> {
+    const http = await this.listenOne(this.http, httpPort, host).catch((error: NodeJS.ErrnoException) => {
+      throw Object.assign(new Error(`cannot listen on ${host}:${httpPort} for HTTP (${error.code ?? error.message})`), { code: error.code });
+    });
+    const https = await this.listenOne(this.https, httpsPort, host).catch((error: NodeJS.ErrnoException) => {
+      throw Object.assign(new Error(`cannot listen on ${host}:${httpsPort} for HTTPS (${error.code ?? error.message})`), { code: error.code });
+    });
+    this.httpsPort = https;
+    return { http, https };
+  }
+
+  renderMetrics(extra: Record<string, number> = {}): string {
+    return this.metrics.render({ palisade_edge_cache_entries: this.cache.entries, palisade_edge_cache_memory_bytes: this.cache.memoryBytes, palisade_edge_domains: this.state.routes.size, ...extra });
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
+    for (const server of [this.http, this.https]) server.closeAllConnections();
     for (const socket of this.upgraded) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all([this.http, this.https].map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
     this.proxy.close();
     this.health.stop();
   }

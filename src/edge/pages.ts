@@ -10,5 +10,8 @@ export const PAGES = {
   notBound: (host: string) => page('Misdirected request', `<b>${escape(host)}</b> is served by other edge nodes.`),
   badGateway: (host: string) => page('Bad gateway', `The server behind <b>${escape(host)}</b> could not be reached. Please try again in a moment.`),
   gatewayTimeout: (host: string) => page('Gateway timeout', `The server behind <b>${escape(host)}</b> did not answer in time.`),
-  status: (node: string) => page('Palisade edge', `This is edge node <b>${escape(node)}</b>, and it is up.`),
+  status: (node: string, status: string) => page('Palisade edge', `This is edge node <b>${escape(node)}</b>; its status is <b>${escape(status)}</b>.`),
+  requestTimeout: () => page('Request timeout', 'The request did not arrive in time.'),
+  tooLarge: (max: number) => page('Request too large', `This service accepts request bodies of at most ${max} bytes.`),
+  moved: () => page('Moved', 'This site is served over HTTPS.'),
 };

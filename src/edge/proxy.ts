@@ -14,16 +14,29 @@ const VIA = '1.1 palisade';
 
 export interface ProxyOutcome {
   status: number;
+  /** Response body bytes passed to the client. */
+  bytes?: number;
   /** Milliseconds until the backend's response headers arrived (undefined when none did). */
   upstreamMs?: number;
   /** Which backend answered, or why none did. */
-  via: 'backend' | 'failover' | 'unreachable' | 'timeout';
+  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large';
+}
+
+/** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
+export type ResponseHook = (status: number, headers: Record<string, string | string[]>) => BodyTap | undefined;
+
+export interface BodyTap {
+  chunk(data: Buffer): void;
+  /** `complete` false: the response was cut short. */
+  end(complete: boolean): void;
 }
 
 export interface ProxyOptions {
   connectTimeoutMs: number;
   /** Longest wait for the backend's response headers. */
   responseTimeoutMs: number;
+  /** Largest request body passed on; a larger one is cut off with 413. */
+  maxBodyBytes: number;
 }
 
 /** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
@@ -51,22 +64,22 @@ export class Proxy {
     private readonly health: BackendHealth,
   ) {}
 
-  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https'): Promise<ProxyOutcome> {
+  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = (req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding'];
     if (failover && this.health.isDown(backend) && !this.health.isDown(failover)) {
-      const outcome = await this.attempt(req, res, failover, host, scheme);
+      const outcome = await this.attempt(req, res, failover, host, scheme, hook);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
-    const first = await this.attempt(req, res, backend, host, scheme);
+    const first = await this.attempt(req, res, backend, host, scheme, hook);
     if (first.via !== 'unreachable' || !failover || !bodyless) return first;
-    const second = await this.attempt(req, res, failover, host, scheme);
+    const second = await this.attempt(req, res, failover, host, scheme, hook);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
-  private attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https'): Promise<ProxyOutcome> {
+  private attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
     const started = performance.now();
     const headers = forwardable(req.headers);
     headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
@@ -92,6 +105,7 @@ export class Proxy {
         timeout: this.options.connectTimeoutMs,
       });
       const headerTimer = setTimeout(() => {
+        this.health.failed(backend);
         upstream.destroy(new Error('response timeout'));
         done({ status: 504, via: 'timeout' });
       }, this.options.responseTimeoutMs);
@@ -107,11 +121,24 @@ export class Proxy {
         clearTimeout(headerTimer);
         const out = forwardable(answer.headers);
         out.via = answer.headers.via ? `${answer.headers.via}, ${VIA}` : VIA;
-        res.writeHead(answer.statusCode ?? 502, out);
+        const status = answer.statusCode ?? 502;
+        const tap = hook?.(status, out);
+        res.writeHead(status, out);
+        const outcome: ProxyOutcome = { status, upstreamMs: performance.now() - started, via: 'backend', bytes: 0 };
+        answer.on('data', (chunk: Buffer) => {
+          outcome.bytes! += chunk.length;
+          tap?.chunk(chunk);
+        });
+        answer.on('end', () => tap?.end(true));
+        answer.on('close', () => {
+          if (!answer.complete) tap?.end(false);
+        });
         answer.pipe(res);
         answer.on('error', () => res.destroy());
-        this.health.passed(backend);
-        done({ status: answer.statusCode ?? 502, upstreamMs: performance.now() - started, via: 'backend' });
+        // 5xx (but 501/505, which say nothing of its health) counts against the backend, as connect errors and timeouts do.
+        if (status >= 500 && status !== 501 && status !== 505) this.health.failed(backend);
+        else this.health.passed(backend);
+        done(outcome);
       });
       // A client that goes away takes its upstream request with it.
       res.on('close', () => {
@@ -120,7 +147,20 @@ export class Proxy {
       // A request without a body (or one tried again on the failover, its body long consumed:
       // only bodyless ones are) ends here; others stream through.
       if (req.readableEnded || (!req.headers['content-length'] && !req.headers['transfer-encoding'])) upstream.end();
-      else req.pipe(upstream);
+      else {
+        // A body without a length (chunked) is counted as it passes; past the bound it is cut off.
+        let received = 0;
+        req.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > this.options.maxBodyBytes && !settled) {
+            clearTimeout(headerTimer);
+            req.unpipe(upstream);
+            upstream.destroy();
+            done({ status: 413, via: 'too-large' });
+          }
+        });
+        req.pipe(upstream);
+      }
     });
   }
 

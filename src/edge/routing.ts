@@ -43,6 +43,14 @@ export class RoutingTable {
     return this.entries.size;
   }
 
+  get(name: string): DomainState | undefined {
+    return this.entries.get(name)?.domain;
+  }
+
+  names(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
   /** Adds or replaces a domain. */
   put(domain: DomainState): void {
     this.remove(domain.domain);

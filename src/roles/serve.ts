@@ -11,9 +11,10 @@ import { PushNotifier } from '../sync/notifier.ts';
 import { StoreFeed } from '../sync/store-feed.ts';
 import { newDnsServer, openGeo } from './dns-parts.ts';
 import { closeOnSignal } from './shutdown.ts';
-import { EdgeServer } from '../edge/edge-server.ts';
-import { RoutingTable } from '../edge/routing.ts';
-import { StoreRoutes } from '../edge/store-routes.ts';
+import type { EdgeServer } from '../edge/edge-server.ts';
+import { EdgeState } from '../edge/edge-state.ts';
+import { StoreEdgeFeed } from '../edge/store-edge-feed.ts';
+import { listenEdge, newEdgeServer } from './edge-parts.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
 export { StartupError };
@@ -43,23 +44,20 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
 
   // The edge: every domain (this all-in-one process stands for every node), fed from the store.
   let edge: EdgeServer | undefined;
-  let routes: StoreRoutes | undefined;
-  let edgeAddress: string | undefined;
+  let edgeFeed: StoreEdgeFeed | undefined;
+  let edgeAddress: { http: string; https: string } | undefined;
   if (options.dns) {
-    const table = new RoutingTable();
-    routes = new StoreRoutes(store, table, log.child({ component: 'edge' }));
-    await routes.start();
-    edge = new EdgeServer(table, { ...config.edge, log: log.child({ component: 'edge' }) });
-    const edgePort = await edge.listen(config.edge.httpPort, config.edge.host).catch((error: NodeJS.ErrnoException) => {
-      throw new StartupError(`edge: cannot listen on ${config.edge.host}:${config.edge.httpPort} (${error.code ?? error.message}); free the port or set PALISADE_EDGE_HOST/PALISADE_EDGE_HTTP_PORT`);
-    });
-    edgeAddress = `http://${config.edge.host}:${edgePort}`;
+    const state = new EdgeState();
+    edgeFeed = new StoreEdgeFeed(store, state, log.child({ component: 'edge' }));
+    await edgeFeed.start();
+    edge = newEdgeServer(config, state, log.child({ component: 'edge' }));
+    edgeAddress = await listenEdge(config, edge);
   }
 
   const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
   await notifier.start();
 
-  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge ? edge.metrics() : '') + notifier.metrics() });
+  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
   });
@@ -75,7 +73,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
 
   closeOnSignal(log, async () => {
     feed?.stop();
-    routes?.stop();
+    edgeFeed?.stop();
     notifier.stop();
     await edge?.close();
     await app.close();

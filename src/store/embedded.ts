@@ -4,6 +4,7 @@
 // survives kill -9 and power loss alike.
 import { open, type RootDatabase } from 'lmdb';
 import { ApiError, notFound } from '../errors.ts';
+import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
@@ -379,6 +380,7 @@ export class EmbeddedStore implements Store {
       this.del(['served', name]);
       this.del(['udom', ownerId, name]);
       this.del(['ztree', reversedName(name)]);
+      this.del(['cert', name]);
       tx.change('zone', name, 'delete');
       return true;
     });
@@ -449,6 +451,62 @@ export class EmbeddedStore implements Store {
       tx.change('iplist', id, 'delete');
       return true;
     });
+  }
+
+  async listAllIpLists(page: PageRequest): Promise<Page<IpListState>> {
+    const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
+    const items: IpListState[] = [];
+    let more = false;
+    for (const { value } of this.db.getRange({ start: ['iplist', after + 1], end: ['iplist', Number.MAX_SAFE_INTEGER] })) {
+      if (items.length === page.limit) {
+        more = true;
+        break;
+      }
+      items.push(value as IpListState);
+    }
+    const last = items[items.length - 1];
+    return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
+  }
+
+  // ---- certificates
+
+  putCertificate(cert: CertificateInput): Promise<CertificateState> {
+    return this.commit((tx) => {
+      if (!this.get<Zone>(['zone', cert.domain])) throw notFound(`domain ${cert.domain}`);
+      const revision = tx.change('certificate', cert.domain, 'put');
+      const stored: CertificateState = { ...cert, updated: tx.now, revision };
+      this.put(['cert', cert.domain], stored);
+      return stored;
+    });
+  }
+
+  async getCertificate(domain: string): Promise<CertificateState | undefined> {
+    return this.get<CertificateState>(['cert', domain]);
+  }
+
+  deleteCertificate(domain: string): Promise<boolean> {
+    return this.commit((tx) => {
+      if (!this.get(['cert', domain])) return false;
+      this.del(['cert', domain]);
+      tx.change('certificate', domain, 'delete');
+      return true;
+    });
+  }
+
+  async listCertificates(page: PageRequest): Promise<Page<CertificateState>> {
+    const after = page.cursor === undefined ? '' : decodeCursor(page.cursor);
+    const items: CertificateState[] = [];
+    let more = false;
+    for (const { key, value } of this.db.getRange({ start: ['cert', after], end: ['cert', END] })) {
+      if (key[1] === after) continue;
+      if (items.length === page.limit) {
+        more = true;
+        break;
+      }
+      items.push(value as CertificateState);
+    }
+    const last = items[items.length - 1];
+    return { items, next: more && last ? encodeCursor(last.domain) : undefined };
   }
 
   // ---- nodes

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ApiError, notFound } from '../errors.ts';
+import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
@@ -481,6 +482,8 @@ export class RedisStore implements Store {
           { op: 'zrem', key: this.k('zones'), v: name },
           { op: 'hdel', key: this.k('zoneowners'), f: name },
           { op: 'zrem', key: this.k('zonetree'), v: `${reversedName(name)}|${name}` },
+          { op: 'del', key: this.k('cert', name) },
+          { op: 'zrem', key: this.k('certs'), v: name },
         ],
         change: { kind: 'zone', key: name, op: 'delete' },
         result: () => true,
@@ -572,6 +575,71 @@ export class RedisStore implements Store {
         change: { kind: 'iplist', key: String(id), op: 'delete' },
         result: () => true,
       };
+    });
+  }
+
+  listAllIpLists(page: PageRequest): Promise<Page<IpListState>> {
+    return this.guard(async () => {
+      const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
+      const ids = await this.redis.zrangebyscore(this.k('iplists'), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
+      const more = ids.length > page.limit;
+      const chosen = ids.slice(0, page.limit);
+      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((id) => this.k('iplist', id)));
+      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as IpListState] : []));
+      const last = items[items.length - 1];
+      return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
+    });
+  }
+
+  // ---- certificates
+
+  putCertificate(cert: CertificateInput): Promise<CertificateState> {
+    const zoneKey = this.k('zone', cert.domain);
+    return this.mutate<CertificateState>(async () => {
+      const text = await this.redis.get(zoneKey);
+      if (text === null) throw notFound(`domain ${cert.domain}`);
+      const stored: CertificateState = { ...cert, updated: new Date().toISOString(), revision: 0 };
+      return {
+        // The domain must still be there when the script runs (a deletion in between fails the check).
+        checks: [[zoneKey, text]],
+        ops: [withRevision(this.k('cert', cert.domain), stored, (c) => c), { op: 'zadd', key: this.k('certs'), s: 0, v: cert.domain }],
+        change: { kind: 'certificate', key: cert.domain, op: 'put' },
+        result: (revision) => ({ ...stored, revision }),
+      };
+    });
+  }
+
+  getCertificate(domain: string): Promise<CertificateState | undefined> {
+    return this.guard(() => this.json<CertificateState>(this.k('cert', domain)));
+  }
+
+  deleteCertificate(domain: string): Promise<boolean> {
+    const key = this.k('cert', domain);
+    return this.mutate<boolean>(async () => {
+      const text = await this.redis.get(key);
+      if (text === null) return { unchanged: false };
+      return {
+        checks: [[key, text]],
+        ops: [
+          { op: 'del', key },
+          { op: 'zrem', key: this.k('certs'), v: domain },
+        ],
+        change: { kind: 'certificate', key: domain, op: 'delete' },
+        result: () => true,
+      };
+    });
+  }
+
+  listCertificates(page: PageRequest): Promise<Page<CertificateState>> {
+    return this.guard(async () => {
+      const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+      const names = await this.redis.zrangebylex(this.k('certs'), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, page.limit + 1);
+      const more = names.length > page.limit;
+      const chosen = names.slice(0, page.limit);
+      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((n) => this.k('cert', n)));
+      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as CertificateState] : []));
+      const last = chosen[chosen.length - 1];
+      return { items, next: more && last ? encodeCursor(last) : undefined };
     });
   }
 

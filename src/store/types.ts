@@ -7,6 +7,7 @@
 // - A mutation callback runs against the current state inside the atomic step and may throw an
 //   ApiError to reject the change; it must not have side effects (an adapter may run it again).
 // - A promise resolves only once the write is durable under the adapter's documented guarantee.
+import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
@@ -24,14 +25,14 @@ export interface Zone {
   records: RecordState[];
 }
 
-export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer';
+export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer' | 'certificate';
 
 export interface Change {
   revision: number;
   /** ISO time of the commit. */
   at: string;
   kind: ChangeKind;
-  /** Domain name, node id or IP list id. */
+  /** Domain name (zone, certificate), node id, IP list id, user id or consumer id. */
   key: string;
   op: 'put' | 'delete';
 }
@@ -60,6 +61,8 @@ export interface ConsumerState {
   name: string;
   /** Where commit notifications are POSTed; null = the consumer only polls. */
   url: string | null;
+  /** The edge node it serves as: an edge consumer (it is fed only that node's domains); null for a name server. */
+  node?: number | null;
   /** SHA-256 of its bearer token. */
   tokenHash: string;
   /** HMAC key for notifications (shared with the consumer, so kept as is). */
@@ -122,6 +125,8 @@ export interface Store {
   createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState>;
   getIpList(id: number): Promise<IpListState | undefined>;
   listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>>;
+  /** Every IP list of every owner, in id order (what edges act on). */
+  listAllIpLists(page: PageRequest): Promise<Page<IpListState>>;
   countIpLists(ownerId: number): Promise<number>;
   updateIpList(id: number, ownerId: number, mutate: IpListMutation): Promise<IpListState>;
   deleteIpList(id: number, ownerId: number): Promise<boolean>;
@@ -132,6 +137,14 @@ export interface Store {
   updateNode(id: number, patch: Partial<Omit<EdgeNode, 'id'>>): Promise<EdgeNode>;
   /** CONFLICT while a domain or IP list still names the node. */
   deleteNode(id: number): Promise<boolean>;
+
+  /** Stores (replaces) a domain's certificate; NOT_FOUND when the domain does not exist. */
+  putCertificate(cert: CertificateInput): Promise<CertificateState>;
+  getCertificate(domain: string): Promise<CertificateState | undefined>;
+  /** False when the domain has none. A domain's deletion removes its certificate with it. */
+  deleteCertificate(domain: string): Promise<boolean>;
+  /** Every stored certificate, in domain order. */
+  listCertificates(page: PageRequest): Promise<Page<CertificateState>>;
 
   /** Everything a name server needs, read at one revision (one consistent read). */
   snapshot(): Promise<Snapshot>;

@@ -3,37 +3,40 @@
 // brackets start-up's reading of the state, so a crash while reading (damage no check sees)
 // is recognised at the next start; LMDB refusing to open, or a stored document that does not
 // parse, count the same. Damaged state is moved aside (kept for inspection, the newest few only)
-// with one log line, and the name server starts empty and loads a fresh snapshot from the API.
+// with one log line, and the consumer (name server, edge) starts empty and loads a fresh snapshot
+// from the API.
 import { existsSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { lmdbFileProblem } from './lmdb-file-check.ts';
-import { LocalState } from './local-state.ts';
 
 /** Moved-aside states kept; older ones are deleted, so repeated damage cannot fill the disk. */
 const KEEP_DAMAGED = 3;
 
-export class LocalStateGuard {
+export class LocalStateGuard<State> {
   private readonly marker: string;
 
   constructor(
     private readonly dir: string,
     private readonly log: Logger,
+    private readonly openState: (dir: string) => State,
+    /** Who starts empty, for the log line. */
+    private readonly who = 'the name server',
   ) {
     this.marker = `${dir}.loading`;
   }
 
   /** Opens the state, moving it aside first when it is damaged. Marks that reading has begun. */
-  open(): LocalState {
+  open(): State {
     const reason = existsSync(this.marker) ? 'the last start ended while reading it (the process died there: damage the checks did not see?)' : lmdbFileProblem(this.dir);
     if (reason) this.moveAside(reason);
     writeFileSync(this.marker, `${process.pid}\n`);
     try {
-      return new LocalState(this.dir);
+      return this.openState(this.dir);
     } catch (error) {
       this.moveAside(`LMDB could not open it (${(error as Error).message})`);
       writeFileSync(this.marker, `${process.pid}\n`);
-      return new LocalState(this.dir);
+      return this.openState(this.dir);
     }
   }
 
@@ -47,7 +50,7 @@ export class LocalStateGuard {
     const movedTo = `${this.dir}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     if (existsSync(this.dir)) renameSync(this.dir, movedTo);
     if (existsSync(this.marker)) unlinkSync(this.marker);
-    this.log.error({ dir: this.dir, movedTo, reason }, 'sync: local state is damaged; moved it aside and starting empty: the name server loads a fresh snapshot from the API');
+    this.log.error({ dir: this.dir, movedTo, reason }, `sync: local state is damaged; moved it aside and starting empty: ${this.who} loads a fresh snapshot from the API`);
     const prefix = `${basename(this.dir)}.damaged-`;
     const damaged = readdirSync(dirname(this.dir)).filter((name) => name.startsWith(prefix)).sort();
     for (const old of damaged.slice(0, Math.max(0, damaged.length - KEEP_DAMAGED))) rmSync(join(dirname(this.dir), old), { recursive: true, force: true });

@@ -12,7 +12,7 @@ import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
-import type { LocalState } from './local-state.ts';
+import { LocalState } from './local-state.ts';
 import { LocalStateGuard } from './local-state-guard.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
@@ -39,7 +39,7 @@ interface ChangePage {
 
 export class RemoteFeed {
   private state: LocalState;
-  private readonly guard: LocalStateGuard;
+  private readonly guard: LocalStateGuard<LocalState>;
   applied = 0;
   /** The API's revision at the last successful pull. */
   current = 0;
@@ -55,7 +55,7 @@ export class RemoteFeed {
     private readonly index: ZoneIndex,
     private readonly options: RemoteFeedOptions,
   ) {
-    this.guard = new LocalStateGuard(options.dataDir, options.log);
+    this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new LocalState(dir));
     this.state = this.guard.open();
   }
 

@@ -11,8 +11,9 @@ export interface RunningServer {
   url: string;
   /** The DNS port (UDP and TCP). */
   dnsPort: number;
-  /** The edge's HTTP address (serve role). */
+  /** The edge's HTTP and HTTPS addresses (serve role). */
   edgeUrl?: string;
+  edgeHttpsUrl?: string;
   output: () => string;
   /** Resolves with the exit code or signal. */
   exited: Promise<[number | null, NodeJS.Signals | null]>;
@@ -40,11 +41,11 @@ async function spawnRole(role: string, env: Record<string, string>, ready: RegEx
 export async function startServe(env: Record<string, string>, timeoutMs = 20_000, role: 'serve' | 'api' = 'serve'): Promise<RunningServer> {
   const { match, ...rest } = await spawnRole(
     role,
-    { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_EDGE_HTTP_PORT: '0', ...env },
-    /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?(?:,"edge":"(http:\/\/[^"]+)")?/,
+    { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_EDGE_HTTP_PORT: '0', PALISADE_EDGE_HTTPS_PORT: '0', ...env },
+    /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?(?:,"edge":\{"http":"(http:\/\/[^"]+)","https":"(https:\/\/[^"]+)"\})?/,
     timeoutMs,
   );
-  return { ...rest, url: match[1]!, dnsPort: Number(match[2]), edgeUrl: match[3] };
+  return { ...rest, url: match[1]!, dnsPort: Number(match[2]), edgeUrl: match[3], edgeHttpsUrl: match[4] };
 }
 
 /** Runs `palisade admin …` to completion. */
@@ -70,6 +71,26 @@ export interface RunningNameServer {
 export async function startNameServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningNameServer> {
   const { match, ...rest } = await spawnRole('dns', { PALISADE_DNS_PORT: '0', PALISADE_SYNC_PORT: '0', ...env }, /"dns":"[^"]*:(\d+)","notify":"([^"]+)"/, timeoutMs);
   return { ...rest, dnsPort: Number(match[1]), notifyUrl: match[2]! };
+}
+
+export interface RunningEdge {
+  child: ChildProcess;
+  httpUrl: string;
+  httpsUrl: string;
+  notifyUrl: string;
+  output: () => string;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** Starts `palisade edge` on random loopback ports and waits for its "serving" line. */
+export async function startEdge(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningEdge> {
+  const { match, ...rest } = await spawnRole(
+    'edge',
+    { PALISADE_EDGE_HTTP_PORT: '0', PALISADE_EDGE_HTTPS_PORT: '0', PALISADE_SYNC_PORT: '0', ...env },
+    /"http":"(http:\/\/[^"]+)","https":"(https:\/\/[^"]+)","notify":"([^"]+)"/,
+    timeoutMs,
+  );
+  return { ...rest, httpUrl: match[1]!, httpsUrl: match[2]!, notifyUrl: match[3]! };
 }
 
 export async function stopProcess(p: { child: ChildProcess; exited: Promise<unknown> }, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

@@ -3,15 +3,14 @@
 //   GET /sync/changes?since=R   what changed after R, in revision order, with the current data;
 //                               410 when R is older than the retained history (refetch the snapshot)
 // Authenticated by a consumer's bearer token (`palisade admin consumer add`), never a customer key.
-import { timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import { hashApiKey } from '../../model/user.ts';
 import type { SnapshotChunk, Zone } from '../../store/types.ts';
 import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
 import { problemResponse } from '../schemas.ts';
+import { consumerAuth } from './consumer-auth.ts';
 
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
 
@@ -24,7 +23,7 @@ const ChangeWithData = Type.Object({
   data: Type.Optional(Any),
 });
 
-const errors = { 400: problemResponse(400), 401: problemResponse(401), 410: { ...problemResponse(503), description: 'Gone: the revision is older than the feed keeps; load the snapshot' }, 503: problemResponse(503) };
+const errors = { 400: problemResponse(400), 401: problemResponse(401), 403: problemResponse(403), 410: { ...problemResponse(503), description: 'Gone: the revision is older than the feed keeps; load the snapshot' }, 503: problemResponse(503) };
 
 /** The snapshot as NDJSON text, a batch of zones per chunk; ends with the line that proves it whole. */
 async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>, rest: AsyncGenerator<SnapshotChunk>): AsyncGenerator<string> {
@@ -45,16 +44,7 @@ async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>
 }
 
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.addHook('onRequest', async (request) => {
-    const header = request.headers.authorization ?? '';
-    const token = /^Bearer ([\x21-\x7e]{8,256})$/.exec(header)?.[1];
-    if (!token) throw new ApiError('UNAUTHORIZED', 'send a consumer token as "Authorization: Bearer …"');
-    const hash = hashApiKey(token);
-    const consumer = await app.store.findConsumerByTokenHash(hash);
-    if (!consumer || !timingSafeEqual(Buffer.from(consumer.tokenHash, 'hex'), Buffer.from(hash, 'hex'))) {
-      throw new ApiError('UNAUTHORIZED', 'the consumer token is not valid');
-    }
-  });
+  app.addHook('onRequest', consumerAuth(app.store, 'nameserver'));
 
   app.get(
     '/sync/snapshot',

@@ -1,0 +1,158 @@
+// The change feed for edges: what one edge node serves, as a snapshot and as ordered changes.
+//   GET /sync/edge/snapshot          the node's domains, their certificates and the IP lists on it
+//   GET /sync/edge/changes?since=R   what changed after R for this node; 410 past the retained history
+// Only consumers registered for a node (`palisade admin consumer add --node ID`) may ask; each gets
+// its own node's share and nothing about other domains (see ../../sync/edge-feed-format.ts).
+//
+// The snapshot is read at-or-after its header's revision (paged reads, no long read transaction):
+// a document that changes while it is read is re-sent by the changes after that revision, and
+// every change carries the current document, so snapshot + changes always converge.
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError } from '../../errors.ts';
+import type { ConsumerState, Store } from '../../store/types.ts';
+import {
+  appliesTo,
+  boundTo,
+  edgeEndLine,
+  edgeHeaderLine,
+  edgeItemLine,
+  nameDigest,
+  type EdgeChange,
+} from '../../sync/edge-feed-format.ts';
+import { problemResponse } from '../schemas.ts';
+import { consumerAuth } from './consumer-auth.ts';
+
+const PAGE = 500;
+
+async function* edgeSnapshot(store: Store, node: number): AsyncGenerator<string> {
+  const revision = await store.currentRevision();
+  yield edgeHeaderLine({ revision, node: (await store.getNode(node)) ?? null });
+  let items = 0;
+  const served = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await store.listAllZones({ limit: PAGE, cursor });
+    let text = '';
+    for (const { domain } of page.items) {
+      if (!boundTo(domain, node)) continue;
+      served.add(domain.domain);
+      text += edgeItemLine({ kind: 'domain', data: domain });
+      items++;
+    }
+    if (text) yield text;
+    cursor = page.next;
+  } while (cursor);
+  do {
+    const page = await store.listCertificates({ limit: PAGE, cursor });
+    let text = '';
+    for (const cert of page.items) {
+      if (!served.has(cert.domain)) continue;
+      text += edgeItemLine({ kind: 'certificate', data: cert });
+      items++;
+    }
+    if (text) yield text;
+    cursor = page.next;
+  } while (cursor);
+  do {
+    const page = await store.listAllIpLists({ limit: PAGE, cursor });
+    let text = '';
+    for (const list of page.items) {
+      if (!appliesTo(list, node)) continue;
+      text += edgeItemLine({ kind: 'iplist', data: list });
+      items++;
+    }
+    if (text) yield text;
+    cursor = page.next;
+  } while (cursor);
+  yield edgeEndLine(items);
+}
+
+/** One stored change as this node's edge sees it; undefined for changes that are none of its business. */
+async function edgeChange(store: Store, consumer: ConsumerState & { node: number }, change: { revision: number; kind: string; key: string; op: string }): Promise<EdgeChange | undefined> {
+  const { revision, key } = change;
+  const node = consumer.node;
+  if (change.kind === 'zone' || change.kind === 'certificate') {
+    const kind = change.kind === 'zone' ? 'domain' : 'certificate';
+    const zone = await store.getZone(key);
+    const bound = zone !== undefined && boundTo(zone.domain, node);
+    const data = !bound ? undefined : kind === 'domain' ? zone.domain : await store.getCertificate(key);
+    return data ? { revision, kind, op: 'put', key, data } : { revision, kind, op: 'delete', digest: nameDigest(consumer.secret, key) };
+  }
+  if (change.kind === 'iplist') {
+    const list = await store.getIpList(Number(key));
+    return list && appliesTo(list, node) ? { revision, kind: 'iplist', op: 'put', key, data: list } : { revision, kind: 'iplist', op: 'delete', key };
+  }
+  if (change.kind === 'node' && Number(key) === node) {
+    const data = await store.getNode(node);
+    return data ? { revision, kind: 'node', op: 'put', key, data } : { revision, kind: 'node', op: 'delete', key };
+  }
+  return undefined;
+}
+
+const errors = { 400: problemResponse(400), 401: problemResponse(401), 403: problemResponse(403), 410: { ...problemResponse(503), description: 'Gone: load the snapshot' }, 503: problemResponse(503) };
+
+export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', consumerAuth(app.store, 'edge'));
+
+  app.get(
+    '/sync/edge/snapshot',
+    {
+      schema: {
+        tags: ['sync'],
+        summary: "Everything one edge node serves, streamed as NDJSON",
+        description:
+          'First `{"edge":{"revision","node"}}`, then `{"domain":{...}}`, `{"certificate":{...}}` and `{"iplist":{...}}` lines, last `{"end":{"items":N}}` ' +
+          '(a body without it was cut short). Only the domains bound to the consumer\'s node, their certificates and the IP lists on that node. Apply /sync/edge/changes?since=revision afterwards.',
+        security: [{ consumerToken: [] }],
+        response: { 200: { content: { 'application/x-ndjson': { schema: Type.String() } } }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const lines = edgeSnapshot(app.store, request.consumer!.node!);
+      // The header is read before answering, so a store that is down gets a 503, not a cut body.
+      const first = await lines.next();
+      if (first.done) throw new Error('edge snapshot: no header');
+      async function* all(): AsyncGenerator<string> {
+        yield first.value as string;
+        yield* lines;
+      }
+      reply.type('application/x-ndjson; charset=utf-8');
+      return reply.send(Readable.from(all()) as unknown as string);
+    },
+  );
+
+  app.get(
+    '/sync/edge/changes',
+    {
+      schema: {
+        tags: ['sync'],
+        summary: "The changes after a revision that concern the consumer's edge node",
+        description:
+          'Puts carry the current document. A domain or certificate that left the node (unbound or deleted) comes as a delete with `digest` = base64url HMAC-SHA256(consumer secret, "edge-name:" + name) instead of its name. ' +
+          '`revision` is the last revision looked at: ask again with since=revision until it equals `current`.',
+        security: [{ consumerToken: [] }],
+        querystring: Type.Object({ since: Type.Integer({ minimum: 0 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ since: Type.Integer(), revision: Type.Integer(), current: Type.Integer(), changes: Type.Array(Type.Unsafe<EdgeChange>({ type: 'object' })) }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { since } = request.query;
+      const consumer = request.consumer! as ConsumerState & { node: number };
+      const current = await app.store.currentRevision();
+      const feed = await app.store.changesSince(since, request.query.limit ?? 1000);
+      if ('gone' in feed) throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${feed.oldest}); fetch /sync/edge/snapshot`);
+      // Several changes of one document in a page: only the last is sent (each carries the current document anyway).
+      const last = new Map<string, number>();
+      feed.changes.forEach((c, i) => last.set(`${c.kind}:${c.key}`, i));
+      const picked = feed.changes.filter((c, i) => last.get(`${c.kind}:${c.key}`) === i);
+      const changes = (await Promise.all(picked.map((c) => edgeChange(app.store, consumer, c)))).filter((c): c is EdgeChange => c !== undefined);
+      const end = feed.changes[feed.changes.length - 1];
+      return { since, revision: end ? end.revision : since, current, changes };
+    },
+  );
+};

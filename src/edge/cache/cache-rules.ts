@@ -1,0 +1,75 @@
+// Which requests the edge's cache may answer and under which key, and how long a response may be
+// kept — Cloudflare's cache levels as ../../../docs/edge.md defines them. Pure: no I/O.
+//   0 off · 1 basic: static files only without a query string · 2 simplified: static files, the
+//   query string left out of the key · 3 aggressive: static files, the full query in the key.
+// Never from the cache: other methods, requests with Authorization or a Range on a miss (passed
+// through); never stored: Cache-Control private/no-store/no-cache/max-age=0, any Set-Cookie,
+// Vary: *. Freshness from s-maxage/max-age/Expires (shared cache, no heuristics), else the
+// defaults by status.
+import type { IncomingHttpHeaders } from 'node:http';
+import CachePolicy from 'http-cache-semantics';
+
+/** Cloudflare's default cached extensions (its list, HTML excluded). */
+const STATIC_EXTENSIONS = new Set(
+  (
+    '7z avi avif apk bin bmp bz2 class css csv doc docx dmg ejs eot eps exe flac gif gz ico iso jar jpg jpeg js mid midi mkv mp3 mp4 ogg otf pdf pict pls png ppt pptx ps rar svg svgz swf tar tif tiff ttf webm webp woff woff2 xls xlsx zip zst'
+  ).split(' '),
+);
+
+/** Default lifetimes (ms) of responses without explicit freshness, by status (Cloudflare's). */
+const DEFAULT_TTL_MS: Record<number, number> = { 200: 7_200_000, 206: 7_200_000, 301: 7_200_000, 302: 1_200_000, 303: 1_200_000, 404: 180_000, 410: 180_000 };
+
+export type CacheDecision = { cache: false; reason: string } | { cache: true; key: string };
+
+/** The extension of the URL path's last segment, lower case ('' when none). */
+export function extensionOf(path: string): string {
+  const last = path.slice(path.lastIndexOf('/') + 1);
+  const dot = last.lastIndexOf('.');
+  return dot <= 0 ? '' : last.slice(dot + 1).toLowerCase();
+}
+
+/** Whether the request may be answered from (or fill) the cache, and its key. */
+export function cacheDecision(level: number, method: string, host: string, url: string, headers: IncomingHttpHeaders): CacheDecision {
+  if (level <= 0) return { cache: false, reason: 'caching off' };
+  if (method !== 'GET' && method !== 'HEAD') return { cache: false, reason: 'method' };
+  if (headers.authorization !== undefined) return { cache: false, reason: 'authorization' };
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q + 1);
+  if (!STATIC_EXTENSIONS.has(extensionOf(path))) return { cache: false, reason: 'not a static file' };
+  if (level === 1 && query !== '') return { cache: false, reason: 'query string' };
+  const keyed = level === 3 && query !== '' ? `${path}?${query}` : path;
+  return { cache: true, key: `${host}\n${keyed}` };
+}
+
+/** Accept-Encoding reduced to what a variant depends on, so that every browser does not get its own copy. */
+export function normalisedAcceptEncoding(value: string | string[] | undefined): string {
+  const text = String(value ?? '').toLowerCase();
+  return /\bbr\b/.test(text) ? 'br' : /\bgzip\b/.test(text) ? 'gzip' : '';
+}
+
+/** The request header values a stored variant is chosen by (its response's Vary), as one string. */
+export function variantKey(vary: readonly string[], headers: IncomingHttpHeaders): string {
+  return vary.map((name) => (name === 'accept-encoding' ? normalisedAcceptEncoding(headers[name]) : String(headers[name] ?? ''))).join('\n');
+}
+
+export type Storability = { store: false; reason: string } | { store: true; ttlMs: number; vary: string[]; policy: CachePolicy };
+
+/** Whether a response may be stored, for how long, and by which request headers it varies. */
+export function storability(req: { method: string; url: string; headers: IncomingHttpHeaders }, status: number, headers: IncomingHttpHeaders): Storability {
+  if (headers['set-cookie'] !== undefined) return { store: false, reason: 'set-cookie' };
+  const cc = String(headers['cache-control'] ?? '').toLowerCase();
+  if (/(^|[\s,])(private|no-store|no-cache)\b/.test(cc) || /(^|[\s,])(s-)?max-age\s*=\s*"?0+"?(\s*(,|$))/.test(cc)) return { store: false, reason: 'cache-control' };
+  const vary = String(headers.vary ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (vary.includes('*')) return { store: false, reason: 'vary *' };
+  const policy = new CachePolicy({ method: req.method, url: req.url, headers: req.headers }, { status, headers }, { shared: true, cacheHeuristic: 0, immutableMinTimeToLive: 0 });
+  if (!policy.storable()) return { store: false, reason: 'not storable' };
+  const explicit = /(^|[\s,])(s-maxage|max-age)\s*=/.test(cc) || headers.expires !== undefined;
+  const ttlMs = explicit ? policy.timeToLive() : (DEFAULT_TTL_MS[status] ?? 0);
+  if (ttlMs <= 0) return { store: false, reason: explicit ? 'expired' : `status ${status}` };
+  return { store: true, ttlMs, vary: [...new Set(vary)].sort(), policy };
+}

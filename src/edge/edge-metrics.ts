@@ -1,0 +1,69 @@
+// The edge's counters for /metrics (Prometheus text) and, per domain, every proxied request's
+// upstream time and outcome — what the uptime statistics build on. Per-domain figures stay in
+// memory (bounded: least recently used domains beyond the bound are forgotten) and out of the
+// Prometheus text, whose series must not grow with the number of customers.
+import { LRUCache } from 'lru-cache';
+
+/** Upstream latency buckets, seconds (Prometheus `le`). */
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export type UpstreamOutcome = 'ok' | 'error-status' | 'unreachable' | 'timeout';
+
+export interface DomainStats {
+  requests: number;
+  /** By outcome. */
+  outcomes: Record<UpstreamOutcome, number>;
+  /** Upstream time (ms) of answered requests, summed, and counts per bucket (same bounds as BUCKETS). */
+  upstreamMsSum: number;
+  buckets: number[];
+  last: { at: number; outcome: UpstreamOutcome; ms?: number } | undefined;
+}
+
+export class EdgeMetrics {
+  private readonly requests = new Map<string, number>();
+  private readonly bucketCounts = BUCKETS.map(() => 0);
+  private upstreamCount = 0;
+  private upstreamSum = 0;
+  activeConnections = 0;
+  readonly perDomain = new LRUCache<string, DomainStats>({ max: 100_000 });
+
+  request(status: number, cache: string): void {
+    const key = `${Math.floor(status / 100)}xx|${cache}`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+  }
+
+  upstream(domain: string, outcome: UpstreamOutcome, ms?: number): void {
+    let stats = this.perDomain.get(domain);
+    if (!stats) {
+      stats = { requests: 0, outcomes: { ok: 0, 'error-status': 0, unreachable: 0, timeout: 0 }, upstreamMsSum: 0, buckets: BUCKETS.map(() => 0), last: undefined };
+      this.perDomain.set(domain, stats);
+    }
+    stats.requests++;
+    stats.outcomes[outcome]++;
+    stats.last = { at: Date.now(), outcome, ms };
+    if (ms === undefined) return;
+    stats.upstreamMsSum += ms;
+    this.upstreamCount++;
+    this.upstreamSum += ms / 1000;
+    for (let i = 0; i < BUCKETS.length; i++) {
+      if (ms / 1000 <= BUCKETS[i]!) {
+        this.bucketCounts[i]!++;
+        stats.buckets[i]!++;
+      }
+    }
+  }
+
+  render(extra: Record<string, number>): string {
+    const lines = ['# HELP palisade_edge_requests_total Edge requests by status class and cache status.', '# TYPE palisade_edge_requests_total counter'];
+    for (const [key, count] of this.requests) {
+      const [klass, cache] = key.split('|');
+      lines.push(`palisade_edge_requests_total{class="${klass}",cache="${cache}"} ${count}`);
+    }
+    lines.push('# HELP palisade_edge_upstream_seconds Time until the backend\'s response headers arrived.', '# TYPE palisade_edge_upstream_seconds histogram');
+    BUCKETS.forEach((le, i) => lines.push(`palisade_edge_upstream_seconds_bucket{le="${le}"} ${this.bucketCounts[i]}`));
+    lines.push(`palisade_edge_upstream_seconds_bucket{le="+Inf"} ${this.upstreamCount}`, `palisade_edge_upstream_seconds_sum ${this.upstreamSum}`, `palisade_edge_upstream_seconds_count ${this.upstreamCount}`);
+    lines.push('# HELP palisade_edge_active_connections Client connections open now.', '# TYPE palisade_edge_active_connections gauge', `palisade_edge_active_connections ${this.activeConnections}`);
+    for (const [name, value] of Object.entries(extra)) lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
+    return `${lines.join('\n')}\n`;
+  }
+}

@@ -1,0 +1,77 @@
+// What an edge knows, in memory: the domains it serves (as a routing table), their certificates,
+// the IP lists on its node, and the node itself. Fed whole (a snapshot) or change by change, by
+// the change feed (remote edge) or the store (all-in-one). Every batch is applied in one
+// synchronous step, so no request sees half of a change. Listeners hear of each domain whose
+// settings changed or that left (the cache drops what it kept for it).
+import type { CertificateState } from '../model/certificate.ts';
+import type { DomainState } from '../model/domain.ts';
+import type { IpListState } from '../model/iplist.ts';
+import type { EdgeNode } from '../model/node.ts';
+import { RoutingTable } from './routing.ts';
+
+export interface EdgeBatch {
+  domains?: Map<string, DomainState | undefined>;
+  certificates?: Map<string, CertificateState | undefined>;
+  ipLists?: Map<number, IpListState | undefined>;
+  node?: EdgeNode | null;
+}
+
+export class EdgeState {
+  readonly routes: RoutingTable;
+  readonly certificates = new Map<string, CertificateState>();
+  readonly ipLists = new Map<number, IpListState>();
+  node: EdgeNode | null = null;
+  private readonly domainListeners = new Set<(name: string) => void>();
+  private readonly certificateListeners = new Set<(name: string) => void>();
+
+  /** `nodeId` undefined: every domain is served here (the all-in-one role). */
+  constructor(nodeId?: number) {
+    this.routes = new RoutingTable(nodeId);
+  }
+
+  /** Called with a domain's name after its settings changed or it left. */
+  onDomainChange(listener: (name: string) => void): void {
+    this.domainListeners.add(listener);
+  }
+
+  onCertificateChange(listener: (name: string) => void): void {
+    this.certificateListeners.add(listener);
+  }
+
+  /** Replaces everything (a snapshot). */
+  replace(items: { domains: DomainState[]; certificates: CertificateState[]; ipLists: IpListState[]; node?: EdgeNode | null }): void {
+    const domains = new Map<string, DomainState | undefined>([...this.routes.names()].map((n) => [n, undefined]));
+    for (const d of items.domains) domains.set(d.domain, d);
+    const certificates = new Map<string, CertificateState | undefined>([...this.certificates.keys()].map((n) => [n, undefined]));
+    for (const c of items.certificates) certificates.set(c.domain, c);
+    const ipLists = new Map<number, IpListState | undefined>([...this.ipLists.keys()].map((id) => [id, undefined]));
+    for (const l of items.ipLists) ipLists.set(l.id, l);
+    this.apply({ domains, certificates, ipLists, node: items.node });
+  }
+
+  apply(batch: EdgeBatch): void {
+    const changedDomains: string[] = [];
+    for (const [name, domain] of batch.domains ?? []) {
+      const before = this.routes.get(name);
+      if (domain) this.routes.put(domain);
+      else this.routes.remove(name);
+      if (before && (!domain || before.revision !== domain.revision)) changedDomains.push(name);
+      // A domain that leaves takes its certificate with it.
+      if (!domain && this.certificates.delete(name)) for (const l of this.certificateListeners) l(name);
+    }
+    const changedCerts: string[] = [];
+    for (const [name, cert] of batch.certificates ?? []) {
+      const before = this.certificates.get(name);
+      if (cert) this.certificates.set(name, cert);
+      else this.certificates.delete(name);
+      if (before?.fingerprint !== cert?.fingerprint) changedCerts.push(name);
+    }
+    for (const [id, list] of batch.ipLists ?? []) {
+      if (list) this.ipLists.set(id, list);
+      else this.ipLists.delete(id);
+    }
+    if (batch.node !== undefined) this.node = batch.node;
+    for (const name of changedDomains) for (const l of this.domainListeners) l(name);
+    for (const name of changedCerts) for (const l of this.certificateListeners) l(name);
+  }
+}

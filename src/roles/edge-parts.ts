@@ -1,0 +1,33 @@
+// What the serve and edge roles build alike: the edge server from the config, listening on its
+// HTTP and HTTPS ports (a port that cannot be had is one clear start-up line).
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { EdgeServer } from '../edge/edge-server.ts';
+import type { EdgeState } from '../edge/edge-state.ts';
+import { StartupError } from './startup-error.ts';
+
+/** The disk cache's bound (large files). */
+const CACHE_DISK_BYTES = 4096 * 1_048_576;
+
+export function newEdgeServer(config: Config, state: EdgeState, log: Logger): EdgeServer {
+  const { edge } = config;
+  return new EdgeServer(state, {
+    nodeName: edge.nodeName,
+    connectTimeoutMs: edge.connectTimeoutMs,
+    responseTimeoutMs: edge.responseTimeoutMs,
+    checkIntervalMs: edge.checkIntervalMs,
+    maxBodyBytes: edge.maxBodyBytes,
+    clientTimeoutMs: edge.clientTimeoutMs,
+    cache: { memoryBytes: edge.cacheMemoryBytes, diskBytes: CACHE_DISK_BYTES, dir: edge.cacheDir },
+    log,
+  });
+}
+
+export async function listenEdge(config: Config, server: EdgeServer): Promise<{ http: string; https: string }> {
+  const { host, httpPort, httpsPort } = config.edge;
+  const ports = await server.listen(host, httpPort, httpsPort).catch((error: Error) => {
+    throw new StartupError(`edge: ${error.message}; free the port or set PALISADE_EDGE_HOST/PALISADE_EDGE_HTTP_PORT/PALISADE_EDGE_HTTPS_PORT`);
+  });
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return { http: `http://${shown}:${ports.http}`, https: `https://${shown}:${ports.https}` };
+}

@@ -1,0 +1,47 @@
+// The edge role: one edge node's reverse proxy on its own host, fed by a remote API's change feed
+// with that node's share (its domains, their certificates, the IP lists on it), serving from its
+// local state whenever the API is away.
+import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import { EdgeState } from '../edge/edge-state.ts';
+import { RemoteEdgeFeed } from '../edge/feed/remote-edge-feed.ts';
+import { createLogger } from '../log.ts';
+import { NotifyListener } from '../sync/notify-listener.ts';
+import { listenEdge, newEdgeServer } from './edge-parts.ts';
+import { feedHealth, feedMetrics } from './feed-health.ts';
+import { closeOnSignal } from './shutdown.ts';
+import { StartupError } from './startup-error.ts';
+import { ensureWritableDir } from './writable-dir.ts';
+
+export async function runEdge(config: Config): Promise<void> {
+  const { sync, edge } = config;
+  const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
+  if (edge.node === undefined) missing.unshift('PALISADE_EDGE_NODE');
+  if (missing.length > 0) throw new StartupError(`the edge role needs ${missing.join(', ')} (from \`palisade admin consumer add --node ID\` on the API side)`);
+  ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
+  const log = createLogger(config.logLevel);
+  const state = new EdgeState(edge.node);
+  const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
+  feed.start();
+  const server = newEdgeServer(config, state, log.child({ component: 'edge' }));
+  const addresses = await listenEdge(config, server);
+  const health = () => feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size });
+  const listener: NotifyListener = new NotifyListener({
+    secret: sync.secret!,
+    applied: () => feed.applied,
+    onNotify: () => void feed.catchUp(),
+    health,
+    metrics: () => server.renderMetrics({ palisade_edge_revision_applied: feed.applied }) + feedMetrics(Math.max(0, feed.current - feed.applied), listener),
+    log: log.child({ component: 'sync' }),
+  });
+  const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`sync: cannot listen on ${sync.host}:${sync.port} (${error.code ?? error.message}); set PALISADE_SYNC_HOST/PALISADE_SYNC_PORT`);
+  });
+  log.info({ node: edge.node, ...addresses, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, domains: state.routes.size }, 'palisade edge serving');
+
+  closeOnSignal(log, async () => {
+    await listener.close();
+    await server.close();
+    await feed.stop();
+  });
+}

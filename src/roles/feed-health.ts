@@ -1,0 +1,33 @@
+// Health of a consumer of the change feed (name server, edge), for /healthz: degraded (503) once
+// the API's revision has not been applied for longer than the bound — pulls failing (API away,
+// bad token) or the consumer stuck behind.
+export interface FeedProgress {
+  applied: number;
+  current: number;
+  lastSuccess: number;
+  behindSince: number;
+  startedAt: number;
+}
+
+export function feedHealth(feed: FeedProgress, boundMs: number, extra: Record<string, unknown>): { ok: boolean; [key: string]: unknown } {
+  const now = Date.now();
+  const lag = Math.max(0, feed.current - feed.applied);
+  const age = feed.lastSuccess === 0 ? null : now - feed.lastSuccess;
+  let reason: string | undefined;
+  if (feed.applied === 0) reason = 'no state yet: the first snapshot has not been loaded';
+  else if ((age ?? now - feed.startedAt) > boundMs) reason = `no successful pull from the API for ${Math.round((age ?? now - feed.startedAt) / 1000)} s`;
+  else if (feed.behindSince !== 0 && now - feed.behindSince > boundMs) reason = `${lag} revisions behind the API for ${Math.round((now - feed.behindSince) / 1000)} s`;
+  return { ok: reason === undefined, status: reason ? 'degraded' : 'ok', reason, revision: feed.applied, api_revision: feed.current, lag, last_sync_ms_ago: age, ...extra };
+}
+
+/** The push counters and lag every consumer's /metrics carries. */
+export function feedMetrics(lag: number, pushes: { accepted: number; upToDate: number; rejected: number }): string {
+  return (
+    '# HELP palisade_sync_lag_revisions Revisions the API is ahead of this consumer.\n# TYPE palisade_sync_lag_revisions gauge\n' +
+    `palisade_sync_lag_revisions ${lag}\n` +
+    '# HELP palisade_sync_notifications_total Push notifications, by outcome.\n# TYPE palisade_sync_notifications_total counter\n' +
+    `palisade_sync_notifications_total{outcome="accepted"} ${pushes.accepted}\n` +
+    `palisade_sync_notifications_total{outcome="up_to_date"} ${pushes.upToDate}\n` +
+    `palisade_sync_notifications_total{outcome="rejected"} ${pushes.rejected}\n`
+  );
+}

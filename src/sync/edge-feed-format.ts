@@ -1,0 +1,66 @@
+// The edge's change feed in one place for the API that writes it and the edge that reads it.
+// An edge is fed as exactly one node: only the domains bound to that node (`bind_node` empty or
+// naming it), their certificates, and the IP lists that apply on it. A domain that leaves the
+// node (unbound, deleted) is announced by a keyed digest of its name, never the name: an edge
+// learns nothing about domains it does not serve, yet drops the ones it had.
+//   snapshot: NDJSON lines {"edge":{revision,node}}, then {"domain":…} / {"certificate":…} /
+//   {"iplist":…}, last {"end":{"items":N}} (a body without it was cut short).
+import { createHmac } from 'node:crypto';
+import type { CertificateState } from '../model/certificate.ts';
+import type { DomainState } from '../model/domain.ts';
+import type { IpListState } from '../model/iplist.ts';
+import type { EdgeNode } from '../model/node.ts';
+
+export interface EdgeHeader {
+  revision: number;
+  /** The node this edge serves as (null once the operator removed it). */
+  node: EdgeNode | null;
+}
+
+export type EdgeItem = { kind: 'domain'; data: DomainState } | { kind: 'certificate'; data: CertificateState } | { kind: 'iplist'; data: IpListState };
+
+export type EdgeLine = { kind: 'header'; header: EdgeHeader } | EdgeItem | { kind: 'end'; items: number };
+
+/** One entry of GET /sync/edge/changes. */
+export type EdgeChange =
+  | { revision: number; kind: 'domain' | 'certificate'; op: 'put'; key: string; data: DomainState | CertificateState }
+  /** `digest` = nameDigest(consumer secret, name): the edge matches it against the names it holds. */
+  | { revision: number; kind: 'domain' | 'certificate'; op: 'delete'; digest: string }
+  | { revision: number; kind: 'iplist'; op: 'put'; key: string; data: IpListState }
+  | { revision: number; kind: 'iplist'; op: 'delete'; key: string }
+  | { revision: number; kind: 'node'; op: 'put' | 'delete'; key: string; data?: EdgeNode };
+
+export interface EdgeChangePage {
+  since: number;
+  revision: number;
+  current: number;
+  changes: EdgeChange[];
+}
+
+export const nameDigest = (secret: string, name: string): string => createHmac('sha256', secret).update(`edge-name:${name}`).digest('base64url');
+
+/** Whether the edge of `node` serves the domain. */
+export const boundTo = (domain: DomainState, node: number): boolean => domain.bind_node.length === 0 || domain.bind_node.includes(node);
+
+/** Whether an IP list acts on `node`. */
+export const appliesTo = (list: IpListState, node: number): boolean => list.allnodes || list.nodes.includes(node);
+
+export const edgeHeaderLine = (header: EdgeHeader): string => `${JSON.stringify({ edge: header })}\n`;
+export const edgeItemLine = (item: EdgeItem): string => `${JSON.stringify({ [item.kind]: item.data })}\n`;
+export const edgeEndLine = (items: number): string => `${JSON.stringify({ end: { items } })}\n`;
+
+export function parseEdgeLine(line: string): EdgeLine {
+  const value = JSON.parse(line) as Record<string, unknown>;
+  if (value.edge && typeof value.edge === 'object') {
+    const header = value.edge as EdgeHeader;
+    if (typeof header.revision === 'number') return { kind: 'header', header };
+  }
+  if (value.domain && typeof value.domain === 'object' && typeof (value.domain as DomainState).domain === 'string') return { kind: 'domain', data: value.domain as DomainState };
+  if (value.certificate && typeof value.certificate === 'object' && typeof (value.certificate as CertificateState).domain === 'string') {
+    return { kind: 'certificate', data: value.certificate as CertificateState };
+  }
+  if (value.iplist && typeof value.iplist === 'object' && typeof (value.iplist as IpListState).id === 'number') return { kind: 'iplist', data: value.iplist as IpListState };
+  const end = value.end as { items?: unknown } | undefined;
+  if (end && typeof end.items === 'number') return { kind: 'end', items: end.items };
+  throw new Error(`edge snapshot: unexpected line ${line.slice(0, 80)}`);
+}
