@@ -73,9 +73,10 @@ export class EdgeServer {
     this.proxy = new Proxy(options, this.health);
     this.cache = new EdgeCache(options.cache);
     state.onDomainChange((name) => this.cache.dropDomain(name));
-    this.sni = new SniContexts(state, selfSignedCertificate(`palisade edge ${options.nodeName}`));
+    const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
+    this.sni = new SniContexts(state, fallback);
     this.http = createServer((req, res) => void this.handle(req, res, 'http'));
-    this.https = createHttpsServer({ SNICallback: this.sni.callback, secureContext: this.sni.defaultContext }, (req, res) => void this.handle(req, res, 'https'));
+    this.https = createHttpsServer({ SNICallback: this.sni.callback, ...fallback }, (req, res) => void this.handle(req, res, 'https'));
     for (const server of [this.http, this.https]) {
       server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head, server === this.https ? 'https' : 'http'));
       server.keepAliveTimeout = 5000;

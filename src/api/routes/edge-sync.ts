@@ -135,7 +135,7 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [{ consumerToken: [] }],
         querystring: Type.Object({ since: Type.Integer({ minimum: 0 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) }, { additionalProperties: false }),
         response: {
-          200: Type.Object({ since: Type.Integer(), revision: Type.Integer(), current: Type.Integer(), changes: Type.Array(Type.Unsafe<EdgeChange>({ type: 'object' })) }),
+          200: Type.Object({ since: Type.Integer(), revision: Type.Integer(), current: Type.Integer(), changes: Type.Array(Type.Unsafe<EdgeChange>({ description: 'One change: revision, kind (domain | certificate | iplist | node), op, and key + data, or digest for a departure' })) }),
           ...errors,
         },
       },
