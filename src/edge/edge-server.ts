@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { parseBackend } from '../model/backend.ts';
 import { BackendHealth } from './backend-health.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
-import { EdgeCache, type CacheStatus, type EdgeCacheOptions } from './cache/edge-cache.ts';
+import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock } from './cache/edge-cache.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
@@ -62,7 +62,7 @@ export class EdgeServer {
   /** Upgraded sockets leave the HTTP server's books: kept here so that close() ends them too. */
   private readonly upgraded = new Set<Duplex>();
   /** The response in progress on each connection, for the 408 on a silent client. */
-  private readonly inProgress = new WeakMap<Socket, ServerResponse>();
+  private readonly inProgress = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
 
   constructor(
     private readonly state: EdgeState,
@@ -93,14 +93,18 @@ export class EdgeServer {
     this.https.on('tlsClientError', () => undefined);
   }
 
-  /** A connection silent past the bound: a request still arriving gets 408, anything else is closed. */
+  /**
+   * A connection silent past the bound: a request still arriving gets 408; one waiting for its
+   * backend is left alone (the response timeout bounds that); anything else is closed.
+   */
   private silent(socket: Socket): void {
-    const res = this.inProgress.get(socket);
-    if (res && !res.headersSent) {
+    const current = this.inProgress.get(socket);
+    if (current && !current.req.complete && !current.res.headersSent) {
+      const { res } = current;
       this.page(res, 408, PAGES.requestTimeout());
       res.once('finish', () => socket.destroy());
       setTimeout(() => socket.destroy(), 1000).unref();
-    } else socket.destroy();
+    } else if (!current || current.res.writableFinished) socket.destroy();
   }
 
   private reply(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
@@ -114,7 +118,7 @@ export class EdgeServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme): Promise<void> {
     const started = performance.now();
-    this.inProgress.set(req.socket, res);
+    this.inProgress.set(req.socket, { req, res });
     const host = hostName(req.headers.host);
     let outcome: Outcome;
     try {
@@ -127,7 +131,7 @@ export class EdgeServer {
     }
     this.metrics.request(outcome.status, outcome.cache ?? 'NONE');
     res.once('close', () => {
-      if (this.inProgress.get(req.socket) === res) this.inProgress.delete(req.socket);
+      if (this.inProgress.get(req.socket)?.res === res) this.inProgress.delete(req.socket);
       this.options.log.info(
         {
           domain: outcome.domain,
@@ -186,7 +190,7 @@ export class EdgeServer {
 
     const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', host, url, req.headers);
     let cacheStatus: CacheStatus = 'BYPASS';
-    let fillable = false;
+    let lock: FillLock | undefined;
     let primary = '';
     if (decision.cache) {
       primary = decision.key;
@@ -197,18 +201,20 @@ export class EdgeServer {
         return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
       }
       cacheStatus = found.entry ? 'EXPIRED' : 'MISS';
-      // A Range on a miss passes through (the whole object is stored when asked for whole).
-      fillable = req.method === 'GET' && req.headers.range === undefined;
+      // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
+      if (req.method === 'GET' && req.headers.range === undefined) lock = this.cache.lock(found.key);
     }
     const request = { method: req.method ?? 'GET', url, headers: req.headers };
+    let filling = false;
     const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, scheme, (status, headers) => {
       headers['x-cache'] = cacheStatus;
-      if (!fillable) return undefined;
+      if (!lock) return undefined;
       const verdict = storability(request, status, headers);
       if (!verdict.store) return undefined;
-      const key = this.cache.lookup(domain.domain, primary, req.headers).key;
-      return this.cache.beginFill(domain.domain, primary, key, status, headers, verdict.ttlMs, verdict.vary, domain.cachelargefiles);
+      filling = true;
+      return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
     });
+    if (!filling) lock?.release();
     this.cache.counts[cacheStatus]++;
     this.metrics.upstream(
       domain.domain,
@@ -228,6 +234,8 @@ export class EdgeServer {
     let status = 421;
     this.upgraded.add(socket);
     socket.once('close', () => this.upgraded.delete(socket));
+    // An upgraded connection (a WebSocket) may stay quiet as long as its ends like: no idle bound.
+    (socket as Socket).setTimeout?.(0);
     if (route.kind !== 'domain' || !host) {
       socket.end('HTTP/1.1 421 Misdirected Request\r\ncontent-type: text/plain\r\ncontent-length: 24\r\nconnection: close\r\n\r\nthis edge serves no such');
     } else {

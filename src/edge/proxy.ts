@@ -102,14 +102,19 @@ export class Proxy {
         path: req.url,
         headers,
         agent: this.agent,
-        timeout: this.options.connectTimeoutMs,
+      });
+      // A connect that takes too long fails like a refused one (a pooled socket is connected already).
+      upstream.on('socket', (socket) => {
+        if (!socket.connecting) return;
+        const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), this.options.connectTimeoutMs);
+        socket.once('connect', () => clearTimeout(timer));
+        socket.once('close', () => clearTimeout(timer));
       });
       const headerTimer = setTimeout(() => {
         this.health.failed(backend);
         upstream.destroy(new Error('response timeout'));
         done({ status: 504, via: 'timeout' });
       }, this.options.responseTimeoutMs);
-      upstream.on('timeout', () => upstream.destroy(new Error('connect timeout')));
       upstream.on('error', () => {
         clearTimeout(headerTimer);
         if (!res.headersSent && !settled) this.health.failed(backend);

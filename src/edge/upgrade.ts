@@ -20,8 +20,13 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, clientHead: B
     headers['x-forwarded-proto'] = scheme;
     headers['x-forwarded-host'] = host;
     headers.via = '1.1 palisade';
-    const upstream = httpRequest({ host: backend.address, family: backend.family, port: backend.port, method: req.method, path: req.url, headers, timeout: connectTimeoutMs });
-    upstream.on('timeout', () => upstream.destroy(new Error('connect timeout')));
+    const upstream = httpRequest({ host: backend.address, family: backend.family, port: backend.port, method: req.method, path: req.url, headers });
+    // Bounds the connect only: an upgraded connection may stay quiet for as long as its ends like.
+    upstream.on('socket', (socket) => {
+      const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
     upstream.on('upgrade', (answer, socket, upstreamHead) => {
       client.write(head(101, 'Switching Protocols', answer.rawHeaders));
       if (upstreamHead.length > 0) client.write(upstreamHead);

@@ -1,7 +1,8 @@
 // The edge of `palisade serve`, end to end: a real backend on loopback, requests by Host through
 // the edge — protected names and wildcards, unknown, unbound and "DNS only" names, the ACME ping,
 // forwarding headers and hop-by-hop ones kept back, failover when the backend is down, bodies of
-// 50 MB streamed both ways without the edge holding them, and API changes in force within a second.
+// 100 MB streamed each way without the edge holding them, the body size and time limits (413, 408,
+// 504), and API changes in force within a second.
 import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -48,10 +49,10 @@ function startBackend(name: string, port = 0): Promise<[Server, number]> {
     req.on('end', () => {
       seen.push({ url: req.url!, headers: req.headers, bytes });
       if (req.url === '/big') {
-        // 50 MB, written as the client reads it.
+        // 100 MB, written as the client reads it.
         res.writeHead(200, { 'content-type': 'application/octet-stream', connection: 'x-private', 'x-private': 'secret' });
         const chunk = Buffer.alloc(1024 * 1024, 7);
-        let left = 50;
+        let left = 100;
         const more = () => {
           while (left > 0) {
             left--;
@@ -62,6 +63,7 @@ function startBackend(name: string, port = 0): Promise<[Server, number]> {
         more();
         return;
       }
+      if (req.url === '/slow') return void setTimeout(() => res.end('late'), 3000);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ backend: name, url: req.url, bytes }));
     });
@@ -82,7 +84,7 @@ beforeAll(async () => {
   [backend, backendPort] = await startBackend('main');
   [failover, failoverPort] = await startBackend('failover');
   deadPort = await freePort();
-  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CONNECT_TIMEOUT_MS: '1000', PALISADE_EDGE_CHECK_INTERVAL_MS: '200' };
+  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CONNECT_TIMEOUT_MS: '1000', PALISADE_EDGE_CHECK_INTERVAL_MS: '200', PALISADE_EDGE_MAX_BODY_BYTES: String(150 * 1_048_576), PALISADE_EDGE_CLIENT_TIMEOUT_MS: '1000', PALISADE_EDGE_RESPONSE_TIMEOUT_MS: '1500' };
   key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'edge', '--email', 'edge@example.org'])).stdout).key.api_key;
   server = await startServe(env);
   expect(server.edgeUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -206,23 +208,56 @@ describe('palisade serve: the edge', () => {
     socket.destroy();
   });
 
-  it('streams 50 MB up and 50 MB down without holding them', async () => {
+  it('streams 100 MB up (chunked) and 100 MB down without holding them', async () => {
     const before = rssMb();
     const chunk = Buffer.alloc(1024 * 1024, 1);
     const up = await edge('site.example', '/upload', {
       method: 'POST',
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(50 * chunk.length) },
+      headers: { 'content-type': 'application/octet-stream' },
       send: async (write) => {
-        for (let i = 0; i < 50; i++) if (!write(chunk)) await new Promise((r) => setTimeout(r, 1));
+        for (let i = 0; i < 100; i++) if (!write(chunk)) await new Promise((r) => setTimeout(r, 1));
       },
     });
-    expect(JSON.parse(up.body)).toMatchObject({ bytes: 50 * chunk.length });
+    expect(JSON.parse(up.body)).toMatchObject({ bytes: 100 * chunk.length });
     const down = await edge('site.example', '/big');
-    expect(down.bytes).toBe(50 * 1024 * 1024);
+    expect(down.bytes).toBe(100 * 1024 * 1024);
     expect(down.headers['x-private']).toBeUndefined();
     const grown = rssMb() - before;
-    console.log(`edge RSS grew ${grown.toFixed(1)} MB while streaming 100 MB`);
+    console.log(`edge RSS grew ${grown.toFixed(1)} MB while streaming 200 MB`);
     expect(grown).toBeLessThan(40);
+  }, 60_000);
+
+  it('refuses bodies past the limit with 413 (announced or streamed), a silent client with 408, a slow backend with 504', async () => {
+    const announced = await edge('site.example', '/upload', { method: 'POST', headers: { 'content-length': String(151 * 1_048_576) } });
+    expect(announced.status).toBe(413);
+    expect(announced.body).toContain('Request too large');
+    const uploadsBefore = seen.filter((s) => s.url === '/upload').length;
+    // Streamed without a length: cut off once past the limit.
+    const chunk = Buffer.alloc(1024 * 1024, 2);
+    const streamed = await edge('site.example', '/upload', {
+      method: 'POST',
+      send: async (write) => {
+        for (let i = 0; i < 160; i++) if (!write(chunk)) await new Promise((r) => setTimeout(r, 1));
+      },
+    }).catch((error: Error) => ({ status: 0, body: error.message }));
+    expect([413, 0]).toContain(streamed.status);
+    expect(seen.filter((s) => s.url === '/upload' && s.bytes > 150 * 1_048_576)).toHaveLength(0);
+    expect(seen.filter((s) => s.url === '/upload').length - uploadsBefore).toBeLessThanOrEqual(1);
+
+    // A client that announces 10 bytes and sends 5.
+    const url = new URL(server.edgeUrl!);
+    const net = await import('node:net');
+    const socket = net.connect(Number(url.port), url.hostname);
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString()));
+    socket.write('POST /upload HTTP/1.1\r\nHost: site.example\r\nContent-Length: 10\r\n\r\n12345');
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(received).toContain('Request timeout');
+
+    const slow = await edge('site.example', '/slow');
+    expect(slow.status).toBe(504);
+    expect(slow.body).toContain('Gateway timeout');
   }, 60_000);
 
   it('follows a change made through the API within a second', async () => {

@@ -20,6 +20,10 @@ const LOCK_WAIT_MS = 5000;
 
 export type CacheStatus = 'HIT' | 'MISS' | 'EXPIRED' | 'BYPASS';
 
+export interface FillLock {
+  release(): void;
+}
+
 interface Entry {
   domain: string;
   status: number;
@@ -98,30 +102,49 @@ export class EdgeCache {
     return true;
   }
 
-  /** Starts filling `key` from a response on its way to the client; undefined when another fill runs. */
-  beginFill(domain: string, primary: string, key: string, status: number, headers: Record<string, string | string[]>, ttlMs: number, vary: string[], largeFiles: boolean): CacheFill | undefined {
-    if (this.filling.has(key)) return undefined;
-    let done!: () => void;
-    this.filling.set(key, new Promise<void>((resolve) => (done = resolve)));
+  /**
+   * Takes the fill lock of `key` for a miss about to go upstream: later misses of the key wait
+   * for it (waitForFill). Released when the fill ends, or by the caller when nothing is stored.
+   */
+  lock(key: string): FillLock {
+    if (this.filling.has(key)) return { release: () => undefined };
+    let resolve!: () => void;
+    this.filling.set(key, new Promise<void>((r) => (resolve = r)));
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.filling.delete(key);
+        resolve();
+      },
+    };
+  }
+
+  /**
+   * Starts storing a response on its way to the client. Its key is made with the response's own
+   * Vary (unknown before the first response), from the request's headers.
+   */
+  beginFill(domain: string, primary: string, request: IncomingHttpHeaders, lock: FillLock, response: { status: number; headers: Record<string, string | string[]>; ttlMs: number; vary: string[] }, largeFiles: boolean): CacheFill {
     const varyKey = `${domain}\n${primary}`;
+    const key = `${varyKey}\n${variantKey(response.vary, request)}`;
     const finish = (entry: Entry | undefined): void => {
-      this.filling.delete(key);
       if (entry) {
-        // The variant's key depends on Vary: stored under the key its own request headers give.
         const before = this.varyBy.get(varyKey) ?? [];
-        if (before.join(',') !== vary.join(',')) this.varyBy.set(varyKey, vary);
+        if (before.join(',') !== response.vary.join(',')) this.varyBy.set(varyKey, response.vary);
         (entry.file ? this.disk : this.memory).set(key, entry);
         let keys = this.byDomain.get(domain);
         if (!keys) this.byDomain.set(domain, (keys = new Set()));
         keys.add(key);
       }
-      done();
+      lock.release();
     };
-    const age = Number(headers.age ?? 0) || 0;
-    const stored = { ...headers };
+    const age = Number(response.headers.age ?? 0) || 0;
+    const stored = { ...response.headers };
     delete stored.age;
     delete stored.date;
-    return new CacheFill(this.options.dir, domain, status, stored, ttlMs, age, largeFiles, finish);
+    delete stored['x-cache'];
+    return new CacheFill(this.options.dir, domain, response.status, stored, response.ttlMs, age, largeFiles, finish);
   }
 
   /** Drops everything stored for a domain (its settings changed, or it left this edge). */
