@@ -118,7 +118,10 @@ export class EdgeServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme): Promise<void> {
     const started = performance.now();
-    this.inProgress.set(req.socket, { req, res });
+    // Kept now: a request's socket is gone from it once the connection has closed.
+    const socket = req.socket;
+    const client = socket.remoteAddress;
+    this.inProgress.set(socket, { req, res });
     const host = hostName(req.headers.host);
     let outcome: Outcome;
     try {
@@ -131,7 +134,7 @@ export class EdgeServer {
     }
     this.metrics.request(outcome.status, outcome.cache ?? 'NONE');
     res.once('close', () => {
-      if (this.inProgress.get(req.socket)?.res === res) this.inProgress.delete(req.socket);
+      if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
       this.options.log.info(
         {
           domain: outcome.domain,
@@ -145,7 +148,7 @@ export class EdgeServer {
           upstreamMs: outcome.upstreamMs === undefined ? undefined : Math.round(outcome.upstreamMs * 100) / 100,
           via: outcome.via,
           ms: Math.round((performance.now() - started) * 100) / 100,
-          client: req.socket.remoteAddress,
+          client,
           complete: res.writableFinished,
         },
         'edge request',
@@ -244,7 +247,7 @@ export class EdgeServer {
       const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
       if (target) status = await proxyUpgrade(req, socket, head, target, host, this.options.connectTimeoutMs, scheme);
     }
-    this.options.log.info({ domain: route.kind === 'domain' ? route.domain.domain : undefined, host, method: req.method, path: req.url, status, upgrade: req.headers.upgrade, client: req.socket.remoteAddress }, 'edge upgrade');
+    this.options.log.info({ domain: route.kind === 'domain' ? route.domain.domain : undefined, host, method: req.method, path: req.url, status, upgrade: req.headers.upgrade, client: req.socket?.remoteAddress }, 'edge upgrade');
   }
 
   private listenOne(server: Server | HttpsServer, port: number, host: string): Promise<number> {

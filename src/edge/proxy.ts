@@ -1,15 +1,21 @@
 // Carries one request to a domain's backend and its answer back, streaming both ways (bodies are
-// never held whole), over pooled keep-alive connections. Hop-by-hop headers stay on their hop;
+// never held whole, and backpressure holds in both directions), over pooled keep-alive
+// connections (undici: the fastest Node client measured for this, ../../docs/edge.md). Hop-by-hop headers stay on their hop;
 // the backend learns the client (X-Forwarded-For, set from the TCP peer: a client's own value is
 // not trusted), the scheme and host it asked for, and that we passed it on (Via). When the
 // backend is down (backend-health.ts) the failover takes the request; when a connect fails and the
 // domain has a failover, a request without a body is tried there at once.
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { Readable, Writable } from 'node:stream';
+import { Agent } from 'undici';
 import { parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { BackendHealth } from './backend-health.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+/** Answered by this hop (Node sends the 100 Continue itself when the body is read). */
+const REQUEST_ONLY = new Set(['expect']);
 const VIA = '1.1 palisade';
 
 export interface ProxyOutcome {
@@ -40,7 +46,7 @@ export interface ProxyOptions {
 }
 
 /** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
-function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const named = new Set(
     String(headers.connection ?? '')
       .toLowerCase()
@@ -50,19 +56,28 @@ function forwardable(headers: IncomingHttpHeaders): Record<string, string | stri
   );
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || REQUEST_ONLY.has(name) || named.has(name)) continue;
     out[name] = value;
   }
   return out;
 }
 
 export class Proxy {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000 });
+  private readonly dispatcher: Agent;
 
   constructor(
     private readonly options: ProxyOptions,
     private readonly health: BackendHealth,
-  ) {}
+  ) {
+    this.dispatcher = new Agent({
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.responseTimeoutMs,
+      // Silence in the middle of a body is bounded like the wait for headers.
+      bodyTimeout: options.responseTimeoutMs,
+      keepAliveTimeout: 4000,
+      connections: 256,
+    });
+  }
 
   async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
     const backend = parseBackend(domain.backend);
@@ -79,97 +94,112 @@ export class Proxy {
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
-  private attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
+  /** One try at one backend; resolves once the response has been passed on (or has failed). */
+  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
     const started = performance.now();
     const headers = forwardable(req.headers);
-    headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
+    headers['x-forwarded-for'] = req.socket?.remoteAddress ?? '';
     headers['x-forwarded-proto'] = scheme;
     headers['x-forwarded-host'] = host;
     headers.via = req.headers.via ? `${req.headers.via}, ${VIA}` : VIA;
-    return new Promise((resolve) => {
-      let settled = false;
-      const done = (outcome: ProxyOutcome) => {
-        if (!settled) {
-          settled = true;
-          resolve(outcome);
+    // An emitter as the abort signal: undici takes one, and it costs far less than an AbortController per request.
+    const signal = new EventEmitter();
+    const abort = () => signal.emit('abort');
+    // A client that goes away takes its upstream request with it.
+    const gone = () => {
+      if (!res.writableFinished) abort();
+    };
+    res.once('close', gone);
+    // A request without a body (or one tried again on the failover, its body long consumed: only
+    // bodyless ones are) sends none; others stream through, counted: past the bound, cut off.
+    const hasBody = !req.readableEnded && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+    let tooLarge = false;
+    const max = this.options.maxBodyBytes;
+    async function* counted(): AsyncGenerator<Buffer> {
+      let received = 0;
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        received += chunk.length;
+        if (received > max) {
+          tooLarge = true;
+          abort();
+          return;
         }
-      };
-      const upstream = httpRequest({
-        host: backend.address,
-        family: backend.family,
-        port: backend.port,
-        method: req.method,
-        path: req.url,
-        headers,
-        agent: this.agent,
-      });
-      // A connect that takes too long fails like a refused one (a pooled socket is connected already).
-      upstream.on('socket', (socket) => {
-        if (!socket.connecting) return;
-        const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), this.options.connectTimeoutMs);
-        socket.once('connect', () => clearTimeout(timer));
-        socket.once('close', () => clearTimeout(timer));
-      });
-      const headerTimer = setTimeout(() => {
-        this.health.failed(backend);
-        upstream.destroy(new Error('response timeout'));
-        done({ status: 504, via: 'timeout' });
-      }, this.options.responseTimeoutMs);
-      upstream.on('error', () => {
-        clearTimeout(headerTimer);
-        if (!res.headersSent && !settled) this.health.failed(backend);
-        // Before the response began: nothing reached the client yet, the caller answers.
-        if (!res.headersSent) done({ status: 502, via: 'unreachable' });
-        else res.destroy();
-      });
-      upstream.on('response', (answer) => {
-        clearTimeout(headerTimer);
-        const out = forwardable(answer.headers);
-        out.via = answer.headers.via ? `${answer.headers.via}, ${VIA}` : VIA;
-        const status = answer.statusCode ?? 502;
-        const tap = hook?.(status, out);
-        res.writeHead(status, out);
-        const outcome: ProxyOutcome = { status, upstreamMs: performance.now() - started, via: 'backend', bytes: 0 };
-        answer.on('data', (chunk: Buffer) => {
-          outcome.bytes! += chunk.length;
-          tap?.chunk(chunk);
-        });
-        answer.on('end', () => tap?.end(true));
-        answer.on('close', () => {
-          if (!answer.complete) tap?.end(false);
-        });
-        answer.pipe(res);
-        answer.on('error', () => res.destroy());
-        // 5xx (but 501/505, which say nothing of its health) counts against the backend, as connect errors and timeouts do.
-        if (status >= 500 && status !== 501 && status !== 505) this.health.failed(backend);
-        else this.health.passed(backend);
-        done(outcome);
-      });
-      // A client that goes away takes its upstream request with it.
-      res.on('close', () => {
-        if (!res.writableFinished) upstream.destroy();
-      });
-      // A request without a body (or one tried again on the failover, its body long consumed:
-      // only bodyless ones are) ends here; others stream through.
-      if (req.readableEnded || (!req.headers['content-length'] && !req.headers['transfer-encoding'])) upstream.end();
-      else {
-        // A body without a length (chunked) is counted as it passes; past the bound it is cut off.
-        let received = 0;
-        req.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > this.options.maxBodyBytes && !settled) {
-            clearTimeout(headerTimer);
-            req.unpipe(upstream);
-            upstream.destroy();
-            done({ status: 413, via: 'too-large' });
-          }
-        });
-        req.pipe(upstream);
+        yield chunk;
       }
-    });
+    }
+    const url = req.url ?? '/';
+    const path = url.startsWith('/') ? url : originForm(url);
+    const origin = `http://${backend.family === 6 ? `[${backend.address}]` : backend.address}:${backend.port}`;
+    let outcome: ProxyOutcome | undefined;
+    let tap: BodyTap | undefined;
+    try {
+      await this.dispatcher.stream(
+        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: hasBody ? Readable.from(counted()) : undefined, signal },
+        ({ statusCode, headers: answer }) => {
+          const out = forwardable(answer);
+          out.via = answer.via ? `${String(answer.via)}, ${VIA}` : VIA;
+          tap = hook?.(statusCode, out);
+          res.writeHead(statusCode, out);
+          const length = Number(answer['content-length']);
+          outcome = { status: statusCode, upstreamMs: performance.now() - started, via: 'backend', bytes: Number.isFinite(length) ? length : undefined };
+          // 5xx (but 501/505, which say nothing of its health) counts against the backend, as connect errors and timeouts do.
+          if (statusCode >= 500 && statusCode !== 501 && statusCode !== 505) this.health.failed(backend);
+          else this.health.passed(backend);
+          return tap ? tapped(res, tap, outcome) : res;
+        },
+      );
+      tap?.end(true);
+      return outcome!;
+    } catch (error) {
+      tap?.end(false);
+      if (outcome) {
+        // The response had begun: nothing to say to the client but to end the connection.
+        res.destroy();
+        return outcome;
+      }
+      if (tooLarge) return { status: 413, via: 'too-large' };
+      // The client left first: not the backend's fault.
+      if (res.destroyed) return { status: 499, via: 'unreachable' };
+      this.health.failed(backend);
+      const code = (error as { code?: string }).code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT') return { status: 504, via: 'timeout' };
+      return { status: 502, via: 'unreachable' };
+    } finally {
+      res.off('close', gone);
+    }
   }
 
   close(): void {
-    this.agent.destroy();
+    void this.dispatcher.destroy();
   }
+}
+
+/** The path and query of an absolute-form target (a client talking to us as to a forward proxy). */
+function originForm(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.pathname}${parsed.search}`;
+  } catch {
+    return '/';
+  }
+}
+
+/** A writable that passes the body to the client and a copy to `tap` (the cache), counting bytes. */
+function tapped(res: ServerResponse, tap: BodyTap, outcome: ProxyOutcome): Writable {
+  outcome.bytes = 0;
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      outcome.bytes! += chunk.length;
+      tap.chunk(chunk);
+      if (res.write(chunk)) callback();
+      else res.once('drain', () => callback());
+    },
+    final(callback) {
+      res.end(() => callback());
+    },
+    destroy(error, callback) {
+      if (error) res.destroy();
+      callback(error);
+    },
+  });
 }

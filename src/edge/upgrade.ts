@@ -16,7 +16,7 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, clientHead: B
   return new Promise((resolve) => {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && name !== 'x-forwarded-for') headers[name] = value;
-    headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
+    headers['x-forwarded-for'] = req.socket?.remoteAddress ?? '';
     headers['x-forwarded-proto'] = scheme;
     headers['x-forwarded-host'] = host;
     headers.via = '1.1 palisade';

@@ -28,6 +28,8 @@ interface Entry {
   domain: string;
   status: number;
   headers: Record<string, string | string[]>;
+  /** The same headers without Content-Length, flattened [name, value, …] once, for fast hits. */
+  flat: string[];
   body?: Buffer;
   file?: string;
   size: number;
@@ -161,12 +163,16 @@ export class EdgeCache {
   /** Answers from a stored entry: Age, X-Cache, conditional requests, single byte ranges, HEAD. */
   serve(entry: Entry, status: CacheStatus, req: IncomingMessage, res: ServerResponse): number {
     this.counts[status]++;
-    const headers: Record<string, string | string[] | number> = {
-      ...entry.headers,
-      age: String(entry.age + Math.floor((Date.now() - entry.storedAt) / 1000)),
-      date: new Date().toUTCString(),
-      'x-cache': status,
-    };
+    // Node adds Date itself (cached for the second); the rest was flattened when stored.
+    const age = String(entry.age + Math.floor((Date.now() - entry.storedAt) / 1000));
+    if (req.headers.range === undefined && req.headers['if-none-match'] === undefined) {
+      res.writeHead(entry.status, entry.flat.concat('age', age, 'x-cache', status, 'content-length', String(entry.size)));
+      if (req.method === 'HEAD') res.end();
+      else if (entry.body) res.end(entry.body);
+      else this.streamFile(entry, 0, entry.size - 1, res);
+      return entry.status;
+    }
+    const headers: Record<string, string | string[] | number> = { ...entry.headers, age, 'x-cache': status };
     const etag = entry.headers.etag;
     if (etag !== undefined && req.headers['if-none-match'] !== undefined && String(req.headers['if-none-match']).split(/\s*,\s*/).includes(String(etag))) {
       delete headers['content-length'];
@@ -196,12 +202,15 @@ export class EdgeCache {
     res.writeHead(code, headers);
     if (req.method === 'HEAD' || end < start) res.end();
     else if (entry.body) res.end(entry.body.subarray(start, end + 1));
-    else {
-      const stream = createReadStream(entry.file!, { start, end });
-      stream.on('error', () => res.destroy());
-      stream.pipe(res);
-    }
+    else this.streamFile(entry, start, end, res);
     return code;
+  }
+
+  private streamFile(entry: Entry, start: number, end: number, res: ServerResponse): void {
+    if (end < start) return void res.end();
+    const stream = createReadStream(entry.file!, { start, end });
+    stream.on('error', () => res.destroy());
+    stream.pipe(res);
   }
 }
 
@@ -259,7 +268,12 @@ export class CacheFill {
   end(complete: boolean): void {
     if (this.abandoned) return;
     if (!complete || (this.expected !== undefined && this.expected !== this.size)) return this.abandon();
-    const entry = { domain: this.domain, status: this.status, headers: { ...this.headers, 'content-length': String(this.size) }, size: this.size, storedAt: Date.now(), expiresAt: Date.now() + this.ttlMs, age: this.age };
+    const flat: string[] = [];
+    for (const [name, value] of Object.entries(this.headers)) {
+      if (name === 'content-length') continue;
+      for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
+    }
+    const entry = { domain: this.domain, status: this.status, headers: { ...this.headers, 'content-length': String(this.size) }, flat, size: this.size, storedAt: Date.now(), expiresAt: Date.now() + this.ttlMs, age: this.age };
     if (!this.file) {
       this.finish({ ...entry, body: Buffer.concat(this.chunks, this.size) });
       this.chunks = [];

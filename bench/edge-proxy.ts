@@ -1,0 +1,238 @@
+// Edge benchmark: `palisade edge` as it ships (fed by a `palisade api` over the change feed, access
+// log on) against nginx configured as the same reverse proxy (keep-alive upstream, forwarding
+// headers, access log on; proxy_cache for the hit path), both on one core, in the same run, with
+// wrk on the other core and a tiny static backend (nginx, one worker) behind both. Also: the
+// edge's memory with 10,000 domains, and the time from an API change to the edge applying it.
+//
+//   npm run bench:edge                  (needs wrk, nginx and taskset: Debian wrk, nginx-light, util-linux)
+//   BENCH_SECONDS=20 npm run bench:edge
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
+import { generateApiKey, hashApiKey } from '../src/model/user.ts';
+import { openStore } from '../src/store/index.ts';
+import { freePort } from '../test/helpers/redis-server.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PROXY_CPU = '0';
+const OTHER_CPU = '1';
+const FILLER_DOMAINS = 10_000;
+const CHANGES = 50;
+
+for (const tool of ['wrk', 'nginx', 'taskset']) {
+  if (spawnSync('sh', ['-c', `command -v ${tool} || test -x /usr/sbin/${tool}`]).status !== 0) {
+    console.error(`bench:edge needs ${tool} (Debian: apt-get install wrk nginx-light util-linux)`);
+    process.exit(2);
+  }
+}
+const NGINX = spawnSync('sh', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).stdout.trim();
+
+const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-edge-'));
+const children: ChildProcess[] = [];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function start(cpu: string, command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn('taskset', ['-c', cpu, command, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  // Start-up problems are shown; the rest (access logs) is read and dropped, as a log shipper would.
+  let head = '';
+  child.stderr!.on('data', (d: Buffer) => (head.length < 4000 ? (head += d.toString()) : undefined));
+  child.stdout!.on('data', (d: Buffer) => (head.length < 4000 ? (head += d.toString()) : undefined));
+  child.once('exit', (code) => {
+    if (code) console.error(`${command} ${args.join(' ')} exited ${code}:\n${head}`);
+  });
+  return child;
+}
+
+async function waitFor(url: string, host: string, want = 200, timeoutMs = 20_000): Promise<void> {
+  const started = Date.now();
+  let last: unknown;
+  while (Date.now() - started < timeoutMs) {
+    last = await get(url, host).catch((error: Error) => error.message);
+    if (last === want) return;
+    await sleep(50);
+  }
+  throw new Error(`${url} (${host}) did not answer ${want} (last: ${String(last)})`);
+}
+
+function get(url: string, host: string): Promise<number> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: { host }, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function nginxConfig(name: string, body: string): string {
+  const base = join(dir, name);
+  mkdirSync(base, { recursive: true });
+  const conf = `worker_processes 1;
+daemon off;
+pid ${base}/nginx.pid;
+error_log ${base}/error.log warn;
+events { worker_connections 4096; }
+http {
+  client_body_temp_path ${base}/body; proxy_temp_path ${base}/proxy; fastcgi_temp_path ${base}/fcgi; uwsgi_temp_path ${base}/uwsgi; scgi_temp_path ${base}/scgi;
+${body}
+}
+`;
+  writeFileSync(join(base, 'nginx.conf'), conf);
+  return join(base, 'nginx.conf');
+}
+
+function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+/** wrk against one URL with a Host header: requests/s and p99 (ms). */
+function wrk(url: string, host: string, seconds: number): { rps: number; p99: number; non2xx: number } {
+  const run = spawnSync('taskset', ['-c', OTHER_CPU, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, url], { encoding: 'utf8' });
+  const text = run.stdout;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? 0);
+  const p99m = /99%\s+([\d.]+)(us|ms|s)/.exec(text);
+  const p99 = p99m ? Number(p99m[1]) * (p99m[2] === 'us' ? 0.001 : p99m[2] === 's' ? 1000 : 1) : NaN;
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0);
+  if (rps === 0) throw new Error(`wrk failed: ${text}${run.stderr}`);
+  return { rps, p99, non2xx };
+}
+
+async function main(): Promise<void> {
+  // The tiny static backend.
+  const backendPort = await freePort();
+  // nginx's workers drop root: the file must be readable by them.
+  chmodSync(dir, 0o755);
+  mkdirSync(join(dir, 'www'), { recursive: true, mode: 0o755 });
+  writeFileSync(join(dir, 'www', 'file.css'), `/* ${'x'.repeat(1000)} */\n`);
+  start(OTHER_CPU, NGINX, ['-c', nginxConfig('backend', `  access_log off;\n  server { listen 127.0.0.1:${backendPort}; root ${dir}/www; }`)]);
+
+  // nginx as the reverse proxy peer: the same two sites as the edge (miss: no cache; hit: cached).
+  const nginxPort = await freePort();
+  const proxyHeaders = 'proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $host; proxy_set_header Via "1.1 nginx";';
+  const nginxProxy = start(PROXY_CPU, NGINX, [
+    '-c',
+    nginxConfig(
+      'proxy',
+      `  access_log ${dir}/proxy/access.log;
+  proxy_cache_path ${dir}/proxy/cache levels=1:2 keys_zone=edge:10m max_size=1g;
+  upstream backend { server 127.0.0.1:${backendPort}; keepalive 64; }
+  server { listen 127.0.0.1:${nginxPort}; server_name miss.bench.example; location / { proxy_pass http://backend; ${proxyHeaders} } }
+  server { listen 127.0.0.1:${nginxPort}; server_name hit.bench.example; location / { proxy_pass http://backend; ${proxyHeaders} proxy_cache edge; proxy_cache_valid 200 120m; add_header X-Cache $upstream_cache_status; } }`,
+    ),
+  ]);
+
+  // The service: a store with the two bench domains and 10,000 more bound to node 1; an API; two edges.
+  const dataDir = join(dir, 'api');
+  const store = openStore({ dataDir });
+  const user = await store.createUser({ name: 'bench', email: 'bench@example.org', limits: { max_domains: FILLER_DOMAINS + 10 } });
+  const apiKey = generateApiKey();
+  await store.addApiKey(user.id, hashApiKey(apiKey), 'bench');
+  const node1 = await store.createNode({ name: 'e1', ipv4: '127.0.0.1', ipv6: null, location: 'DE', status: 'active' });
+  const node2 = await store.createNode({ name: 'e2', ipv4: '127.0.0.2', ipv6: null, location: 'DE', status: 'active' });
+  const zone = (domain: string, extra: Partial<typeof DOMAIN_DEFAULTS>) => (ctx: { now: string }) => ({
+    domain: { ...DOMAIN_DEFAULTS, ...extra, backend: `127.0.0.1:${backendPort}`, domain, ownerId: user.id, ns_active: false, created: ctx.now, updated: ctx.now, revision: 0 },
+    records: [],
+  });
+  await store.createZone(zone('miss.bench.example', { mask: '' }));
+  await store.createZone(zone('hit.bench.example', { mask: '', cachelevel: 3 }));
+  for (let i = 0; i < FILLER_DOMAINS; i += 500) {
+    await Promise.all(Array.from({ length: 500 }, (_, j) => store.createZone(zone(`d${i + j}.filler.example`, { bind_node: [node1.id], mask: 'www,shop' }))));
+  }
+  const syncPorts = [await freePort(), await freePort()];
+  const consumers = await Promise.all(
+    [node1, node2].map(async (node, i) => {
+      const token = `nt_${randomBytes(24).toString('base64url')}`;
+      const secret = randomBytes(24).toString('base64url');
+      await store.createConsumer({ name: `edge-${node.name}`, url: `http://127.0.0.1:${syncPorts[i]}/notify`, node: node.id, tokenHash: hashApiKey(token), secret });
+      return { token, secret };
+    }),
+  );
+  await store.close();
+
+  const apiPort = await freePort();
+  const common = { PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_LOG_LEVEL: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info' };
+  start(OTHER_CPU, process.execPath, ['bin/palisade.js', 'api'], { ...common, PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: String(apiPort), PALISADE_API_RATE_PER_KEY: '0' });
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const edges = await Promise.all(
+    [node1, node2].map(async (node, i) => {
+      const httpPort = await freePort();
+      const child = start(i === 0 ? PROXY_CPU : OTHER_CPU, process.execPath, ['bin/palisade.js', 'edge'], {
+        ...common,
+        PALISADE_DATA_DIR: join(dir, `edge${i}`),
+        PALISADE_EDGE_NODE: String(node.id),
+        PALISADE_EDGE_HTTP_PORT: String(httpPort),
+        PALISADE_EDGE_HTTPS_PORT: String(await freePort()),
+        PALISADE_SYNC_URL: apiUrl,
+        PALISADE_SYNC_TOKEN: consumers[i]!.token,
+        PALISADE_SYNC_SECRET: consumers[i]!.secret,
+        PALISADE_SYNC_PORT: String(syncPorts[i]),
+      });
+      return { child, url: `http://127.0.0.1:${httpPort}` };
+    }),
+  );
+  const edge = edges[0]!;
+  await waitFor(`${edge.url}/file.css`, 'miss.bench.example');
+  await waitFor(`${edge.url}/file.css`, 'd9999.filler.example');
+  await waitFor(`${edges[1]!.url}/file.css`, 'miss.bench.example');
+  await waitFor(`http://127.0.0.1:${nginxPort}/file.css`, 'miss.bench.example');
+  await sleep(1000);
+  console.log(`edge memory: ${rssMb(edge.child.pid!).toFixed(0)} MB RSS with ${FILLER_DOMAINS + 2} domains; ${rssMb(edges[1]!.child.pid!).toFixed(0)} MB with 2 (the other node's edge)`);
+
+  // API change → edge applies it: add a mask name, time until the edge routes it.
+  const times: number[] = [];
+  for (let i = 0; i < CHANGES; i++) {
+    const name = `d${i}.filler.example`;
+    const started = performance.now();
+    const res = await fetch(`${apiUrl}/domains/${name}`, { method: 'PATCH', headers: { 'x-auth-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ mask: `www,shop,n${i}` }) });
+    if (res.status !== 200) throw new Error(`PATCH answered ${res.status}`);
+    const acked = performance.now();
+    while ((await get(`${edge.url}/file.css`, `n${i}.${name}`)) !== 200) await sleep(1);
+    times.push(performance.now() - acked);
+    void started;
+  }
+  times.sort((a, b) => a - b);
+  const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!.toFixed(1);
+  console.log(`API change (2xx) → edge applying it, ${CHANGES} changes: p50 ${pct(50)} ms, p99 ${pct(99)} ms (push + pull + apply)`);
+
+  // Throughput: warm up, then two interleaved rounds; the better round of each is reported.
+  console.log(`\nwrk -t1 -c${CONNECTIONS} -d${SECONDS}s, proxy on CPU ${PROXY_CPU}, wrk and backend on CPU ${OTHER_CPU}; 1 KB static file`);
+  const targets = {
+    'edge miss (proxied)': [`${edge.url}/file.css`, 'miss.bench.example'],
+    'nginx miss (proxied)': [`http://127.0.0.1:${nginxPort}/file.css`, 'miss.bench.example'],
+    'edge cache hit': [`${edge.url}/file.css`, 'hit.bench.example'],
+    'nginx cache hit': [`http://127.0.0.1:${nginxPort}/file.css`, 'hit.bench.example'],
+  } as const;
+  for (const [url, host] of Object.values(targets)) wrk(url, host, 2);
+  const best = new Map<string, { rps: number; p99: number; non2xx: number }>();
+  for (let round = 0; round < 2; round++) {
+    for (const [name, [url, host]] of Object.entries(targets)) {
+      const r = wrk(url, host, SECONDS);
+      console.log(`  round ${round + 1} ${name.padEnd(22)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${r.p99.toFixed(2)} ms${r.non2xx ? `   non-2xx ${r.non2xx}` : ''}`);
+      if (!best.has(name) || best.get(name)!.rps < r.rps) best.set(name, r);
+    }
+  }
+  const b = (name: keyof typeof targets) => best.get(name)!;
+  console.log('\nbest of two rounds:');
+  for (const name of Object.keys(targets) as Array<keyof typeof targets>) console.log(`  ${name.padEnd(22)} ${String(Math.round(b(name).rps)).padStart(7)} req/s   p99 ${b(name).p99.toFixed(2)} ms`);
+  console.log(`  miss path: edge/nginx = ${(b('edge miss (proxied)').rps / b('nginx miss (proxied)').rps).toFixed(2)} (target ≥ 0.3)`);
+  console.log(`  cache hit: edge/nginx = ${(b('edge cache hit').rps / b('nginx cache hit').rps).toFixed(2)} (target ≥ 0.7)`);
+  console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const child of children) child.kill('SIGTERM');
+    setTimeout(() => rmSync(dir, { recursive: true, force: true }), 500);
+  });
