@@ -67,8 +67,10 @@ export function storability(req: { method: string; url: string; headers: Incomin
     .filter(Boolean);
   if (vary.includes('*')) return { store: false, reason: 'vary *' };
   const policy = new CachePolicy({ method: req.method, url: req.url, headers: req.headers }, { status, headers }, { shared: true, cacheHeuristic: 0, immutableMinTimeToLive: 0 });
-  if (!policy.storable()) return { store: false, reason: 'not storable' };
   const explicit = /(^|[\s,])(s-maxage|max-age)\s*=/.test(cc) || headers.expires !== undefined;
+  // Without explicit freshness, Cloudflare's defaults by status (302/303 included, which HTTP
+  // itself would not keep without it).
+  if (explicit && !policy.storable()) return { store: false, reason: 'not storable' };
   const ttlMs = explicit ? policy.timeToLive() : (DEFAULT_TTL_MS[status] ?? 0);
   if (ttlMs <= 0) return { store: false, reason: explicit ? 'expired' : `status ${status}` };
   return { store: true, ttlMs, vary: [...new Set(vary)].sort(), policy };
