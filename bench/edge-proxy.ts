@@ -3,6 +3,7 @@
 // headers, access log on; proxy_cache for the hit path), both on one core, in the same run, with
 // wrk on the other core and a tiny static backend (nginx, one worker) behind both. Also: the
 // edge's memory with 10,000 domains, and the time from an API change to the edge applying it.
+// A bare Node http server answering from memory on the same core shows the platform's ceiling.
 //
 //   npm run bench:edge                  (needs wrk, nginx and taskset: Debian wrk, nginx-light, util-linux)
 //   BENCH_SECONDS=20 npm run bench:edge
@@ -202,6 +203,15 @@ async function main(): Promise<void> {
   const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!.toFixed(1);
   console.log(`API change (2xx) → edge applying it, ${CHANGES} changes: p50 ${pct(50)} ms, p99 ${pct(99)} ms (push + pull + apply)`);
 
+  // The platform's ceiling on this machine: a bare Node http server answering the same 1 KB from memory.
+  const barePort = await freePort();
+  const bareBody = readFileSync(join(dir, 'www', 'file.css'));
+  start(PROXY_CPU, process.execPath, [
+    '-e',
+    `const b=Buffer.from(${JSON.stringify(bareBody.toString('base64'))},'base64');require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'text/css','content-length':b.length});r.end(b)}).listen(${barePort},'127.0.0.1')`,
+  ]);
+  await waitFor(`http://127.0.0.1:${barePort}/`, 'bare');
+
   // Throughput: warm up, then two interleaved rounds; the better round of each is reported.
   console.log(`\nwrk -t1 -c${CONNECTIONS} -d${SECONDS}s, proxy on CPU ${PROXY_CPU}, wrk and backend on CPU ${OTHER_CPU}; 1 KB static file`);
   const targets = {
@@ -209,6 +219,7 @@ async function main(): Promise<void> {
     'nginx miss (proxied)': [`http://127.0.0.1:${nginxPort}/file.css`, 'miss.bench.example'],
     'edge cache hit': [`${edge.url}/file.css`, 'hit.bench.example'],
     'nginx cache hit': [`http://127.0.0.1:${nginxPort}/file.css`, 'hit.bench.example'],
+    'bare node fixed reply': [`http://127.0.0.1:${barePort}/`, 'bare'],
   } as const;
   for (const [url, host] of Object.values(targets)) wrk(url, host, 2);
   const best = new Map<string, { rps: number; p99: number; non2xx: number }>();
@@ -224,6 +235,7 @@ async function main(): Promise<void> {
   for (const name of Object.keys(targets) as Array<keyof typeof targets>) console.log(`  ${name.padEnd(22)} ${String(Math.round(b(name).rps)).padStart(7)} req/s   p99 ${b(name).p99.toFixed(2)} ms`);
   console.log(`  miss path: edge/nginx = ${(b('edge miss (proxied)').rps / b('nginx miss (proxied)').rps).toFixed(2)} (target ≥ 0.3)`);
   console.log(`  cache hit: edge/nginx = ${(b('edge cache hit').rps / b('nginx cache hit').rps).toFixed(2)} (target ≥ 0.7)`);
+  console.log(`  ceiling: bare Node http fixed reply/nginx cache hit = ${(b('bare node fixed reply').rps / b('nginx cache hit').rps).toFixed(2)} (no routing, no logs, no proxy)`);
   console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
 }
 

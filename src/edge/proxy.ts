@@ -114,19 +114,10 @@ export class Proxy {
     // bodyless ones are) sends none; others stream through, counted: past the bound, cut off.
     const hasBody = !req.readableEnded && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
     let tooLarge = false;
-    const max = this.options.maxBodyBytes;
-    async function* counted(): AsyncGenerator<Buffer> {
-      let received = 0;
-      for await (const chunk of req as AsyncIterable<Buffer>) {
-        received += chunk.length;
-        if (received > max) {
-          tooLarge = true;
-          abort();
-          return;
-        }
-        yield chunk;
-      }
-    }
+    const cutOff = () => {
+      tooLarge = true;
+      abort();
+    };
     const url = req.url ?? '/';
     const path = url.startsWith('/') ? url : originForm(url);
     const origin = `http://${backend.family === 6 ? `[${backend.address}]` : backend.address}:${backend.port}`;
@@ -134,7 +125,7 @@ export class Proxy {
     let tap: BodyTap | undefined;
     try {
       await this.dispatcher.stream(
-        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: hasBody ? Readable.from(counted()) : undefined, signal },
+        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: hasBody ? Readable.from(counted(req, this.options.maxBodyBytes, cutOff)) : undefined, signal },
         ({ statusCode, headers: answer }) => {
           const out = forwardable(answer);
           out.via = answer.via ? `${String(answer.via)}, ${VIA}` : VIA;
@@ -171,6 +162,16 @@ export class Proxy {
 
   close(): void {
     void this.dispatcher.destroy();
+  }
+}
+
+/** The request body as it arrives, ended (and `cutOff` called) once it passes `max` bytes. */
+async function* counted(req: IncomingMessage, max: number, cutOff: () => void): AsyncGenerator<Buffer> {
+  let received = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    received += chunk.length;
+    if (received > max) return cutOff();
+    yield chunk;
   }
 }
 
