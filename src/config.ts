@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
+import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
 import { registrableDomainOf } from './model/registrable.ts';
 
@@ -48,6 +49,8 @@ export interface Config {
     cacheMemoryBytes: number;
     /** Where large files are cached (cachelargefiles). */
     cacheDir: string;
+    /** Peers whose X-Forwarded-For names the client (addresses or prefixes). */
+    trustedProxies: string[];
   };
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
@@ -121,6 +124,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return checked.ok ? checked.value : value;
   };
 
+  /** Comma-separated addresses or CIDR prefixes. */
+  const prefixes = (name: string): string[] => {
+    const out: string[] = [];
+    for (const entry of (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+      const checked = canonicalIpOrPrefix(entry);
+      if ('value' in checked) out.push(checked.value);
+      else problems.push(`${name}: ${checked.error}`);
+    }
+    return out;
+  };
   const dataDir = resolve(str('PALISADE_DATA_DIR', 'data'));
   const config: Config = {
     dataDir,
@@ -176,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clientTimeoutMs: int('PALISADE_EDGE_CLIENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
       cacheMemoryBytes: int('PALISADE_EDGE_CACHE_MEMORY_MB', 256, 1, 1_048_576) * 1_048_576,
       cacheDir: resolve(str('PALISADE_EDGE_CACHE_DIR', join(dataDir, 'edge-cache'))),
+      trustedProxies: prefixes('PALISADE_EDGE_TRUSTED_PROXIES'),
       connectTimeoutMs: int('PALISADE_EDGE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),

@@ -25,6 +25,11 @@ export class EdgeMetrics {
   private upstreamCount = 0;
   private upstreamSum = 0;
   activeConnections = 0;
+  private readonly blocks = new Map<string, number>();
+
+  blocked(reason: string): void {
+    this.blocks.set(reason, (this.blocks.get(reason) ?? 0) + 1);
+  }
   readonly perDomain = new LRUCache<string, DomainStats>({ max: 100_000 });
 
   request(status: number, cache: string): void {
@@ -62,6 +67,8 @@ export class EdgeMetrics {
     lines.push('# HELP palisade_edge_upstream_seconds Time until the backend\'s response headers arrived.', '# TYPE palisade_edge_upstream_seconds histogram');
     BUCKETS.forEach((le, i) => lines.push(`palisade_edge_upstream_seconds_bucket{le="${le}"} ${this.bucketCounts[i]}`));
     lines.push(`palisade_edge_upstream_seconds_bucket{le="+Inf"} ${this.upstreamCount}`, `palisade_edge_upstream_seconds_sum ${this.upstreamSum}`, `palisade_edge_upstream_seconds_count ${this.upstreamCount}`);
+    lines.push('# HELP palisade_edge_blocked_total Requests refused by a protection, by reason.', '# TYPE palisade_edge_blocked_total counter');
+    for (const [reason, count] of this.blocks) lines.push(`palisade_edge_blocked_total{reason="${reason}"} ${count}`);
     lines.push('# HELP palisade_edge_active_connections Client connections open now.', '# TYPE palisade_edge_active_connections gauge', `palisade_edge_active_connections ${this.activeConnections}`);
     for (const [name, value] of Object.entries(extra)) lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
     return `${lines.join('\n')}\n`;

@@ -13,6 +13,7 @@ import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { parseBackend } from '../model/backend.ts';
+import type { DomainState } from '../model/domain.ts';
 import { BackendHealth } from './backend-health.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
 import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock } from './cache/edge-cache.ts';
@@ -22,6 +23,13 @@ import { PAGES } from './pages.ts';
 import { Proxy, type ProxyOptions, type ProxyOutcome } from './proxy.ts';
 import { hostName } from './routing.ts';
 import { selfSignedCertificate } from './tls/self-signed.ts';
+import { randomBytes } from 'node:crypto';
+import type { Located } from '../geo/locator.ts';
+import { geoTargetById } from '../geo/targets.ts';
+import { ClientAddress } from './protect/client-address.ts';
+import { geoBlocked } from './protect/geo-filter.ts';
+import { IpLists } from './protect/ip-lists.ts';
+import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { proxyUpgrade } from './upgrade.ts';
 
@@ -30,6 +38,10 @@ const ACME_PING = `${ACME_PREFIX}ping`;
 
 export interface EdgeServerOptions extends ProxyOptions {
   nodeName: string;
+  /** Locates clients for the domains' country rules; undefined: every client is "XX". */
+  locate?: (address: string) => Located;
+  /** Peers whose X-Forwarded-For is believed (PALISADE_EDGE_TRUSTED_PROXIES). */
+  trustedProxies: string[];
   /** Active backend checks, every this many ms. */
   checkIntervalMs: number;
   /** A client silent this long while its request is incomplete gets 408 (and idle connections close). */
@@ -42,6 +54,9 @@ type Scheme = 'http' | 'https';
 
 interface Outcome {
   status: number;
+  /** Why a protection refused the request, and the reference id the page showed. */
+  blocked?: string;
+  ref?: string;
   cache?: CacheStatus;
   upstreamMs?: number;
   bytes?: number;
@@ -57,6 +72,8 @@ export class EdgeServer {
   readonly cache: EdgeCache;
   readonly sni: SniContexts;
   readonly metrics = new EdgeMetrics();
+  readonly ipLists: IpLists;
+  private readonly clients: ClientAddress;
   /** The port HTTPS redirects point to (set by listen). */
   private httpsPort = 443;
   /** Upgraded sockets leave the HTTP server's books: kept here so that close() ends them too. */
@@ -72,6 +89,8 @@ export class EdgeServer {
     this.health.start(() => state.routes.backends(), options.checkIntervalMs);
     this.proxy = new Proxy(options, this.health);
     this.cache = new EdgeCache(options.cache);
+    this.ipLists = new IpLists(state, options.log);
+    this.clients = new ClientAddress(IpRanges.compile(options.trustedProxies));
     state.onDomainChange((name) => this.cache.dropDomain(name));
     const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
     this.sni = new SniContexts(state, fallback);
@@ -120,12 +139,12 @@ export class EdgeServer {
     const started = performance.now();
     // Kept now: a request's socket is gone from it once the connection has closed.
     const socket = req.socket;
-    const client = socket.remoteAddress;
+    const client = this.clients.of(req);
     this.inProgress.set(socket, { req, res });
     const host = hostName(req.headers.host);
     let outcome: Outcome;
     try {
-      outcome = await this.route(req, res, scheme, host);
+      outcome = await this.route(req, res, scheme, host, client);
     } catch (error) {
       this.options.log.error({ err: error, host }, 'edge: request failed');
       if (!res.headersSent) this.page(res, 502, PAGES.badGateway(host ?? ''));
@@ -145,6 +164,8 @@ export class EdgeServer {
           status: outcome.status,
           bytes: outcome.bytes ?? (Number(res.getHeader('content-length')) || 0),
           cache: outcome.cache,
+          blocked: outcome.blocked,
+          ref: outcome.ref,
           upstreamMs: outcome.upstreamMs === undefined ? undefined : Math.round(outcome.upstreamMs * 100) / 100,
           via: outcome.via,
           ms: Math.round((performance.now() - started) * 100) / 100,
@@ -156,7 +177,25 @@ export class EdgeServer {
     });
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined): Promise<Outcome> {
+  /** Which protection refuses the client, if one does: IP lists, then (not on ACME paths) the country rule. */
+  private refusal(domain: DomainState, host: string, client: string, acme: boolean): { reason: string; html: (ref: string) => string } | undefined {
+    if (this.ipLists.blocks(domain.ownerId, client)) return { reason: 'ip-list', html: (ref) => PAGES.blockedAddress(host, client, ref) };
+    if (acme || domain.geomode === 0) return undefined;
+    const located = this.options.locate?.(client).country;
+    const country = (located === undefined ? undefined : geoTargetById(located)?.code) ?? 'XX';
+    if (geoBlocked(domain.geomode, domain.geolist, country)) return { reason: 'geo', html: (ref) => PAGES.blockedCountry(host, country, ref) };
+    return undefined;
+  }
+
+  /** A protection refused the request: 403 page with a reference id that the log line carries too. */
+  private refuse(res: ServerResponse, domain: string, reason: string, html: (ref: string) => string): Outcome {
+    const ref = randomBytes(8).toString('hex');
+    this.metrics.blocked(reason);
+    this.page(res, 403, html(ref));
+    return { status: 403, domain, blocked: reason, ref };
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string): Promise<Outcome> {
     const url = req.url ?? '/';
     const path = url.split('?')[0]!;
     if (!host || isIP(host) !== 0) {
@@ -174,7 +213,12 @@ export class EdgeServer {
       return { status: 421 };
     }
     const domain = route.domain;
-    if (path.startsWith(ACME_PREFIX)) {
+    // IP lists first, for every path; ACME paths skip every other protection (validation comes
+    // from the CA's many vantage points).
+    const acme = path.startsWith(ACME_PREFIX);
+    const refusal = this.refusal(domain, host, client, acme);
+    if (refusal) return this.refuse(res, domain.domain, refusal.reason, refusal.html);
+    if (acme) {
       // Reserved for certificate issuance (HTTP-01 tokens); never passed to the backend.
       this.reply(res, 404, 'text/plain', 'no such challenge token');
       return { status: 404, domain: domain.domain, via: 'acme' };
@@ -209,7 +253,7 @@ export class EdgeServer {
     }
     const request = { method: req.method ?? 'GET', url, headers: req.headers };
     let filling = false;
-    const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, scheme, (status, headers) => {
+    const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, scheme, client, (status, headers) => {
       headers['x-cache'] = cacheStatus;
       if (!lock) return undefined;
       const verdict = storability(request, status, headers);
@@ -239,15 +283,21 @@ export class EdgeServer {
     socket.once('close', () => this.upgraded.delete(socket));
     // An upgraded connection (a WebSocket) may stay quiet as long as its ends like: no idle bound.
     (socket as Socket).setTimeout?.(0);
+    const client = this.clients.of(req);
+    const refusal = route.kind === 'domain' && host ? this.refusal(route.domain, host, client, false) : undefined;
     if (route.kind !== 'domain' || !host) {
       socket.end('HTTP/1.1 421 Misdirected Request\r\ncontent-type: text/plain\r\ncontent-length: 24\r\nconnection: close\r\n\r\nthis edge serves no such');
+    } else if (refusal) {
+      status = 403;
+      this.metrics.blocked(refusal.reason);
+      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 14\r\nconnection: close\r\n\r\naccess denied\n`);
     } else {
       const backend = parseBackend(route.domain.backend);
       const failover = route.domain.failover ? parseBackend(route.domain.failover) : undefined;
       const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
-      if (target) status = await proxyUpgrade(req, socket, head, target, host, this.options.connectTimeoutMs, scheme);
+      if (target) status = await proxyUpgrade(req, socket, head, target, host, client, this.options.connectTimeoutMs, scheme);
     }
-    this.options.log.info({ domain: route.kind === 'domain' ? route.domain.domain : undefined, host, method: req.method, path: req.url, status, upgrade: req.headers.upgrade, client: req.socket?.remoteAddress }, 'edge upgrade');
+    this.options.log.info({ domain: route.kind === 'domain' ? route.domain.domain : undefined, host, method: req.method, path: req.url, status, blocked: refusal?.reason, upgrade: req.headers.upgrade, client }, 'edge upgrade');
   }
 
   private listenOne(server: Server | HttpsServer, port: number, host: string): Promise<number> {

@@ -23,6 +23,7 @@ export class EdgeState {
   node: EdgeNode | null = null;
   private readonly domainListeners = new Set<(name: string) => void>();
   private readonly certificateListeners = new Set<(name: string) => void>();
+  private readonly ipListListeners = new Set<(ownerId: number) => void>();
 
   /** `nodeId` undefined: every domain is served here (the all-in-one role). */
   constructor(nodeId?: number) {
@@ -36,6 +37,11 @@ export class EdgeState {
 
   onCertificateChange(listener: (name: string) => void): void {
     this.certificateListeners.add(listener);
+  }
+
+  /** Called with the owner of each IP list that changed, appeared or went. */
+  onIpListChange(listener: (ownerId: number) => void): void {
+    this.ipListListeners.add(listener);
   }
 
   /** Replaces everything (a snapshot). */
@@ -66,12 +72,18 @@ export class EdgeState {
       else this.certificates.delete(name);
       if (before?.fingerprint !== cert?.fingerprint) changedCerts.push(name);
     }
+    const changedOwners = new Set<number>();
     for (const [id, list] of batch.ipLists ?? []) {
-      if (list) this.ipLists.set(id, list);
-      else this.ipLists.delete(id);
+      const before = this.ipLists.get(id);
+      if (before) changedOwners.add(before.ownerId);
+      if (list) {
+        this.ipLists.set(id, list);
+        changedOwners.add(list.ownerId);
+      } else this.ipLists.delete(id);
     }
     if (batch.node !== undefined) this.node = batch.node;
     for (const name of changedDomains) for (const l of this.domainListeners) l(name);
     for (const name of changedCerts) for (const l of this.certificateListeners) l(name);
+    for (const owner of changedOwners) for (const l of this.ipListListeners) l(owner);
   }
 }

@@ -14,4 +14,8 @@ export const PAGES = {
   requestTimeout: () => page('Request timeout', 'The request did not arrive in time.'),
   tooLarge: (max: number) => page('Request too large', `This service accepts request bodies of at most ${max} bytes.`),
   moved: () => page('Moved', 'This site is served over HTTPS.'),
+  blockedAddress: (host: string, address: string, ref: string) =>
+    page('Access denied', `The owner of <b>${escape(host)}</b> does not accept requests from your address (${escape(address)}). Reference: <code>${ref}</code>`),
+  blockedCountry: (host: string, country: string, ref: string) =>
+    page('Access denied', `The owner of <b>${escape(host)}</b> does not accept requests from your country (<b>${escape(country)}</b>). Reference: <code>${ref}</code>`),
 };

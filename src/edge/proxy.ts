@@ -1,8 +1,8 @@
 // Carries one request to a domain's backend and its answer back, streaming both ways (bodies are
 // never held whole, and backpressure holds in both directions), over pooled keep-alive
 // connections (undici: the fastest Node client measured for this, ../../docs/edge.md). Hop-by-hop headers stay on their hop;
-// the backend learns the client (X-Forwarded-For, set from the TCP peer: a client's own value is
-// not trusted), the scheme and host it asked for, and that we passed it on (Via). When the
+// the backend learns the client (X-Forwarded-For: the TCP peer, or what a trusted proxy says; a
+// client's own value is not trusted), the scheme and host it asked for, and that we passed it on (Via). When the
 // backend is down (backend-health.ts) the failover takes the request; when a connect fails and the
 // domain has a failover, a request without a body is tried there at once.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
@@ -79,26 +79,27 @@ export class Proxy {
     });
   }
 
-  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
+  /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
+  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook): Promise<ProxyOutcome> {
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = (req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding'];
     if (failover && this.health.isDown(backend) && !this.health.isDown(failover)) {
-      const outcome = await this.attempt(req, res, failover, host, scheme, hook);
+      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
-    const first = await this.attempt(req, res, backend, host, scheme, hook);
+    const first = await this.attempt(req, res, backend, host, scheme, client, hook);
     if (first.via !== 'unreachable' || !failover || !bodyless) return first;
-    const second = await this.attempt(req, res, failover, host, scheme, hook);
+    const second = await this.attempt(req, res, failover, host, scheme, client, hook);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
-  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', hook?: ResponseHook): Promise<ProxyOutcome> {
+  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook): Promise<ProxyOutcome> {
     const started = performance.now();
     const headers = forwardable(req.headers);
-    headers['x-forwarded-for'] = req.socket?.remoteAddress ?? '';
+    headers['x-forwarded-for'] = client;
     headers['x-forwarded-proto'] = scheme;
     headers['x-forwarded-host'] = host;
     headers.via = req.headers.via ? `${req.headers.via}, ${VIA}` : VIA;

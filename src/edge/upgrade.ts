@@ -12,11 +12,11 @@ function head(status: number, message: string, headers: IncomingMessage['rawHead
 }
 
 /** Joins `client` to the backend's upgraded socket; resolves with the status the backend gave. */
-export function proxyUpgrade(req: IncomingMessage, client: Duplex, clientHead: Buffer, backend: Backend, host: string, connectTimeoutMs: number, scheme: 'http' | 'https'): Promise<number> {
+export function proxyUpgrade(req: IncomingMessage, client: Duplex, clientHead: Buffer, backend: Backend, host: string, clientAddress: string, connectTimeoutMs: number, scheme: 'http' | 'https'): Promise<number> {
   return new Promise((resolve) => {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && name !== 'x-forwarded-for') headers[name] = value;
-    headers['x-forwarded-for'] = req.socket?.remoteAddress ?? '';
+    headers['x-forwarded-for'] = clientAddress;
     headers['x-forwarded-proto'] = scheme;
     headers['x-forwarded-host'] = host;
     headers.via = '1.1 palisade';

@@ -4,15 +4,18 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { EdgeServer } from '../edge/edge-server.ts';
 import type { EdgeState } from '../edge/edge-state.ts';
+import type { GeoLocator } from '../geo/locator.ts';
 import { StartupError } from './startup-error.ts';
 
 /** The disk cache's bound (large files). */
 const CACHE_DISK_BYTES = 4096 * 1_048_576;
 
-export function newEdgeServer(config: Config, state: EdgeState, log: Logger): EdgeServer {
+export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo: GeoLocator | undefined): EdgeServer {
   const { edge } = config;
   return new EdgeServer(state, {
     nodeName: edge.nodeName,
+    locate: geo && ((address: string) => geo.locate(address)),
+    trustedProxies: edge.trustedProxies,
     connectTimeoutMs: edge.connectTimeoutMs,
     responseTimeoutMs: edge.responseTimeoutMs,
     checkIntervalMs: edge.checkIntervalMs,

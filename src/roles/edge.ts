@@ -7,6 +7,7 @@ import { EdgeState } from '../edge/edge-state.ts';
 import { RemoteEdgeFeed } from '../edge/feed/remote-edge-feed.ts';
 import { createLogger } from '../log.ts';
 import { NotifyListener } from '../sync/notify-listener.ts';
+import { openGeo } from './dns-parts.ts';
 import { listenEdge, newEdgeServer } from './edge-parts.ts';
 import { feedHealth, feedMetrics } from './feed-health.ts';
 import { closeOnSignal } from './shutdown.ts';
@@ -23,7 +24,9 @@ export async function runEdge(config: Config): Promise<void> {
   const state = new EdgeState(edge.node);
   const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
   feed.start();
-  const server = newEdgeServer(config, state, log.child({ component: 'edge' }));
+  // Clients are located for the domains' country rules (the same database as the name servers').
+  const geo = openGeo(config, log);
+  const server = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);
   const addresses = await listenEdge(config, server);
   const health = () => feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size });
   const listener: NotifyListener = new NotifyListener({
@@ -43,5 +46,6 @@ export async function runEdge(config: Config): Promise<void> {
     await listener.close();
     await server.close();
     await feed.stop();
+    geo?.close();
   });
 }

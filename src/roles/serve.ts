@@ -50,7 +50,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     const state = new EdgeState();
     edgeFeed = new StoreEdgeFeed(store, state, log.child({ component: 'edge' }));
     await edgeFeed.start();
-    edge = newEdgeServer(config, state, log.child({ component: 'edge' }));
+    edge = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);
     edgeAddress = await listenEdge(config, edge);
   }
 

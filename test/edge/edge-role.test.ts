@@ -245,6 +245,26 @@ describe('palisade edge', () => {
     expect((await viaEdgeTls('tls-one.example', '/over-tls')).status).toBe(200);
   });
 
+  it("applies a customer's IP lists on the nodes they name: another node's list stays away, and moves in within a second", async () => {
+    const created = await call('POST', '/security/iplist', { name: 'elsewhere', ips: ['127.0.0.1'], allnodes: false, nodes: [2] });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: number };
+    await push();
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await viaEdge('mine.example', '/')).status).toBe(200);
+    const snapshot = await (await fetch(`${api.url}/sync/edge/snapshot`, { headers: { authorization: `Bearer ${consumer.token}` } })).text();
+    expect(snapshot).not.toContain('"elsewhere"');
+    // Named to this node too: in force here.
+    expect((await call('PATCH', `/security/iplist/${id}`, { nodes: [1, 2] })).status).toBe(200);
+    const blocked = await eventually(() => viaEdge('mine.example', '/'), (r) => r.status === 403, 1000);
+    expect(blocked.value.body).toContain('127.0.0.1');
+    expect((await call('PATCH', `/security/iplist/${id}`, { allnodes: true, nodes: [] })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await viaEdge('mine.example', '/')).status).toBe(403);
+    expect((await call('DELETE', `/security/iplist/${id}`)).status).toBe(204);
+    await eventually(() => viaEdge('mine.example', '/'), (r) => r.status === 200, 1000);
+  });
+
   it('reports its feed and traffic on /healthz and /metrics', async () => {
     const base = edge.notifyUrl.replace(/\/notify$/, '');
     const health = await (await fetch(`${base}/healthz`)).json();
