@@ -29,6 +29,7 @@ import { geoTargetById } from '../geo/targets.ts';
 import { ClientAddress } from './protect/client-address.ts';
 import { geoBlocked } from './protect/geo-filter.ts';
 import { IpLists } from './protect/ip-lists.ts';
+import { BandwidthLimits } from './protect/bandwidth.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { proxyUpgrade } from './upgrade.ts';
@@ -73,6 +74,7 @@ export class EdgeServer {
   readonly sni: SniContexts;
   readonly metrics = new EdgeMetrics();
   readonly ipLists: IpLists;
+  private readonly bandwidth = new BandwidthLimits();
   private readonly clients: ClientAddress;
   /** The port HTTPS redirects point to (set by listen). */
   private httpsPort = 443;
@@ -235,6 +237,7 @@ export class EdgeServer {
       return { status: 413, domain: domain.domain };
     }
 
+    const sink = domain.bwlimit > 0 ? (target: ServerResponse) => this.bandwidth.throttle(domain.domain, domain.bwlimit, target) : undefined;
     const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', host, url, req.headers);
     let cacheStatus: CacheStatus = 'BYPASS';
     let lock: FillLock | undefined;
@@ -244,7 +247,7 @@ export class EdgeServer {
       let found = this.cache.lookup(domain.domain, primary, req.headers);
       if (!found.fresh && (await this.cache.waitForFill(found.key))) found = this.cache.lookup(domain.domain, primary, req.headers);
       if (found.entry && found.fresh) {
-        const status = this.cache.serve(found.entry, 'HIT', req, res);
+        const status = this.cache.serve(found.entry, 'HIT', req, res, sink);
         return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
       }
       cacheStatus = found.entry ? 'EXPIRED' : 'MISS';
@@ -260,7 +263,7 @@ export class EdgeServer {
       if (!verdict.store) return undefined;
       filling = true;
       return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
-    });
+    }, sink);
     if (!filling) lock?.release();
     this.cache.counts[cacheStatus]++;
     this.metrics.upstream(
@@ -332,5 +335,6 @@ export class EdgeServer {
     await Promise.all([this.http, this.https].map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
     this.proxy.close();
     this.health.stop();
+    this.bandwidth.stop();
   }
 }

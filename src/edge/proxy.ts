@@ -31,6 +31,9 @@ export interface ProxyOutcome {
 /** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
 export type ResponseHook = (status: number, headers: Record<string, string | string[]>) => BodyTap | undefined;
 
+/** Where the body goes instead of straight into the response (the bandwidth limit). */
+export type Sink = (res: ServerResponse) => Writable;
+
 export interface BodyTap {
   chunk(data: Buffer): void;
   /** `complete` false: the response was cut short. */
@@ -80,23 +83,23 @@ export class Proxy {
   }
 
   /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
-  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook): Promise<ProxyOutcome> {
+  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink): Promise<ProxyOutcome> {
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = (req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding'];
     if (failover && this.health.isDown(backend) && !this.health.isDown(failover)) {
-      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook);
+      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
-    const first = await this.attempt(req, res, backend, host, scheme, client, hook);
+    const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink);
     if (first.via !== 'unreachable' || !failover || !bodyless) return first;
-    const second = await this.attempt(req, res, failover, host, scheme, client, hook);
+    const second = await this.attempt(req, res, failover, host, scheme, client, hook, sink);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
-  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook): Promise<ProxyOutcome> {
+  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink): Promise<ProxyOutcome> {
     const started = performance.now();
     const headers = forwardable(req.headers);
     headers['x-forwarded-for'] = client;
@@ -137,7 +140,8 @@ export class Proxy {
           // 5xx (but 501/505, which say nothing of its health) counts against the backend, as connect errors and timeouts do.
           if (statusCode >= 500 && statusCode !== 501 && statusCode !== 505) this.health.failed(backend);
           else this.health.passed(backend);
-          return tap ? tapped(res, tap, outcome) : res;
+          const target = sink ? sink(res) : res;
+          return tap ? tapped(target, tap, outcome) : target;
         },
       );
       tap?.end(true);
@@ -187,7 +191,7 @@ function originForm(url: string): string {
 }
 
 /** A writable that passes the body to the client and a copy to `tap` (the cache), counting bytes. */
-function tapped(res: ServerResponse, tap: BodyTap, outcome: ProxyOutcome): Writable {
+function tapped(res: Writable, tap: BodyTap, outcome: ProxyOutcome): Writable {
   outcome.bytes = 0;
   return new Writable({
     write(chunk: Buffer, _encoding, callback) {

@@ -21,11 +21,11 @@ const api = (key: string, method: string, path: string, body?: unknown) =>
 /** A request to the edge from a chosen loopback address, optionally claiming another client by X-Forwarded-For. */
 function from(localAddress: string, host: string, path = '/', forwardedFor?: string) {
   const url = new URL(server.edgeUrl!);
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+  return new Promise<{ status: number; body: string; cache: unknown }>((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, path, localAddress, agent: false, headers: { host, ...(forwardedFor && { 'x-forwarded-for': forwardedFor }) } }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
+      res.on('end', () => resolve({ status: res.statusCode!, body, cache: res.headers['x-cache'] }));
     });
     req.on('error', reject);
     req.end();
@@ -42,8 +42,10 @@ async function eventually(check: () => Promise<boolean>, timeoutMs: number): Pro
 }
 
 beforeAll(async () => {
+  const tenMegabytes = Buffer.alloc(10 * 1_048_576, 1);
   backend = createServer((req, res) => {
     reached.push(`${req.headers.host} ${req.headers['x-forwarded-for']}`);
+    if (req.url === '/10mb.bin') return void res.end(tenMegabytes);
     res.end('backend');
   });
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
@@ -58,6 +60,8 @@ beforeAll(async () => {
     [keyA, { domain: 'allow-de.example', backend: backendText, geomode: 1, geolist: ['DE'] }],
     [keyA, { domain: 'block-de.example', backend: backendText, geomode: 2, geolist: ['de'] }],
     [keyB, { domain: 'other.example', backend: backendText }],
+    [keyB, { domain: 'bw.example', backend: backendText, bwlimit: 512 }],
+    [keyB, { domain: 'bwcache.example', backend: backendText, bwlimit: 2048, cachelevel: 3, cachelargefiles: true }],
   ] as const) {
     expect((await api(key, 'POST', '/domains', body)).status).toBe(201);
   }
@@ -164,4 +168,50 @@ describe('edge: country rules', () => {
     expect(metrics).toMatch(/palisade_edge_blocked_total\{reason="geo"\} [1-9]/);
     expect(metrics).toMatch(/palisade_edge_blocked_total\{reason="ip-list"\} [1-9]/);
   });
+});
+
+/** Bytes/s received by `n` parallel downloads of `host`/`path`, counted from 1 s to 4 s after they start. */
+async function downloadRate(host: string, path: string, n: number, cache?: string): Promise<number> {
+  const url = new URL(server.edgeUrl!);
+  let counted = 0;
+  let counting = false;
+  const requests = Array.from({ length: n }, () =>
+    request({ host: url.hostname, port: url.port, path, agent: false, headers: { host } }, (res) => {
+      if (cache !== undefined) expect(res.headers['x-cache']).toBe(cache);
+      res.on('data', (c: Buffer) => {
+        if (counting) counted += c.length;
+      });
+    }),
+  );
+  for (const req of requests) {
+    req.on('error', () => undefined);
+    req.end();
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+  counting = true;
+  const started = performance.now();
+  await new Promise((r) => setTimeout(r, 3000));
+  const rate = counted / ((performance.now() - started) / 1000);
+  for (const req of requests) req.destroy();
+  return rate;
+}
+
+describe('edge: bandwidth limit', () => {
+  it('holds 1, 2 and 8 parallel downloads to the domain\'s rate together (±10%), proxied and from the cache', async () => {
+    for (const n of [1, 2, 8]) {
+      const rate = await downloadRate('bw.example', '/10mb.bin', n);
+      console.log(`bw.example (512 KiB/s, proxied): ${n} download(s) together ${(rate / 1024).toFixed(0)} KiB/s`);
+      expect(rate, `× ${n}`).toBeGreaterThan(512 * 1024 * 0.9);
+      expect(rate, `× ${n}`).toBeLessThan(512 * 1024 * 1.1);
+    }
+    // Hits are held to the rate too: fill the cache (10 MB at 2 MiB/s), then measure.
+    const fill = await from('127.0.0.1', 'bwcache.example', '/10mb.bin');
+    expect([fill.status, fill.body.length, fill.cache]).toEqual([200, 10 * 1_048_576, 'MISS']);
+    for (const n of [1, 8]) {
+      const rate = await downloadRate('bwcache.example', '/10mb.bin', n, 'HIT');
+      console.log(`bwcache.example (2048 KiB/s, cache hits): ${n} download(s) together ${(rate / 1024).toFixed(0)} KiB/s`);
+      expect(rate, `hits × ${n}`).toBeGreaterThan(2048 * 1024 * 0.9);
+      expect(rate, `hits × ${n}`).toBeLessThan(2048 * 1024 * 1.1);
+    }
+  }, 60_000);
 });

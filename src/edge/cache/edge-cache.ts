@@ -7,6 +7,7 @@
 import { createReadStream, createWriteStream, mkdirSync, rename, rmSync, unlink, type WriteStream } from 'node:fs';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { Readable, type Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { variantKey } from './cache-rules.ts';
@@ -161,15 +162,17 @@ export class EdgeCache {
   }
 
   /** Answers from a stored entry: Age, X-Cache, conditional requests, single byte ranges, HEAD. */
-  serve(entry: Entry, status: CacheStatus, req: IncomingMessage, res: ServerResponse): number {
+  /** `sink`: where the body goes instead of straight into the response (the bandwidth limit). */
+  serve(entry: Entry, status: CacheStatus, req: IncomingMessage, res: ServerResponse, sink?: (res: ServerResponse) => Writable): number {
     this.counts[status]++;
     // Node adds Date itself (cached for the second); the rest was flattened when stored.
     const age = String(entry.age + Math.floor((Date.now() - entry.storedAt) / 1000));
     if (req.headers.range === undefined && req.headers['if-none-match'] === undefined) {
       res.writeHead(entry.status, entry.flat.concat('age', age, 'x-cache', status, 'content-length', String(entry.size)));
       if (req.method === 'HEAD') res.end();
+      else if (sink) this.streamBody(entry, 0, entry.size - 1, res, sink);
       else if (entry.body) res.end(entry.body);
-      else this.streamFile(entry, 0, entry.size - 1, res);
+      else this.streamBody(entry, 0, entry.size - 1, res);
       return entry.status;
     }
     const headers: Record<string, string | string[] | number> = { ...entry.headers, age, 'x-cache': status };
@@ -201,16 +204,24 @@ export class EdgeCache {
     headers['content-length'] = String(end - start + 1);
     res.writeHead(code, headers);
     if (req.method === 'HEAD' || end < start) res.end();
-    else if (entry.body) res.end(entry.body.subarray(start, end + 1));
-    else this.streamFile(entry, start, end, res);
+    else if (entry.body && !sink) res.end(entry.body.subarray(start, end + 1));
+    else this.streamBody(entry, start, end, res, sink);
     return code;
   }
 
-  private streamFile(entry: Entry, start: number, end: number, res: ServerResponse): void {
+  private streamBody(entry: Entry, start: number, end: number, res: ServerResponse, sink?: (res: ServerResponse) => Writable): void {
     if (end < start) return void res.end();
-    const stream = createReadStream(entry.file!, { start, end });
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+    const stream = entry.body ? Readable.from([entry.body.subarray(start, end + 1)]) : createReadStream(entry.file!, { start, end });
+    const target = sink ? sink(res) : res;
+    // A client gone mid-body ends the read (and its file handle); nothing is left to throw.
+    const stop = () => {
+      stream.destroy();
+      res.destroy();
+    };
+    stream.on('error', stop);
+    target.on('error', stop);
+    res.once('close', () => stream.destroy());
+    stream.pipe(target);
   }
 }
 
