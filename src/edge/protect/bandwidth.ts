@@ -89,22 +89,22 @@ export class BandwidthLimits {
   throttle(domain: string, kbPerSecond: number, res: ServerResponse): Writable {
     const bucket = this.bucket(domain, kbPerSecond);
     return new Writable({
-      async write(chunk: Buffer, _encoding, callback) {
-        try {
+      write(chunk: Buffer, _encoding, callback) {
+        const send = async (): Promise<void> => {
           for (let at = 0; at < chunk.length; at += bucket.slice) {
             const part = chunk.subarray(at, at + bucket.slice);
             const wait = bucket.take(part.length);
             if (wait) await wait;
-            if (res.destroyed) return callback(new Error('the client went away'));
-            if (!res.write(part)) await new Promise<void>((resolve) => {
-              res.once('drain', resolve);
-              res.once('close', resolve);
-            });
+            if (res.destroyed) throw new Error('the client went away');
+            if (!res.write(part)) {
+              await new Promise<void>((resolve) => {
+                res.once('drain', resolve);
+                res.once('close', resolve);
+              });
+            }
           }
-          callback();
-        } catch (error) {
-          callback(error as Error);
-        }
+        };
+        send().then(() => callback(), (error: Error) => callback(error));
       },
       final(callback) {
         res.end(() => callback());
