@@ -51,6 +51,8 @@ export interface Config {
     cacheDir: string;
     /** Peers whose X-Forwarded-For names the client (addresses or prefixes). */
     trustedProxies: string[];
+    /** The JS challenge: leading hex zeros of the proof of work, clearance lifetime, signing key. */
+    challenge: { difficulty: number; cookieMinutes: number; secret?: Buffer };
   };
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
@@ -73,6 +75,16 @@ function reservedZones(text: string | undefined, ownNames: string[], problems: s
     else problems.push(`PALISADE_RESERVED_ZONES: "${entry}" ${checked.message}`);
   }
   return zones;
+}
+
+/** At least 16 bytes as hex digits (an HMAC key), or undefined when unset. */
+function longHexSecret(name: string, text: string | undefined, problems: string[]): Buffer | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!/^(?:[0-9a-fA-F]{2}){16,64}$/.test(text)) {
+    problems.push(`${name}: must be 32 to 128 hex digits (e.g. from \`openssl rand -hex 32\`)`);
+    return undefined;
+  }
+  return Buffer.from(text, 'hex');
 }
 
 /** 16 bytes as 32 hex digits (RFC 9018's SipHash key), or undefined when unset. */
@@ -190,6 +202,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cacheMemoryBytes: int('PALISADE_EDGE_CACHE_MEMORY_MB', 256, 1, 1_048_576) * 1_048_576,
       cacheDir: resolve(str('PALISADE_EDGE_CACHE_DIR', join(dataDir, 'edge-cache'))),
       trustedProxies: prefixes('PALISADE_EDGE_TRUSTED_PROXIES'),
+      challenge: {
+        difficulty: int('PALISADE_EDGE_CHALLENGE_DIFFICULTY', 4, 1, 8),
+        cookieMinutes: int('PALISADE_EDGE_CHALLENGE_COOKIE_MINUTES', 30, 1, 10_080),
+        secret: longHexSecret('PALISADE_EDGE_CHALLENGE_SECRET', env.PALISADE_EDGE_CHALLENGE_SECRET, problems),
+      },
       connectTimeoutMs: int('PALISADE_EDGE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),

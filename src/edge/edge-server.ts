@@ -30,6 +30,8 @@ import { ClientAddress } from './protect/client-address.ts';
 import { geoBlocked } from './protect/geo-filter.ts';
 import { IpLists } from './protect/ip-lists.ts';
 import { BandwidthLimits } from './protect/bandwidth.ts';
+import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
+import { challengePage } from './protect/challenge-page.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { proxyUpgrade } from './upgrade.ts';
@@ -43,6 +45,7 @@ export interface EdgeServerOptions extends ProxyOptions {
   locate?: (address: string) => Located;
   /** Peers whose X-Forwarded-For is believed (PALISADE_EDGE_TRUSTED_PROXIES). */
   trustedProxies: string[];
+  challenge: ChallengeOptions;
   /** Active backend checks, every this many ms. */
   checkIntervalMs: number;
   /** A client silent this long while its request is incomplete gets 408 (and idle connections close). */
@@ -75,6 +78,7 @@ export class EdgeServer {
   readonly metrics = new EdgeMetrics();
   readonly ipLists: IpLists;
   private readonly bandwidth = new BandwidthLimits();
+  private readonly challenges: Challenges;
   private readonly clients: ClientAddress;
   /** The port HTTPS redirects point to (set by listen). */
   private httpsPort = 443;
@@ -92,6 +96,7 @@ export class EdgeServer {
     this.proxy = new Proxy(options, this.health);
     this.cache = new EdgeCache(options.cache);
     this.ipLists = new IpLists(state, options.log);
+    this.challenges = new Challenges(options.challenge);
     this.clients = new ClientAddress(IpRanges.compile(options.trustedProxies));
     state.onDomainChange((name) => this.cache.dropDomain(name));
     const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
@@ -179,6 +184,33 @@ export class EdgeServer {
     });
   }
 
+  /**
+   * The JS challenge: the verification URL, or a 503 (page for navigations, JSON otherwise) for a
+   * request without a valid clearance; undefined lets a cleared request through.
+   */
+  private challenge(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, path: string, client: string, scheme: Scheme): Outcome | undefined {
+    if (path === VERIFY_PATH) {
+      const query = new URLSearchParams(url.slice(url.indexOf('?') + 1));
+      const verdict = this.challenges.verify(query.get('challenge') ?? '', query.get('nonce') ?? '', query.get('return') ?? '/', domain, client, scheme === 'https');
+      if (!verdict.ok) {
+        const refused = this.refuse(res, domain, 'challenge-rejected', (ref) => PAGES.challengeRejected(host, verdict.reason, ref));
+        return { ...refused, via: verdict.reason };
+      }
+      this.metrics.blocked('challenge-passed');
+      res.writeHead(302, { location: verdict.returnTo, 'set-cookie': verdict.cookie, 'cache-control': 'no-store', 'content-length': 0 });
+      res.end();
+      return { status: 302, domain, via: 'challenge-passed' };
+    }
+    if (this.challenges.cleared(req.headers.cookie, domain, client)) return undefined;
+    this.metrics.blocked('challenge');
+    if (isNavigation(req.method, req.headers)) {
+      this.page(res, 503, challengePage(host, this.challenges.issue(domain, client), this.challenges.difficulty, VERIFY_PATH, url));
+    } else {
+      this.reply(res, 503, 'application/json', `${JSON.stringify({ error: 'challenge_required', detail: `open ${host} in a browser with JavaScript to pass its check` })}\n`);
+    }
+    return { status: 503, domain, blocked: 'challenge' };
+  }
+
   /** Which protection refuses the client, if one does: IP lists, then (not on ACME paths) the country rule. */
   private refusal(domain: DomainState, host: string, client: string, acme: boolean): { reason: string; html: (ref: string) => string } | undefined {
     if (this.ipLists.blocks(domain.ownerId, client)) return { reason: 'ip-list', html: (ref) => PAGES.blockedAddress(host, client, ref) };
@@ -230,6 +262,10 @@ export class EdgeServer {
       const port = this.httpsPort === 443 ? '' : `:${this.httpsPort}`;
       this.page(res, status, PAGES.moved(), { location: `https://${host}${port}${url}` });
       return { status, domain: domain.domain, via: 'fhttps' };
+    }
+    if (domain.sjschallenge && path !== '/robots.txt') {
+      const challenged = this.challenge(req, res, domain.domain, host, url, path, client, scheme);
+      if (challenged) return challenged;
     }
     const length = Number(req.headers['content-length'] ?? 0);
     if (length > this.options.maxBodyBytes) {

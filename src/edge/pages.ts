@@ -14,6 +14,8 @@ export const PAGES = {
   requestTimeout: () => page('Request timeout', 'The request did not arrive in time.'),
   tooLarge: (max: number) => page('Request too large', `This service accepts request bodies of at most ${max} bytes.`),
   moved: () => page('Moved', 'This site is served over HTTPS.'),
+  challengeRejected: (host: string, reason: string, ref: string) =>
+    page('Check failed', `The browser check for <b>${escape(host)}</b> did not pass (${escape(reason)}). <a href="/">Try again</a>. Reference: <code>${ref}</code>`),
   blockedAddress: (host: string, address: string, ref: string) =>
     page('Access denied', `The owner of <b>${escape(host)}</b> does not accept requests from your address (${escape(address)}). Reference: <code>${ref}</code>`),
   blockedCountry: (host: string, country: string, ref: string) =>

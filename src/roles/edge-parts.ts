@@ -1,5 +1,6 @@
 // What the serve and edge roles build alike: the edge server from the config, listening on its
 // HTTP and HTTPS ports (a port that cannot be had is one clear start-up line).
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { EdgeServer } from '../edge/edge-server.ts';
@@ -16,6 +17,9 @@ export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo
     nodeName: edge.nodeName,
     locate: geo && ((address: string) => geo.locate(address)),
     trustedProxies: edge.trustedProxies,
+    // Unset: a random key per process (clearances then hold on this edge until it restarts;
+    // edges that should honour each other's must share one).
+    challenge: { difficulty: edge.challenge.difficulty, cookieMinutes: edge.challenge.cookieMinutes, secret: edge.challenge.secret ?? randomBytes(32) },
     connectTimeoutMs: edge.connectTimeoutMs,
     responseTimeoutMs: edge.responseTimeoutMs,
     checkIntervalMs: edge.checkIntervalMs,
