@@ -51,6 +51,8 @@ export interface Config {
     cacheDir: string;
     /** Peers whose X-Forwarded-For names the client (addresses or prefixes). */
     trustedProxies: string[];
+    /** baseprotection's per-client limits. */
+    clientLimits: { rate: number; burst: number; banAfter: number; banWindowMs: number; banMs: number };
     /** The JS challenge: leading hex zeros of the proof of work, clearance lifetime, signing key. */
     challenge: { difficulty: number; cookieMinutes: number; secret?: Buffer };
   };
@@ -202,6 +204,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cacheMemoryBytes: int('PALISADE_EDGE_CACHE_MEMORY_MB', 256, 1, 1_048_576) * 1_048_576,
       cacheDir: resolve(str('PALISADE_EDGE_CACHE_DIR', join(dataDir, 'edge-cache'))),
       trustedProxies: prefixes('PALISADE_EDGE_TRUSTED_PROXIES'),
+      clientLimits: {
+        rate: int('PALISADE_EDGE_CLIENT_RATE', 100, 0, 1_000_000),
+        burst: int('PALISADE_EDGE_CLIENT_BURST', 300, 1, 1_000_000),
+        banAfter: int('PALISADE_EDGE_BAN_AFTER', 10, 0, 1_000_000),
+        banWindowMs: 60_000,
+        banMs: int('PALISADE_EDGE_BAN_SECONDS', 300, 1, 86_400) * 1000,
+      },
       challenge: {
         difficulty: int('PALISADE_EDGE_CHALLENGE_DIFFICULTY', 4, 1, 8),
         cookieMinutes: int('PALISADE_EDGE_CHALLENGE_COOKIE_MINUTES', 30, 1, 10_080),

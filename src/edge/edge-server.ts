@@ -32,6 +32,8 @@ import { IpLists } from './protect/ip-lists.ts';
 import { BandwidthLimits } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
+import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
+import { inspect, MAX_INSPECTED_BODY, protocolFinding } from './waf/inspect.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { proxyUpgrade } from './upgrade.ts';
@@ -46,6 +48,7 @@ export interface EdgeServerOptions extends ProxyOptions {
   /** Peers whose X-Forwarded-For is believed (PALISADE_EDGE_TRUSTED_PROXIES). */
   trustedProxies: string[];
   challenge: ChallengeOptions;
+  clientLimits: ClientLimitOptions;
   /** Active backend checks, every this many ms. */
   checkIntervalMs: number;
   /** A client silent this long while its request is incomplete gets 408 (and idle connections close). */
@@ -79,6 +82,7 @@ export class EdgeServer {
   readonly ipLists: IpLists;
   private readonly bandwidth = new BandwidthLimits();
   private readonly challenges: Challenges;
+  private readonly clientLimits: ClientLimits;
   private readonly clients: ClientAddress;
   /** The port HTTPS redirects point to (set by listen). */
   private httpsPort = 443;
@@ -97,6 +101,7 @@ export class EdgeServer {
     this.cache = new EdgeCache(options.cache);
     this.ipLists = new IpLists(state, options.log);
     this.challenges = new Challenges(options.challenge);
+    this.clientLimits = new ClientLimits(options.clientLimits);
     this.clients = new ClientAddress(IpRanges.compile(options.trustedProxies));
     state.onDomainChange((name) => this.cache.dropDomain(name));
     const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
@@ -149,7 +154,41 @@ export class EdgeServer {
     const client = this.clients.of(req);
     this.inProgress.set(socket, { req, res });
     const host = hostName(req.headers.host);
-    let outcome: Outcome;
+    // The log line is written when the response is over (or the client gone): listened for now,
+    // because a proxied response may be over before route() returns.
+    let outcome: Outcome | undefined;
+    let closed = false;
+    let logged = false;
+    const log = (): void => {
+      if (!closed || !outcome || logged) return;
+      logged = true;
+      const o = outcome;
+      this.options.log.info(
+        {
+          domain: o.domain,
+          host: host ?? req.headers.host,
+          method: req.method,
+          path: (req.url ?? '/').split('?')[0],
+          scheme,
+          status: o.status,
+          bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
+          cache: o.cache,
+          blocked: o.blocked,
+          ref: o.ref,
+          upstreamMs: o.upstreamMs === undefined ? undefined : Math.round(o.upstreamMs * 100) / 100,
+          via: o.via,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          client,
+          complete: res.writableFinished,
+        },
+        'edge request',
+      );
+    };
+    res.once('close', () => {
+      if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
+      closed = true;
+      log();
+    });
     try {
       outcome = await this.route(req, res, scheme, host, client);
     } catch (error) {
@@ -159,29 +198,7 @@ export class EdgeServer {
       outcome = { status: 502 };
     }
     this.metrics.request(outcome.status, outcome.cache ?? 'NONE');
-    res.once('close', () => {
-      if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
-      this.options.log.info(
-        {
-          domain: outcome.domain,
-          host: host ?? req.headers.host,
-          method: req.method,
-          path: (req.url ?? '/').split('?')[0],
-          scheme,
-          status: outcome.status,
-          bytes: outcome.bytes ?? (Number(res.getHeader('content-length')) || 0),
-          cache: outcome.cache,
-          blocked: outcome.blocked,
-          ref: outcome.ref,
-          upstreamMs: outcome.upstreamMs === undefined ? undefined : Math.round(outcome.upstreamMs * 100) / 100,
-          via: outcome.via,
-          ms: Math.round((performance.now() - started) * 100) / 100,
-          client,
-          complete: res.writableFinished,
-        },
-        'edge request',
-      );
-    });
+    log();
   }
 
   /**
@@ -222,11 +239,38 @@ export class EdgeServer {
   }
 
   /** A protection refused the request: 403 page with a reference id that the log line carries too. */
-  private refuse(res: ServerResponse, domain: string, reason: string, html: (ref: string) => string): Outcome {
+  private refuse(res: ServerResponse, domain: string, reason: string, html: (ref: string) => string, status = 403, extra: Record<string, string> = {}): Outcome {
     const ref = randomBytes(8).toString('hex');
     this.metrics.blocked(reason);
-    this.page(res, 403, html(ref));
-    return { status: 403, domain, blocked: reason, ref };
+    this.page(res, status, html(ref), extra);
+    return { status, domain, blocked: reason, ref };
+  }
+
+  /**
+   * baseprotection: the client's rate and ban, protocol checks, then the rules over every decoded
+   * input (a body up to 64 KiB with a length is read first and passed on as read). Returns the
+   * refusal, or the body it read.
+   */
+  private async baseProtection(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer }> {
+    const limited = this.clientLimits.check(client);
+    if (limited) {
+      const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
+      return { refused: this.refuse(res, domain, limited.reason, html, limited.status, { 'retry-after': String(limited.retryAfter) }) };
+    }
+    const method = req.method ?? 'GET';
+    const protocol = protocolFinding(method, url, req.headers, req.rawHeaders.length / 2);
+    let body: Buffer | undefined;
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (!protocol && length > 0 && length <= MAX_INSPECTED_BODY && req.headers['transfer-encoding'] === undefined) {
+      body = await readBody(req, length);
+      if (!body) return { refused: { status: 400, domain, via: 'body cut short' } };
+    }
+    const finding = protocol ?? inspect(method, url, req.headers, body);
+    if (!finding) return { body };
+    this.clientLimits.refused(client);
+    const reason = finding.class === 'protocol' ? 'protocol' : finding.class === 'scanner' ? 'scanner' : 'waf';
+    const refused = this.refuse(res, domain, reason, (ref) => PAGES.wafBlocked(host, ref), finding.status);
+    return { refused: { ...refused, via: `rule ${finding.rule} (${finding.class}) in ${finding.where}` } };
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string): Promise<Outcome> {
@@ -262,6 +306,15 @@ export class EdgeServer {
       const port = this.httpsPort === 443 ? '' : `:${this.httpsPort}`;
       this.page(res, status, PAGES.moved(), { location: `https://${host}${port}${url}` });
       return { status, domain: domain.domain, via: 'fhttps' };
+    }
+    let inspectedBody: Buffer | undefined;
+    if (domain.baseprotection) {
+      const verdict = await this.baseProtection(req, res, domain.domain, host, url, client);
+      if ('refused' in verdict) {
+        if (!res.headersSent) this.page(res, 400, PAGES.badRequest());
+        return verdict.refused;
+      }
+      inspectedBody = verdict.body;
     }
     if (domain.sjschallenge && path !== '/robots.txt') {
       const challenged = this.challenge(req, res, domain.domain, host, url, path, client, scheme);
@@ -299,7 +352,7 @@ export class EdgeServer {
       if (!verdict.store) return undefined;
       filling = true;
       return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
-    }, sink);
+    }, sink, inspectedBody);
     if (!filling) lock?.release();
     this.cache.counts[cacheStatus]++;
     this.metrics.upstream(
@@ -373,4 +426,19 @@ export class EdgeServer {
     this.health.stop();
     this.bandwidth.stop();
   }
+}
+
+/** Reads a body of a known, small length whole; undefined when the client ends it early. */
+function readBody(req: IncomingMessage, length: number): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= length) chunks.push(chunk);
+    });
+    req.once('end', () => resolve(size === length ? Buffer.concat(chunks, size) : undefined));
+    req.once('error', () => resolve(undefined));
+    req.once('close', () => resolve(req.complete ? Buffer.concat(chunks, size) : undefined));
+  });
 }

@@ -14,6 +14,12 @@ export const PAGES = {
   requestTimeout: () => page('Request timeout', 'The request did not arrive in time.'),
   tooLarge: (max: number) => page('Request too large', `This service accepts request bodies of at most ${max} bytes.`),
   moved: () => page('Moved', 'This site is served over HTTPS.'),
+  wafBlocked: (host: string, ref: string) =>
+    page('Request blocked', `This request to <b>${escape(host)}</b> was blocked by its protection rules. If you think this is a mistake, tell the site's owner this reference: <code>${ref}</code>`),
+  banned: (host: string, seconds: number, ref: string) =>
+    page('Temporarily blocked', `Too many blocked requests came from your address; <b>${escape(host)}</b> will accept requests from it again in ${seconds} s. Reference: <code>${ref}</code>`),
+  rateLimited: (host: string, ref: string) => page('Too many requests', `Your address sends requests to <b>${escape(host)}</b> faster than it accepts them. Reference: <code>${ref}</code>`),
+  badRequest: () => page('Bad request', 'The request could not be read.'),
   challengeRejected: (host: string, reason: string, ref: string) =>
     page('Check failed', `The browser check for <b>${escape(host)}</b> did not pass (${escape(reason)}). <a href="/">Try again</a>. Reference: <code>${ref}</code>`),
   blockedAddress: (host: string, address: string, ref: string) =>

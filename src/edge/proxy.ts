@@ -83,23 +83,24 @@ export class Proxy {
   }
 
   /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
-  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink): Promise<ProxyOutcome> {
+  /** `body`: the request body when it was read already (the WAF inspected it). */
+  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, body?: Buffer): Promise<ProxyOutcome> {
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
-    const bodyless = (req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding'];
+    const bodyless = body !== undefined || ((req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding']);
     if (failover && this.health.isDown(backend) && !this.health.isDown(failover)) {
-      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink);
+      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
-    const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink);
+    const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink, body);
     if (first.via !== 'unreachable' || !failover || !bodyless) return first;
-    const second = await this.attempt(req, res, failover, host, scheme, client, hook, sink);
+    const second = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
-  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink): Promise<ProxyOutcome> {
+  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer): Promise<ProxyOutcome> {
     const started = performance.now();
     const headers = forwardable(req.headers);
     headers['x-forwarded-for'] = client;
@@ -116,7 +117,7 @@ export class Proxy {
     res.once('close', gone);
     // A request without a body (or one tried again on the failover, its body long consumed: only
     // bodyless ones are) sends none; others stream through, counted: past the bound, cut off.
-    const hasBody = !req.readableEnded && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+    const hasBody = read === undefined && !req.readableEnded && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
     let tooLarge = false;
     const cutOff = () => {
       tooLarge = true;
@@ -129,7 +130,7 @@ export class Proxy {
     let tap: BodyTap | undefined;
     try {
       await this.dispatcher.stream(
-        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: hasBody ? Readable.from(counted(req, this.options.maxBodyBytes, cutOff)) : undefined, signal },
+        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: read ?? (hasBody ? Readable.from(counted(req, this.options.maxBodyBytes, cutOff)) : undefined), signal },
         ({ statusCode, headers: answer }) => {
           const out = forwardable(answer);
           out.via = answer.via ? `${String(answer.via)}, ${VIA}` : VIA;

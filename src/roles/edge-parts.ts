@@ -17,6 +17,7 @@ export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo
     nodeName: edge.nodeName,
     locate: geo && ((address: string) => geo.locate(address)),
     trustedProxies: edge.trustedProxies,
+    clientLimits: edge.clientLimits,
     // Unset: a random key per process (clearances then hold on this edge until it restarts;
     // edges that should honour each other's must share one).
     challenge: { difficulty: edge.challenge.difficulty, cookieMinutes: edge.challenge.cookieMinutes, secret: edge.challenge.secret ?? randomBytes(32) },

@@ -1,7 +1,7 @@
 import { loadConfig, type Config } from '../../src/config.ts';
 
 /** Rate limits off: tests send bursts from one address; the rate-limit tests check the limits. */
-export const NO_RATE_LIMITS = { PALISADE_API_RATE_PER_ADDRESS: '0', PALISADE_API_RATE_PER_KEY: '0', PALISADE_DNS_RRL_RATE: '0' };
+export const NO_RATE_LIMITS = { PALISADE_API_RATE_PER_ADDRESS: '0', PALISADE_API_RATE_PER_KEY: '0', PALISADE_DNS_RRL_RATE: '0', PALISADE_EDGE_CLIENT_RATE: '0' };
 
 /** The configuration a test server uses: loopback, a random port, its own data directory. */
 export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {

@@ -1,0 +1,60 @@
+// Per-client limits for domains with baseprotection: a request rate (token bucket per client
+// address: 429 past it) and a temporary ban for bad behaviour (BunkerWeb's rule: 10 refused
+// requests within 60 s → banned for a while). Bounded: the least recently seen clients are
+// forgotten first.
+import { LRUCache } from 'lru-cache';
+
+export interface ClientLimitOptions {
+  /** Requests per second per client; 0 = no rate limit. */
+  rate: number;
+  burst: number;
+  /** Refusals within the window that earn a ban; 0 = never ban. */
+  banAfter: number;
+  banWindowMs: number;
+  banMs: number;
+}
+
+interface ClientState {
+  tokens: number;
+  at: number;
+  refusals: number[];
+  bannedUntil: number;
+}
+
+export class ClientLimits {
+  private readonly clients = new LRUCache<string, ClientState>({ max: 200_000 });
+
+  constructor(private readonly options: ClientLimitOptions) {}
+
+  private state(client: string, now: number): ClientState {
+    let state = this.clients.get(client);
+    if (!state) this.clients.set(client, (state = { tokens: this.options.burst, at: now, refusals: [], bannedUntil: 0 }));
+    return state;
+  }
+
+  /** Why the client may not send this request now, if it may not. */
+  check(client: string): { status: 403 | 429; reason: 'banned' | 'rate-limited'; retryAfter: number } | undefined {
+    const now = Date.now();
+    const state = this.state(client, now);
+    if (state.bannedUntil > now) return { status: 403, reason: 'banned', retryAfter: Math.ceil((state.bannedUntil - now) / 1000) };
+    if (this.options.rate <= 0) return undefined;
+    state.tokens = Math.min(this.options.burst, state.tokens + ((now - state.at) / 1000) * this.options.rate);
+    state.at = now;
+    if (state.tokens < 1) return { status: 429, reason: 'rate-limited', retryAfter: Math.ceil((1 - state.tokens) / this.options.rate) };
+    state.tokens -= 1;
+    return undefined;
+  }
+
+  /** A request of this client was refused (WAF, protocol): counts towards a ban. True when it is banned now. */
+  refused(client: string): boolean {
+    if (this.options.banAfter <= 0) return false;
+    const now = Date.now();
+    const state = this.state(client, now);
+    state.refusals = state.refusals.filter((t) => now - t < this.options.banWindowMs);
+    state.refusals.push(now);
+    if (state.refusals.length < this.options.banAfter) return false;
+    state.bannedUntil = now + this.options.banMs;
+    state.refusals = [];
+    return true;
+  }
+}
