@@ -336,7 +336,9 @@ export class EdgeServer {
       let found = this.cache.lookup(domain.domain, primary, req.headers);
       if (!found.fresh && (await this.cache.waitForFill(found.key))) found = this.cache.lookup(domain.domain, primary, req.headers);
       if (found.entry && found.fresh) {
-        const status = this.cache.serve(found.entry, 'HIT', req, res, sink);
+        // A small hit the bucket can pay for at once goes out directly.
+        const direct = sink && found.entry.body !== undefined && this.bandwidth.tryTake(domain.domain, domain.bwlimit, found.entry.size);
+        const status = this.cache.serve(found.entry, 'HIT', req, res, direct ? undefined : sink);
         return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
       }
       cacheStatus = found.entry ? 'EXPIRED' : 'MISS';

@@ -51,6 +51,9 @@ describe('WAF rules', () => {
       const [attack, harmless] = SAMPLES[rule.id]!;
       expect(decodedForms(attack).some((f) => rule.pattern.test(f)), attack).toBe(true);
       expect(decodedForms(harmless).some((f) => rule.pattern.test(f)), harmless).toBe(false);
+      // Plain text (letters, digits, - _ . /) is tried against the plain rules only: a rule whose
+      // attack is plain text must be one.
+      for (const form of decodedForms(attack)) if (/^[a-z0-9\-_./]*$/.test(form) && rule.pattern.test(form)) expect(rule.plain, form).toBe(true);
     });
   }
 

@@ -30,12 +30,14 @@ class Bucket {
     this.slice = Math.max(1024, Math.floor(this.capacity / 2));
   }
 
-  take(need: number): Promise<void> | undefined {
+  /** Takes tokens now (undefined), or waits for them (a promise); `wait` false: false instead of waiting. */
+  take(need: number, wait = true): Promise<void> | undefined | false {
     this.lastUsed = Date.now();
     if (this.waiting.length === 0 && this.tokens >= need) {
       this.tokens -= need;
       return undefined;
     }
+    if (!wait) return false;
     return new Promise((resolve) => this.waiting.push({ need, resolve }));
   }
 
@@ -85,6 +87,15 @@ export class BandwidthLimits {
     }
   }
 
+  /**
+   * Takes `bytes` from the domain's bucket if it holds them now and nobody waits (a small body
+   * then goes out at once, without a throttling stream); false leaves the bucket as it was.
+   */
+  tryTake(domain: string, kbPerSecond: number, bytes: number): boolean {
+    const bucket = this.bucket(domain, kbPerSecond);
+    return bytes <= bucket.slice && bucket.take(bytes, false) !== false;
+  }
+
   /** A writable in front of `res` that passes the body on at the domain's shared rate. */
   throttle(domain: string, kbPerSecond: number, res: ServerResponse): Writable {
     const bucket = this.bucket(domain, kbPerSecond);
@@ -94,7 +105,7 @@ export class BandwidthLimits {
           for (let at = 0; at < chunk.length; at += bucket.slice) {
             const part = chunk.subarray(at, at + bucket.slice);
             const wait = bucket.take(part.length);
-            if (wait) await wait;
+            if (wait instanceof Promise) await wait;
             if (res.destroyed) throw new Error('the client went away');
             if (!res.write(part)) {
               await new Promise<void>((resolve) => {

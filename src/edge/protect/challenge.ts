@@ -7,6 +7,7 @@
 // the browser back to the same-host path it came from. Proof of work prices access; it does not
 // tell humans from machines.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { addressKey } from './ip-ranges.ts';
 
 export const VERIFY_PATH = '/.palisade/challenge';
@@ -34,6 +35,8 @@ export type Verdict = { ok: true; cookie: string; returnTo: string } | { ok: fal
 
 export class Challenges {
   private readonly used = new Map<string, number>();
+  /** Clearance cookies already verified (signature and shape): a cleared visitor costs a lookup per request. */
+  private readonly verified = new LRUCache<string, { d: string; p: string; e: number }>({ max: 100_000 });
 
   constructor(private readonly options: ChallengeOptions) {}
 
@@ -72,8 +75,15 @@ export class Challenges {
     for (const part of cookieHeader.split(';')) {
       const eq = part.indexOf('=');
       if (eq === -1 || part.slice(0, eq).trim() !== COOKIE) continue;
-      const value = this.opened<{ k: string; d: string; p: string; e: number }>(part.slice(eq + 1).trim());
-      if (value?.k === 'clearance' && value.d === domain && value.p === prefix && value.e > Date.now()) return true;
+      const token = part.slice(eq + 1).trim();
+      let value = this.verified.get(token);
+      if (!value) {
+        const opened = this.opened<{ k: string; d: string; p: string; e: number }>(token);
+        if (opened?.k !== 'clearance') continue;
+        value = { d: opened.d, p: opened.p, e: opened.e };
+        this.verified.set(token, value);
+      }
+      if (value.d === domain && value.p === prefix && value.e > Date.now()) return true;
     }
     return false;
   }

@@ -4,6 +4,7 @@
 // they are). Inputs are decoded the ways attackers encode them: percent-decoding (twice, for
 // double encoding), HTML entities, NUL bytes removed, base64 that decodes to text, case folded.
 import type { IncomingHttpHeaders } from 'node:http';
+import { LRUCache } from 'lru-cache';
 import { INJECTION_RULES } from './rules/injection.ts';
 import { LFI_RULES } from './rules/lfi.ts';
 import { RCE_RULES } from './rules/rce.ts';
@@ -142,11 +143,16 @@ export function protocolFinding(method: string, url: string, headers: IncomingHt
   return undefined;
 }
 
+/** A form with nothing but letters, digits and - _ . / (the plain rules are the only ones that can match). */
+const PLAIN = /^[a-z0-9\-_./]*$/;
+
 function firstMatch(rules: readonly Rule[], inputs: Array<[string, string]>): Finding | undefined {
   for (const [where, value] of inputs) {
     if (value === '') continue;
     for (const form of decodedForms(value)) {
+      const plain = PLAIN.test(form);
       for (const rule of rules) {
+        if (plain && !rule.plain) continue;
         if (rule.notInBody && where === 'body') continue;
         if (rule.pattern.test(form)) return { status: 403, rule: rule.id, class: rule.class, where };
       }
@@ -155,8 +161,30 @@ function firstMatch(rules: readonly Rule[], inputs: Array<[string, string]>): Fi
   return undefined;
 }
 
+/**
+ * Verdicts on bodyless requests, by everything the rules read of them: most traffic repeats the
+ * same URLs with the same headers, and a string key costs far less than the rules. An attacker
+ * varying requests only fills it (bounded).
+ */
+const verdicts = new LRUCache<string, { finding: Finding | null }>({ max: 50_000 });
+
 /** The first rule any input of the request matches, or undefined. */
 export function inspect(method: string, url: string, headers: IncomingHttpHeaders, body?: Buffer): Finding | undefined {
+  if (body && body.length > 0) return inspectNow(method, url, headers, body);
+  let key = `${method} ${url}`;
+  for (const name in headers) {
+    if (name !== 'cookie' && name !== 'user-agent' && (STRUCTURAL.has(name) || name.startsWith('sec-'))) continue;
+    key += `\n${name}:${String(headers[name])}`;
+  }
+  if (key.length > 4096) return inspectNow(method, url, headers);
+  const known = verdicts.get(key);
+  if (known) return known.finding ?? undefined;
+  const finding = inspectNow(method, url, headers);
+  verdicts.set(key, { finding: finding ?? null });
+  return finding;
+}
+
+function inspectNow(method: string, url: string, headers: IncomingHttpHeaders, body?: Buffer): Finding | undefined {
   const ua = headers['user-agent'];
   const scanner = ua ? firstMatch(SCANNER_RULES, [['user-agent', ua]]) : undefined;
   if (scanner) return scanner;

@@ -9,4 +9,9 @@ export interface Rule {
   crs?: string;
   /** Not applied to bodies (where the pattern is ordinary: line breaks in a text field). */
   notInBody?: true;
+  /**
+   * Can match text made only of letters, digits and - _ . / (most inputs are such text: only
+   * these rules are tried on it, the others need a character outside that set).
+   */
+  plain?: true;
 }
