@@ -3,12 +3,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // Tests that measure time (the longest stall another tenant sees, rate limits, floods) run after
 // the rest, one file at a time: sharing the two cores with other suites' servers would measure
 // the neighbours, not the code.
-const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts'];
+const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts', 'test/edge/edge-protections.test.ts'];
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Set-ups start several processes (CLI runs, API, name servers, edges); on a loaded machine
+    // that takes longer than a test.
+    hookTimeout: 60_000,
     // Tests start real servers and child processes; two workers match the 2-core machines we run on.
     maxWorkers: 2,
     // The JSON report lets CI print one plain "N passed, M failed" line.

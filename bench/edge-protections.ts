@@ -8,13 +8,14 @@
 //   npm run bench:protections      (needs wrk, nginx, taskset and /usr/bin/chromium)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { clientPrefix } from '../src/edge/protect/challenge.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { runBench } from './harness.ts';
 import { runAdminCli } from '../test/helpers/spawn-palisade.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -164,12 +165,4 @@ server { listen 127.0.0.1:${backendPort}; root ${dir}/www; } }
   console.log(`headless Chromium through the challenge (difficulty 4), 10 fresh browsers: median ${((times[4]! + times[5]!) / 2).toFixed(0)} ms, min ${times[0]!.toFixed(0)}, max ${times[9]!.toFixed(0)} ms`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    for (const child of children) child.kill('SIGTERM');
-    setTimeout(() => rmSync(dir, { recursive: true, force: true }), 500);
-  });
+runBench(main, children, dir);

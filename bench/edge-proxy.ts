@@ -9,7 +9,7 @@
 //   BENCH_SECONDS=20 npm run bench:edge
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
 import { generateApiKey, hashApiKey } from '../src/model/user.ts';
 import { openStore } from '../src/store/index.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { runBench } from './harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -239,12 +240,4 @@ async function main(): Promise<void> {
   console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    for (const child of children) child.kill('SIGTERM');
-    setTimeout(() => rmSync(dir, { recursive: true, force: true }), 500);
-  });
+runBench(main, children, dir);

@@ -5,11 +5,12 @@
 //
 //   npm run bench:waf        (needs nginx, libnginx-mod-http-modsecurity and modsecurity-crs)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { runBench } from './harness.ts';
 import { runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
 import { attackCases, benignCases, requestFor, type CorpusCase, type CorpusRequest } from '../test/helpers/waf-corpus.ts';
 
@@ -123,12 +124,4 @@ http {
   console.log(`${'false positives'.padEnd(18)} ${String(on).padStart(6)} ${pct(of!, on!)} ${pct(pf!, pn!)}   (lower is better)`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    for (const child of children) child.kill('SIGTERM');
-    setTimeout(() => rmSync(dir, { recursive: true, force: true }), 500);
-  });
+runBench(main, children, dir);

@@ -6,29 +6,19 @@
 //   line has arrived. Polls every few seconds; a push notification only makes the next pull
 //   happen now. Each batch of changes is fetched first and applied to the index in one
 //   synchronous step, then persisted.
-import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
-import { coalesced } from './coalesce.ts';
 import { LocalState } from './local-state.ts';
 import { LocalStateGuard } from './local-state-guard.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
+import { PullLoop, type PullLoopOptions } from './pull-loop.ts';
 import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
 
-/** A snapshot may take minutes to arrive; a page of changes, seconds. */
-const SNAPSHOT_TIMEOUT_MS = 600_000;
-const CHANGES_TIMEOUT_MS = 10_000;
-
-export interface RemoteFeedOptions {
-  /** Base URL of the API, e.g. http://api.internal:8080 */
-  url: string;
-  token: string;
-  pollMs: number;
+export interface RemoteFeedOptions extends PullLoopOptions {
   /** Directory of the local state. */
   dataDir: string;
-  log: Logger;
 }
 
 interface ChangePage {
@@ -37,24 +27,16 @@ interface ChangePage {
   changes: Array<{ revision: number; kind: string; key: string; op: 'put' | 'delete'; data?: unknown }>;
 }
 
-export class RemoteFeed {
+export class RemoteFeed extends PullLoop<ChangePage> {
   private state: LocalState;
   private readonly guard: LocalStateGuard<LocalState>;
-  applied = 0;
-  /** The API's revision at the last successful pull. */
-  current = 0;
-  lastSuccess = 0;
-  /** Since when the API has been known to be ahead of what is applied (ms), 0 when not behind. */
-  behindSince = 0;
-  readonly startedAt = Date.now();
   private nodesRevision = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private failing = false;
 
   constructor(
     private readonly index: ZoneIndex,
-    private readonly options: RemoteFeedOptions,
+    options: RemoteFeedOptions,
   ) {
+    super(options, { changesPath: '/sync/changes', snapshotPath: '/sync/snapshot', who: 'sync' });
     this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new LocalState(dir));
     this.state = this.guard.open();
   }
@@ -76,9 +58,7 @@ export class RemoteFeed {
     }
     this.guard.loaded();
     this.options.log.info({ revision: this.applied, zones: this.index.size }, 'sync: serving the local state');
-    this.timer = setInterval(() => void this.catchUp(), this.options.pollMs);
-    this.timer.unref();
-    void this.catchUp();
+    this.startPolling();
   }
 
   private loadLocalState(): void {
@@ -91,56 +71,8 @@ export class RemoteFeed {
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.catchUp.settled();
+    await this.stopPolling();
     await this.state.close();
-  }
-
-  private async fetch(path: string, timeoutMs: number): Promise<Response> {
-    return fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
-  }
-
-  /** Pulls until up to date; concurrent calls (polls, pushes) coalesce. */
-  readonly catchUp = coalesced(async () => {
-    try {
-      while (await this.pull());
-      if (this.failing) this.options.log.info({ revision: this.applied }, 'sync: API reachable again; caught up');
-      this.failing = false;
-      this.lastSuccess = Date.now();
-      this.behindSince = this.applied < this.current ? this.behindSince || Date.now() : 0;
-    } catch (error) {
-      if (!this.failing) {
-        this.options.log.error(
-          { err: (error as Error).message, url: this.options.url, revision: this.applied },
-          'sync: cannot pull from the API; serving the last applied state. Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN',
-        );
-      }
-      this.failing = true;
-    }
-  });
-
-  /** One page of changes (or a snapshot); true when more may be waiting. */
-  private async pull(): Promise<boolean> {
-    if (this.applied === 0) {
-      await this.loadSnapshot();
-      return true;
-    }
-    const res = await this.fetch(`/sync/changes?since=${this.applied}&limit=1000`, CHANGES_TIMEOUT_MS);
-    if (res.status === 410) {
-      await res.body?.cancel();
-      this.options.log.warn({ revision: this.applied }, 'sync: our revision is older than the API keeps; loading a fresh snapshot');
-      await this.loadSnapshot();
-      return true;
-    }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      throw new Error(`GET /sync/changes answered ${res.status}`);
-    }
-    const page = (await res.json()) as ChangePage;
-    this.current = page.current;
-    if (page.changes.length === 0) return false;
-    await this.apply(page);
-    return page.revision < page.current;
   }
 
   /**
@@ -148,13 +80,8 @@ export class RemoteFeed {
    * staged index. Only a complete stream (its end line, with the count) replaces what is served
    * and stored; anything less keeps the previous state.
    */
-  private async loadSnapshot(): Promise<void> {
+  protected async loadSnapshot(res: Response): Promise<void> {
     const started = Date.now();
-    const res = await this.fetch('/sync/snapshot', SNAPSHOT_TIMEOUT_MS);
-    if (res.status !== 200 || !res.body) {
-      await res.body?.cancel();
-      throw new Error(`GET /sync/snapshot answered ${res.status}`);
-    }
     const writer = await this.state.beginSnapshot();
     let header: SnapshotHeader | undefined;
     let staged: ReturnType<ZoneIndex['stage']> | undefined;
@@ -178,7 +105,7 @@ export class RemoteFeed {
       } else throw new Error('snapshot: a second header');
     };
     const splitter = new LineSplitter();
-    for await (const chunk of res.body) {
+    for await (const chunk of res.body!) {
       await writer.write(chunk);
       for (const line of splitter.push(chunk)) take(line);
     }
@@ -187,12 +114,11 @@ export class RemoteFeed {
     await writer.commit(header);
     staged.commit();
     this.applied = header.revision;
-    this.current = Math.max(this.current, header.revision);
     this.nodesRevision = header.nodesRevision;
     this.options.log.info({ revision: header.revision, zones: count, ms: Date.now() - started }, 'sync: snapshot loaded');
   }
 
-  private async apply(page: ChangePage): Promise<void> {
+  protected async apply(page: ChangePage): Promise<void> {
     const zones = new Map<string, Zone | undefined>();
     const nodes = new Map(this.state.header().nodes.map((n) => [n.id, n]));
     let nodeRevision = 0;

@@ -4,48 +4,34 @@
 // edge's share is small: settings, certificates, lists). Polls; a verified push makes the next
 // pull happen now. Each page is applied to the in-memory state in one synchronous step, then
 // stored.
-import type { Logger } from 'pino';
 import type { CertificateState } from '../../model/certificate.ts';
 import type { DomainState } from '../../model/domain.ts';
 import type { IpListState } from '../../model/iplist.ts';
-import { coalesced } from '../../sync/coalesce.ts';
+import { PullLoop, type PullLoopOptions } from '../../sync/pull-loop.ts';
 import { nameDigest, parseEdgeLine, type EdgeChangePage, type EdgeHeader } from '../../sync/edge-feed-format.ts';
 import { LocalStateGuard } from '../../sync/local-state-guard.ts';
 import { LineSplitter } from '../../sync/ndjson.ts';
 import type { EdgeBatch, EdgeState } from '../edge-state.ts';
 import { EdgeLocalState, type EdgeStateData } from './edge-local-state.ts';
 
-const SNAPSHOT_TIMEOUT_MS = 300_000;
-const CHANGES_TIMEOUT_MS = 10_000;
-
-export interface RemoteEdgeFeedOptions {
-  url: string;
-  token: string;
+export interface RemoteEdgeFeedOptions extends PullLoopOptions {
   /** The consumer's HMAC secret: also the key of the digests that announce departed names. */
   secret: string;
-  pollMs: number;
   dataDir: string;
-  log: Logger;
 }
 
-export class RemoteEdgeFeed {
+export class RemoteEdgeFeed extends PullLoop<EdgeChangePage> {
   private local: EdgeLocalState;
   private readonly guard: LocalStateGuard<EdgeLocalState>;
-  applied = 0;
-  current = 0;
-  lastSuccess = 0;
-  behindSince = 0;
-  readonly startedAt = Date.now();
-  private timer: NodeJS.Timeout | undefined;
-  private failing = false;
   /** digest → name, for every name this edge holds (departures come as digests). */
   private readonly byDigest = new Map<string, string>();
 
   constructor(
     private readonly state: EdgeState,
-    private readonly options: RemoteEdgeFeedOptions,
+    private readonly edgeOptions: RemoteEdgeFeedOptions,
   ) {
-    this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new EdgeLocalState(dir), 'the edge');
+    super(edgeOptions, { changesPath: '/sync/edge/changes', snapshotPath: '/sync/edge/snapshot', who: 'edge sync' });
+    this.guard = new LocalStateGuard(edgeOptions.dataDir, edgeOptions.log, (dir) => new EdgeLocalState(dir), 'the edge');
     this.local = this.guard.open();
   }
 
@@ -63,76 +49,23 @@ export class RemoteEdgeFeed {
     }
     this.guard.loaded();
     this.options.log.info({ revision: this.applied, domains: this.state.routes.size }, 'edge sync: serving the local state');
-    this.timer = setInterval(() => void this.catchUp(), this.options.pollMs);
-    this.timer.unref();
-    void this.catchUp();
+    this.startPolling();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.catchUp.settled();
+    await this.stopPolling();
     await this.local.close();
   }
 
   private replace(data: EdgeStateData): void {
     this.state.replace(data);
     this.byDigest.clear();
-    for (const d of data.domains) this.byDigest.set(nameDigest(this.options.secret, d.domain), d.domain);
+    for (const d of data.domains) this.byDigest.set(nameDigest(this.edgeOptions.secret, d.domain), d.domain);
     this.applied = data.revision;
   }
 
-  private fetch(path: string, timeoutMs: number): Promise<Response> {
-    return fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
-  }
-
-  readonly catchUp = coalesced(async () => {
-    try {
-      while (await this.pull());
-      if (this.failing) this.options.log.info({ revision: this.applied }, 'edge sync: API reachable again; caught up');
-      this.failing = false;
-      this.lastSuccess = Date.now();
-      this.behindSince = this.applied < this.current ? this.behindSince || Date.now() : 0;
-    } catch (error) {
-      if (!this.failing) {
-        this.options.log.error(
-          { err: (error as Error).message, url: this.options.url, revision: this.applied },
-          'edge sync: cannot pull from the API; serving the last applied state. Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN',
-        );
-      }
-      this.failing = true;
-    }
-  });
-
-  private async pull(): Promise<boolean> {
-    if (this.applied === 0) {
-      await this.loadSnapshot();
-      return true;
-    }
-    const res = await this.fetch(`/sync/edge/changes?since=${this.applied}&limit=1000`, CHANGES_TIMEOUT_MS);
-    if (res.status === 410) {
-      await res.body?.cancel();
-      this.options.log.warn({ revision: this.applied }, 'edge sync: our revision is older than the API keeps; loading a fresh snapshot');
-      await this.loadSnapshot();
-      return true;
-    }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      throw new Error(`GET /sync/edge/changes answered ${res.status}`);
-    }
-    const page = (await res.json()) as EdgeChangePage;
-    this.current = page.current;
-    if (page.revision <= this.applied) return false;
-    await this.apply(page);
-    return page.revision < page.current;
-  }
-
-  private async loadSnapshot(): Promise<void> {
+  protected async loadSnapshot(res: Response): Promise<void> {
     const started = Date.now();
-    const res = await this.fetch('/sync/edge/snapshot', SNAPSHOT_TIMEOUT_MS);
-    if (res.status !== 200 || !res.body) {
-      await res.body?.cancel();
-      throw new Error(`GET /sync/edge/snapshot answered ${res.status}`);
-    }
     let header: EdgeHeader | undefined;
     const data: { domains: DomainState[]; certificates: CertificateState[]; ipLists: IpListState[] } = { domains: [], certificates: [], ipLists: [] };
     let count = 0;
@@ -154,17 +87,16 @@ export class RemoteEdgeFeed {
       } else throw new Error('edge snapshot: a second header');
       if (line.kind !== 'header') count++;
     };
-    for await (const chunk of res.body) for (const line of splitter.push(chunk)) take(line.text);
+    for await (const chunk of res.body!) for (const line of splitter.push(chunk)) take(line.text);
     for (const line of splitter.end()) take(line.text);
     if (!header || !complete) throw new Error('edge snapshot: the stream was cut short (no end line); keeping the previous state');
     const full: EdgeStateData = { revision: header.revision, node: header.node, ...data };
     await this.local.replace(full);
     this.replace(full);
-    this.current = Math.max(this.current, header.revision);
     this.options.log.info({ revision: header.revision, domains: data.domains.length, certificates: data.certificates.length, ipLists: data.ipLists.length, ms: Date.now() - started }, 'edge sync: snapshot loaded');
   }
 
-  private async apply(page: EdgeChangePage): Promise<void> {
+  protected async apply(page: EdgeChangePage): Promise<void> {
     const batch: Required<Omit<EdgeBatch, 'node'>> & Pick<EdgeBatch, 'node'> = { domains: new Map(), certificates: new Map(), ipLists: new Map() };
     for (const change of page.changes) {
       if (change.kind === 'domain' || change.kind === 'certificate') {
@@ -182,7 +114,7 @@ export class RemoteEdgeFeed {
     await this.local.apply(batch, page.revision);
     this.state.apply(batch);
     for (const [name, domain] of batch.domains) {
-      const digest = nameDigest(this.options.secret, name);
+      const digest = nameDigest(this.edgeOptions.secret, name);
       if (domain) this.byDigest.set(digest, name);
       else this.byDigest.delete(digest);
     }

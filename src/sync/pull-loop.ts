@@ -1,0 +1,111 @@
+// What every consumer of the change feed (name server, edge) does alike: pull pages of changes in
+// revision order until up to date — a snapshot first when it holds nothing, or when the API
+// answers 410 (fallen behind the retained history) — on a timer and whenever a push says so
+// (concurrent calls coalesce); log a failing API once, and its return once; keep the figures
+// /healthz reports (applied, the API's revision, last success, since when behind).
+import type { Logger } from 'pino';
+import { coalesced } from './coalesce.ts';
+
+/** A page of changes may take seconds. */
+const CHANGES_TIMEOUT_MS = 10_000;
+
+export interface PullLoopOptions {
+  /** Base URL of the API, e.g. http://api.internal:8080 */
+  url: string;
+  token: string;
+  pollMs: number;
+  log: Logger;
+}
+
+export abstract class PullLoop<Page extends { revision: number; current: number }> {
+  applied = 0;
+  /** The API's revision at the last successful pull. */
+  current = 0;
+  lastSuccess = 0;
+  /** Since when the API has been known to be ahead of what is applied (ms), 0 when not behind. */
+  behindSince = 0;
+  readonly startedAt = Date.now();
+  private timer: NodeJS.Timeout | undefined;
+  private failing = false;
+
+  constructor(
+    protected readonly options: PullLoopOptions,
+    /** The feed's changes path, and the prefix of log lines ("sync", "edge sync"). */
+    private readonly feed: { changesPath: string; snapshotPath: string; who: string },
+  ) {}
+
+  /** Applies a whole snapshot (streamed from `res`); sets `applied` to its revision. */
+  protected abstract loadSnapshot(res: Response): Promise<void>;
+  /** Applies one page of changes; sets `applied` to its revision. */
+  protected abstract apply(page: Page): Promise<void>;
+
+  protected startPolling(): void {
+    this.timer = setInterval(() => void this.catchUp(), this.options.pollMs);
+    this.timer.unref();
+    void this.catchUp();
+  }
+
+  protected async stopPolling(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.catchUp.settled();
+  }
+
+  private fetch(path: string, timeoutMs: number): Promise<Response> {
+    return fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
+  }
+
+  /** Pulls until up to date; concurrent calls (polls, pushes) coalesce. */
+  readonly catchUp = coalesced(async () => {
+    try {
+      while (await this.pull());
+      if (this.failing) this.options.log.info({ revision: this.applied }, `${this.feed.who}: API reachable again; caught up`);
+      this.failing = false;
+      this.lastSuccess = Date.now();
+      this.behindSince = this.applied < this.current ? this.behindSince || Date.now() : 0;
+    } catch (error) {
+      if (!this.failing) {
+        this.options.log.error(
+          { err: (error as Error).message, url: this.options.url, revision: this.applied },
+          `${this.feed.who}: cannot pull from the API; serving the last applied state. Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN`,
+        );
+      }
+      this.failing = true;
+    }
+  });
+
+  private async snapshot(timeoutMs: number): Promise<void> {
+    const res = await this.fetch(this.feed.snapshotPath, timeoutMs);
+    if (res.status !== 200 || !res.body) {
+      await res.body?.cancel();
+      throw new Error(`GET ${this.feed.snapshotPath} answered ${res.status}`);
+    }
+    await this.loadSnapshot(res);
+    this.current = Math.max(this.current, this.applied);
+  }
+
+  /** One page of changes (or a snapshot); true when more may be waiting. */
+  private async pull(): Promise<boolean> {
+    // A snapshot may take minutes to arrive.
+    const snapshotTimeoutMs = 600_000;
+    if (this.applied === 0) {
+      await this.snapshot(snapshotTimeoutMs);
+      return true;
+    }
+    const res = await this.fetch(`${this.feed.changesPath}?since=${this.applied}&limit=1000`, CHANGES_TIMEOUT_MS);
+    if (res.status === 410) {
+      await res.body?.cancel();
+      this.options.log.warn({ revision: this.applied }, `${this.feed.who}: our revision is older than the API keeps; loading a fresh snapshot`);
+      await this.snapshot(snapshotTimeoutMs);
+      return true;
+    }
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      throw new Error(`GET ${this.feed.changesPath} answered ${res.status}`);
+    }
+    const page = (await res.json()) as Page;
+    this.current = page.current;
+    if (page.revision <= this.applied) return false;
+    await this.apply(page);
+    return page.revision < page.current;
+  }
+}
