@@ -21,7 +21,7 @@ export const openapiPlugin = fp(
         components: {
           securitySchemes: {
             apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Key' },
-            consumerToken: { type: 'http', scheme: 'bearer', description: 'A name server token from `palisade admin consumer add`' },
+            consumerToken: { type: 'http', scheme: 'bearer', description: 'A change-feed consumer token from `palisade admin consumer add` (a name server, or with --node an edge)' },
           },
         },
         security: [{ apiKey: [] }],

@@ -1,8 +1,8 @@
-// The change feed for name servers (and later edges), DNS's NOTIFY + IXFR in HTTP form:
+// The change feed for name servers (edges have their own: edge-sync.ts), DNS's NOTIFY + IXFR in HTTP form:
 //   GET /sync/snapshot          everything a consumer needs, at revision R
 //   GET /sync/changes?since=R   what changed after R, in revision order, with the current data;
 //                               410 when R is older than the retained history (refetch the snapshot)
-// Authenticated by a consumer's bearer token (`palisade admin consumer add`), never a customer key.
+// Authenticated by a name server's bearer token (`palisade admin consumer add`), never a customer key.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

@@ -5,7 +5,11 @@ export interface Rule {
   class: 'sqli' | 'xss' | 'rce' | 'lfi' | 'injection' | 'protocol' | 'scanner';
   description: string;
   pattern: RegExp;
-  /** Set where a rule is adapted from OWASP CRS 3.3 (Apache-2.0): the CRS rule it follows. */
+  /**
+   * The OWASP CRS 3.3 rule (Apache-2.0) whose target this rule shares. The patterns here are
+   * written for this engine, not copied; where one ever is adapted from CRS text, this names it
+   * and the CRS licence applies to that pattern.
+   */
   crs?: string;
   /** Not applied to bodies (where the pattern is ordinary: line breaks in a text field). */
   notInBody?: true;
