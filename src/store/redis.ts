@@ -524,11 +524,16 @@ export class RedisStore implements Store {
   }
 
   listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>> {
+    return this.ipListPage(this.k('uipl', ownerId), page);
+  }
+
+  /** A page of the IP lists an id set names (an owner's, or all), in id order. */
+  private ipListPage(ids: string, page: PageRequest): Promise<Page<IpListState>> {
     return this.guard(async () => {
       const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
-      const ids = await this.redis.zrangebyscore(this.k('uipl', ownerId), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
-      const more = ids.length > page.limit;
-      const chosen = ids.slice(0, page.limit);
+      const chosenAll = await this.redis.zrangebyscore(ids, `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
+      const more = chosenAll.length > page.limit;
+      const chosen = chosenAll.slice(0, page.limit);
       const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((id) => this.k('iplist', id)));
       const items = docs.flatMap((d) => (d ? [JSON.parse(d) as IpListState] : []));
       const last = items[items.length - 1];
@@ -579,16 +584,7 @@ export class RedisStore implements Store {
   }
 
   listAllIpLists(page: PageRequest): Promise<Page<IpListState>> {
-    return this.guard(async () => {
-      const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
-      const ids = await this.redis.zrangebyscore(this.k('iplists'), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
-      const more = ids.length > page.limit;
-      const chosen = ids.slice(0, page.limit);
-      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((id) => this.k('iplist', id)));
-      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as IpListState] : []));
-      const last = items[items.length - 1];
-      return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
-    });
+    return this.ipListPage(this.k('iplists'), page);
   }
 
   // ---- certificates
