@@ -76,9 +76,9 @@ describe('GET /sync/*', () => {
     await api.request('DELETE', '/domains/off.example', { key });
     const res = await sync(`/sync/changes?since=${start}`);
     expect(res.status).toBe(200);
+    // off.example changed twice in the page: it appears once, at its last change.
     expect(res.body.changes.map((c: { revision: number; key: string; op: string }) => [c.revision - start, c.key, c.op])).toEqual([
       [1, 'on.example', 'put'],
-      [2, 'off.example', 'delete'],
       [3, 'off.example', 'delete'],
     ]);
     expect(res.body.changes[0].data.records.map((r: { name: string }) => r.name)).toEqual(['www', 'api']);
@@ -86,6 +86,40 @@ describe('GET /sync/*', () => {
     const paged = await sync(`/sync/changes?since=${start}&limit=1`);
     expect(paged.body).toMatchObject({ revision: start + 1, current: start + 3 });
     expect((await sync(`/sync/changes?since=${start + 3}`)).body.changes).toEqual([]);
+  });
+
+  it('changes: a document written many times travels once; big documents make several bounded pages, never a huge one', async () => {
+    const start = await api.store.currentRevision();
+    for (let i = 0; i < 40; i++) await api.request('PATCH', '/domains/on.example', { key, body: { bwlimit: 1000 + i } });
+    const repeated = await sync(`/sync/changes?since=${start}`);
+    expect(repeated.body.changes).toHaveLength(1);
+    expect(repeated.body.changes[0]).toMatchObject({ revision: start + 40, key: 'on.example', data: { domain: { bwlimit: 1039 } } });
+    expect(repeated.body).toMatchObject({ revision: start + 40, current: start + 40 });
+
+    // Three zones of ~2.4 MB each: a page holds at most ~4 MiB of documents.
+    const owner = (await api.store.listUsers())[0]!.id;
+    const big = await Promise.all(
+      ['big1.example', 'big2.example', 'big3.example'].map((name) =>
+        api.store.createZone((ctx) => ({
+          domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: name, ownerId: owner, ns_active: true, created: ctx.now, updated: ctx.now, revision: 0 },
+          records: Array.from({ length: 600 }, (_, i) => ({ id: ctx.nextRecordId(), name: `t${i}`, type: 6 as const, value: 'x'.repeat(4000), ttl: 300, priority: null, target: [] as number[] })),
+        })),
+      ),
+    );
+    expect(big).toHaveLength(3);
+    let since = start + 40;
+    const pages: number[] = [];
+    const seen: string[] = [];
+    for (let guard = 0; guard < 10; guard++) {
+      const page = await sync(`/sync/changes?since=${since}`);
+      if (page.body.changes.length === 0) break;
+      pages.push(JSON.stringify(page.body).length);
+      seen.push(...page.body.changes.map((c: { key: string }) => c.key));
+      since = page.body.revision;
+    }
+    expect(seen.sort()).toEqual(['big1.example', 'big2.example', 'big3.example']);
+    expect(pages.length).toBeGreaterThanOrEqual(2);
+    for (const bytes of pages) expect(bytes).toBeLessThan(4 * 1_048_576 + 2_500_000);
   });
 
   it('410 Gone (problem+json) once a revision falls out of the retained history', async () => {

@@ -12,6 +12,9 @@ import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
 import { problemResponse } from '../schemas.ts';
 import { consumerAuth } from './consumer-auth.ts';
 
+/** Documents per page of changes, in JSON bytes (a page holds at least one change). */
+const PAGE_BYTES = 4 * 1_048_576;
+
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
 
 const ChangeWithData = Type.Object({
@@ -80,7 +83,8 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sync'],
         summary: 'The changes after a revision, oldest first, with current data',
         description:
-          'Each put carries the document as it is now (it may be newer than the change; applying it is idempotent). `revision` is the last revision included: ask again with since=revision until `revision` equals `current`.',
+          'Each put carries the document as it is now (it may be newer than the change; applying it is idempotent); a document changed several times in a page appears once, at its last change. ' +
+          'A page holds at most about 4 MiB of documents (and at least one change). `revision` is the last revision included: ask again with since=revision until `revision` equals `current`.',
         security: [{ consumerToken: [] }],
         querystring: Type.Object(
           { since: Type.Integer({ minimum: 0 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) },
@@ -99,23 +103,44 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if ('gone' in feed) {
         throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${feed.oldest}); fetch /sync/snapshot`);
       }
-      const changes = await Promise.all(
-        feed.changes.map(async (change) => {
-          if (change.op === 'delete') return change;
-          const data: Zone | unknown =
-            change.kind === 'zone'
-              ? await app.store.getZone(change.key)
-              : change.kind === 'node'
-                ? await app.store.getNode(Number(change.key))
-                : change.kind === 'iplist'
-                  ? await app.store.getIpList(Number(change.key))
-                  : undefined;
-          if (change.kind === 'user' || change.kind === 'consumer') return change;
+      // A page carries each document once (at its key's last change in the page, with the data
+      // as it is now) and at most PAGE_BYTES of documents (at least one change): many writes to
+      // one big document, or many big documents, never make a huge page.
+      const docs = new Map<string, { data: unknown; size: number }>();
+      let bytes = 0;
+      let cut = feed.changes.length;
+      for (let i = 0; i < feed.changes.length; i++) {
+        const change = feed.changes[i]!;
+        const id = `${change.kind}:${change.key}`;
+        if (docs.has(id) || change.kind === 'user' || change.kind === 'consumer') continue;
+        const data: Zone | unknown =
+          change.kind === 'zone'
+            ? await app.store.getZone(change.key)
+            : change.kind === 'node'
+              ? await app.store.getNode(Number(change.key))
+              : change.kind === 'iplist'
+                ? await app.store.getIpList(Number(change.key))
+                : undefined;
+        const size = data === undefined ? 0 : JSON.stringify(data).length;
+        if (i > 0 && bytes + size > PAGE_BYTES) {
+          cut = i;
+          break;
+        }
+        bytes += size;
+        docs.set(id, { data, size });
+      }
+      const included = feed.changes.slice(0, cut);
+      const lastOf = new Map<string, number>();
+      included.forEach((c, i) => lastOf.set(`${c.kind}:${c.key}`, i));
+      const changes = included
+        .filter((c, i) => lastOf.get(`${c.kind}:${c.key}`) === i)
+        .map((change) => {
+          if (change.op === 'delete' || change.kind === 'user' || change.kind === 'consumer') return change;
+          const data = docs.get(`${change.kind}:${change.key}`)?.data;
           // Gone since: report the state the consumer must reach.
           return data === undefined ? { ...change, op: 'delete' as const } : { ...change, data };
-        }),
-      );
-      const last = changes[changes.length - 1];
+        });
+      const last = included[included.length - 1];
       return { since, revision: last ? last.revision : Math.max(since, 0), current, changes };
     },
   );
