@@ -356,7 +356,6 @@ export class EdgeServer {
       return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
     }, sink, inspectedBody);
     if (!filling) lock?.release();
-    this.cache.counts[cacheStatus]++;
     this.metrics.upstream(
       domain.domain,
       result.via === 'timeout' ? 'timeout' : result.via === 'unreachable' ? 'unreachable' : result.status >= 500 ? 'error-status' : 'ok',

@@ -22,7 +22,6 @@ export class EdgeState {
   readonly ipLists = new Map<number, IpListState>();
   node: EdgeNode | null = null;
   private readonly domainListeners = new Set<(name: string) => void>();
-  private readonly certificateListeners = new Set<(name: string) => void>();
   private readonly ipListListeners = new Set<(ownerId: number) => void>();
 
   /** `nodeId` undefined: every domain is served here (the all-in-one role). */
@@ -33,10 +32,6 @@ export class EdgeState {
   /** Called with a domain's name after its settings changed or it left. */
   onDomainChange(listener: (name: string) => void): void {
     this.domainListeners.add(listener);
-  }
-
-  onCertificateChange(listener: (name: string) => void): void {
-    this.certificateListeners.add(listener);
   }
 
   /** Called with the owner of each IP list that changed, appeared or went. */
@@ -63,14 +58,12 @@ export class EdgeState {
       else this.routes.remove(name);
       if (before && (!domain || before.revision !== domain.revision)) changedDomains.push(name);
       // A domain that leaves takes its certificate with it.
-      if (!domain && this.certificates.delete(name)) for (const l of this.certificateListeners) l(name);
+      if (!domain) this.certificates.delete(name);
     }
-    const changedCerts: string[] = [];
+    // TLS contexts are keyed by fingerprint (tls/sni-contexts.ts): a new certificate needs no signal.
     for (const [name, cert] of batch.certificates ?? []) {
-      const before = this.certificates.get(name);
       if (cert) this.certificates.set(name, cert);
       else this.certificates.delete(name);
-      if (before?.fingerprint !== cert?.fingerprint) changedCerts.push(name);
     }
     const changedOwners = new Set<number>();
     for (const [id, list] of batch.ipLists ?? []) {
@@ -83,7 +76,6 @@ export class EdgeState {
     }
     if (batch.node !== undefined) this.node = batch.node;
     for (const name of changedDomains) for (const l of this.domainListeners) l(name);
-    for (const name of changedCerts) for (const l of this.certificateListeners) l(name);
     for (const owner of changedOwners) for (const l of this.ipListListeners) l(owner);
   }
 }

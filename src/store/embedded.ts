@@ -331,19 +331,24 @@ export class EmbeddedStore implements Store {
   }
 
   async listAllZones(page: PageRequest): Promise<Page<Zone>> {
+    return this.pageByName<Zone>('zone', page, (z) => z.domain.domain);
+  }
+
+  /** A page of the documents under `prefix` keyed by name, in name order, after the cursor's name. */
+  private pageByName<T>(prefix: string, page: PageRequest, nameOf: (doc: T) => string): Page<T> {
     const after = page.cursor === undefined ? '' : decodeCursor(page.cursor);
-    const items: Zone[] = [];
+    const items: T[] = [];
     let more = false;
-    for (const { key, value } of this.db.getRange({ start: ['zone', after], end: ['zone', END] })) {
+    for (const { key, value } of this.db.getRange({ start: [prefix, after], end: [prefix, END] })) {
       if (key[1] === after) continue;
       if (items.length === page.limit) {
         more = true;
         break;
       }
-      items.push(value as Zone);
+      items.push(value as T);
     }
     const last = items[items.length - 1];
-    return { items, next: more && last ? encodeCursor(last.domain.domain) : undefined };
+    return { items, next: more && last ? encodeCursor(nameOf(last)) : undefined };
   }
 
   async countZones(ownerId: number): Promise<number> {
@@ -494,20 +499,9 @@ export class EmbeddedStore implements Store {
   }
 
   async listCertificates(page: PageRequest): Promise<Page<CertificateState>> {
-    const after = page.cursor === undefined ? '' : decodeCursor(page.cursor);
-    const items: CertificateState[] = [];
-    let more = false;
-    for (const { key, value } of this.db.getRange({ start: ['cert', after], end: ['cert', END] })) {
-      if (key[1] === after) continue;
-      if (items.length === page.limit) {
-        more = true;
-        break;
-      }
-      items.push(value as CertificateState);
-    }
-    const last = items[items.length - 1];
-    return { items, next: more && last ? encodeCursor(last.domain) : undefined };
+    return this.pageByName<CertificateState>('cert', page, (c) => c.domain);
   }
+
 
   // ---- nodes
 

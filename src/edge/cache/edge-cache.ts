@@ -53,7 +53,6 @@ export class EdgeCache {
   private readonly varyBy = new LRUCache<string, string[]>({ max: 200_000 });
   private readonly byDomain = new Map<string, Set<string>>();
   private readonly filling = new Map<string, Promise<void>>();
-  readonly counts: Record<CacheStatus, number> = { HIT: 0, MISS: 0, EXPIRED: 0, BYPASS: 0 };
 
   constructor(private readonly options: EdgeCacheOptions) {
     // Files left by an earlier run are not indexed anywhere: start the directory empty.
@@ -164,7 +163,6 @@ export class EdgeCache {
   /** Answers from a stored entry: Age, X-Cache, conditional requests, single byte ranges, HEAD. */
   /** `sink`: where the body goes instead of straight into the response (the bandwidth limit). */
   serve(entry: Entry, status: CacheStatus, req: IncomingMessage, res: ServerResponse, sink?: (res: ServerResponse) => Writable): number {
-    this.counts[status]++;
     // Node adds Date itself (cached for the second); the rest was flattened when stored.
     const age = String(entry.age + Math.floor((Date.now() - entry.storedAt) / 1000));
     if (req.headers.range === undefined && req.headers['if-none-match'] === undefined) {

@@ -11,7 +11,6 @@ export class IpLists {
   private readonly byOwner = new Map<number, IpRanges>();
   /** Owners whose set is being rebuilt, and whether another rebuild is due after it. */
   private readonly building = new Map<number, boolean>();
-  private pending = 0;
 
   constructor(
     private readonly state: EdgeState,
@@ -26,18 +25,12 @@ export class IpLists {
     return this.byOwner.get(ownerId)?.has(address) ?? false;
   }
 
-  /** Resolves once no rebuild is running (tests, shutdown). */
-  get busy(): boolean {
-    return this.pending > 0;
-  }
-
   private async rebuild(ownerId: number): Promise<void> {
     if (this.building.has(ownerId)) {
       this.building.set(ownerId, true);
       return;
     }
     this.building.set(ownerId, false);
-    this.pending++;
     try {
       do {
         this.building.set(ownerId, false);
@@ -53,7 +46,6 @@ export class IpLists {
       this.log.error({ err: error, owner: ownerId }, 'edge: compiling IP lists failed; the previous set stays in force');
     } finally {
       this.building.delete(ownerId);
-      this.pending--;
     }
   }
 }

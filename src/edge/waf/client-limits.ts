@@ -45,16 +45,15 @@ export class ClientLimits {
     return undefined;
   }
 
-  /** A request of this client was refused (WAF, protocol): counts towards a ban. True when it is banned now. */
-  refused(client: string): boolean {
-    if (this.options.banAfter <= 0) return false;
+  /** A request of this client was refused (WAF, protocol): counts towards a ban. */
+  refused(client: string): void {
+    if (this.options.banAfter <= 0) return;
     const now = Date.now();
     const state = this.state(client, now);
     state.refusals = state.refusals.filter((t) => now - t < this.options.banWindowMs);
     state.refusals.push(now);
-    if (state.refusals.length < this.options.banAfter) return false;
+    if (state.refusals.length < this.options.banAfter) return;
     state.bannedUntil = now + this.options.banMs;
     state.refusals = [];
-    return true;
   }
 }
