@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound, unprocessable } from '../errors.ts';
 import { normaliseDomainName } from '../model/names.ts';
-import type { Zone } from '../store/types.ts';
+import type { Zone, ZoneHead } from '../store/types.ts';
 
 /** The canonical zone name of a path parameter (IDN → punycode, lower case); 404 when it cannot be one. */
 export function zoneName(param: string): string {
@@ -15,6 +15,14 @@ export function zoneName(param: string): string {
 export async function ownZone(app: FastifyInstance, param: string, ownerId: number): Promise<Zone> {
   const name = zoneName(param);
   const zone = await app.store.getZone(name);
+  if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+  return zone;
+}
+
+/** The caller's zone without its records (settings and count: constant cost whatever its size). */
+export async function ownZoneHead(app: FastifyInstance, param: string, ownerId: number): Promise<ZoneHead> {
+  const name = zoneName(param);
+  const zone = await app.store.getZoneHead(name);
   if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
   return zone;
 }

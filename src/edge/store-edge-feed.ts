@@ -64,8 +64,9 @@ export class StoreEdgeFeed {
         if (feed.changes.length === 0) return;
         const batch: Required<Omit<EdgeBatch, 'node'>> = { domains: new Map(), certificates: new Map(), ipLists: new Map() };
         const reads: Promise<void>[] = [];
-        for (const change of new Map(feed.changes.map((c) => [`${c.kind}:${c.key}`, c])).values()) {
-          if (change.kind === 'zone') reads.push(this.store.getZone(change.key).then((z) => void batch.domains.set(change.key, z?.domain)));
+        // Record-only zone changes leave the domain's settings as they were: none of the edge's business.
+        for (const change of new Map(feed.changes.filter((c) => !c.records).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
+          if (change.kind === 'zone') reads.push(this.store.getZoneHead(change.key).then((z) => void batch.domains.set(change.key, z?.domain)));
           else if (change.kind === 'certificate') reads.push(this.store.getCertificate(change.key).then((c) => void batch.certificates.set(change.key, c)));
           else if (change.kind === 'iplist') reads.push(this.store.getIpList(Number(change.key)).then((l) => void batch.ipLists.set(Number(change.key), l)));
         }

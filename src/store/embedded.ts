@@ -2,11 +2,12 @@
 // serialised across threads and processes (the operator CLI may write while the API runs), and
 // lmdb-js resolves a write's promise once the commit is flushed to disk, so an acknowledged write
 // survives kill -9 and power loss alike.
-import { open, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { ApiError, notFound } from '../errors.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
+import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { guardLmdbCommitFailures } from './lmdb-commit-guard.ts';
@@ -14,7 +15,7 @@ import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -28,7 +29,7 @@ export interface EmbeddedStoreOptions {
 /** Helpers valid only inside one write transaction. */
 interface Tx {
   seq(name: string): number;
-  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete'): number;
+  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete', records?: RecordDelta): number;
   ctx(): MutationContext & { finish(): void };
   now: string;
 }
@@ -67,6 +68,8 @@ const SNAPSHOT_BATCH = 500;
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded';
   private readonly db: RootDatabase<unknown, Key>;
+  /** Each record's JSON text by [zone, id] (see the zones section). */
+  private readonly records: Database<string, [string, number]>;
   private readonly retention: number;
   private readonly commitListeners = new Set<() => void>();
 
@@ -75,8 +78,9 @@ export class EmbeddedStore implements Store {
     // ("/var/lib/palisade.d") for a database file.
     guardLmdbCommitFailures();
     this.db = open<unknown, Key>({ path: options.path, compression: false, noSubdir: false });
+    this.records = this.db.openDB<string, [string, number]>({ name: 'records', encoding: 'string' });
     this.retention = options.changeRetention ?? 100_000;
-    this.indexServedZones();
+    this.splitZoneDocuments();
     this.indexZoneTree();
   }
 
@@ -107,9 +111,9 @@ export class EmbeddedStore implements Store {
           this.put(['seq', name], next);
           return next;
         },
-        change: (kind, key, op) => {
+        change: (kind, key, op, records) => {
           const revision = tx.seq('revision');
-          const entry: Change = { revision, at: now, kind, key: String(key), op };
+          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(records && { records }) };
           this.put(['chg', revision], entry);
           if (revision > this.retention) this.del(['chg', revision - this.retention]);
           // Node changes alter every protected zone's answers; name servers fold this into serials.
@@ -234,8 +238,14 @@ export class EmbeddedStore implements Store {
   }
 
   // ---- zones
+  //
+  // A zone is kept in parts, so that changing a record costs the same in a zone of 20 records
+  // and of 200,000: its head (['zone', name]: the domain and the record count), each record
+  // as JSON text in the `records` database (key [zone, id]), and an index of the records at each
+  // owner name (['rat', zone, owner, id]) for the rules a record must pass beside its neighbours.
+  // ['served', name] marks the zones whose name servers are active (what a snapshot carries).
 
-  createZone(build: (ctx: MutationContext) => Zone): Promise<Zone> {
+  createZone(build: (ctx: MutationContext) => Zone): Promise<ZoneHead> {
     return this.commit((tx) => {
       const ctx = tx.ctx();
       const zone = build(ctx);
@@ -249,32 +259,60 @@ export class EmbeddedStore implements Store {
       }
       ctx.finish();
       const revision = tx.change('zone', name, 'put');
-      const stored: Zone = { ...zone, domain: { ...zone.domain, created: tx.now, updated: tx.now, revision } };
-      this.putZoneDocument(stored);
+      const head: ZoneHead = { domain: { ...zone.domain, created: tx.now, updated: tx.now, revision }, recordCount: zone.records.length };
+      this.putHead(head);
+      for (const record of zone.records) this.putRecord(name, record);
       this.put(['udom', zone.domain.ownerId, name], 1);
       this.put(['ztree', reversedName(name)], zone.domain.ownerId);
-      return stored;
+      return head;
     });
   }
 
-  /**
-   * Writes a zone, and beside it the JSON text of the zones that are served (name servers
-   * active): a snapshot streams those as they are, with no serialisation per zone.
-   */
-  private putZoneDocument(zone: Zone): void {
-    this.put(['zone', zone.domain.domain], zone);
-    if (zone.domain.ns_active) this.put(['served', zone.domain.domain], JSON.stringify(zone));
-    else this.del(['served', zone.domain.domain]);
+  private putHead(head: ZoneHead): void {
+    const name = head.domain.domain;
+    this.put(['zone', name], head);
+    if (head.domain.ns_active) this.put(['served', name], 1);
+    else this.del(['served', name]);
   }
 
-  /** Data written before the served-zone texts existed gets them once, at open. */
-  private indexServedZones(): void {
-    if (this.db.get(['meta', 'servedJson'])) return;
+  private putRecord(zone: string, record: RecordState): void {
+    void this.records.put([zone, record.id], JSON.stringify(record)).catch(ignore);
+    this.put(['rat', zone, record.name, record.id], 1);
+  }
+
+  private removeRecord(zone: string, record: RecordState): void {
+    void this.records.remove([zone, record.id]).catch(ignore);
+    this.del(['rat', zone, record.name, record.id]);
+  }
+
+  private readRecord(zone: string, id: number): RecordState | undefined {
+    const text = this.records.get([zone, id]);
+    return text === undefined ? undefined : (JSON.parse(text) as RecordState);
+  }
+
+  /** A zone's records as their JSON texts, in id order. */
+  private recordTexts(zone: string, transaction?: Transaction): string[] {
+    return Array.from(this.records.getRange({ start: [zone, 0], end: [zone, Number.MAX_SAFE_INTEGER], transaction }), (e) => e.value);
+  }
+
+  /**
+   * Data written before records were kept apart (a zone document with its records inside, and
+   * the served zones' JSON beside it) is split once, at open.
+   */
+  private splitZoneDocuments(): void {
+    if (this.db.get(['meta', 'recordLayout']) === 1) return;
     this.db.transactionSync(() => {
-      for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
-        const zone = value as Zone;
-        if (zone.domain.ns_active) this.put(['served', zone.domain.domain], JSON.stringify(zone));
+      for (const { key, value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
+        const old = value as Partial<Zone> & { recordCount?: number };
+        if (!Array.isArray(old.records)) continue;
+        const name = key[1] as string;
+        this.putHead({ domain: old.domain!, recordCount: old.records.length });
+        for (const record of old.records) this.putRecord(name, record);
       }
+      for (const { key, value } of this.db.getRange({ start: ['served', ''], end: ['served', END] })) {
+        if (typeof value === 'string') this.put(key, 1);
+      }
+      this.put(['meta', 'recordLayout'], 1);
       this.put(['meta', 'servedJson'], 1);
     });
   }
@@ -286,7 +324,7 @@ export class EmbeddedStore implements Store {
    */
   private checkNoOverlap(name: string, ownerId: number): void {
     for (const ancestor of ancestorsOf(name)) {
-      const zone = this.get<Zone>(['zone', ancestor]);
+      const zone = this.get<ZoneHead>(['zone', ancestor]);
       if (zone && zone.domain.ownerId !== ownerId) throw overlapError(name, 'under');
     }
     const prefix = reversedName(name);
@@ -300,7 +338,7 @@ export class EmbeddedStore implements Store {
     if (this.db.get(['meta', 'zoneTree'])) return;
     this.db.transactionSync(() => {
       for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
-        const zone = value as Zone;
+        const zone = value as ZoneHead;
         this.put(['ztree', reversedName(zone.domain.domain)], zone.domain.ownerId);
       }
       this.put(['meta', 'zoneTree'], 1);
@@ -308,17 +346,27 @@ export class EmbeddedStore implements Store {
   }
 
   async getZone(name: string): Promise<Zone | undefined> {
-    return this.get<Zone>(['zone', name]);
+    const head = this.get<ZoneHead>(['zone', name]);
+    if (!head) return undefined;
+    return { domain: head.domain, records: this.recordTexts(name).map((t) => JSON.parse(t) as RecordState) };
   }
 
-  async listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>> {
+  async getZoneHead(name: string): Promise<ZoneHead | undefined> {
+    return this.get<ZoneHead>(['zone', name]);
+  }
+
+  async getRecord(zone: string, id: number): Promise<RecordState | undefined> {
+    return this.readRecord(zone, id);
+  }
+
+  async listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<ZoneHead>> {
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-    const items: Zone[] = [];
+    const items: ZoneHead[] = [];
     let more = false;
     for (const key of this.db.getKeys({ start: ['udom', ownerId, after ?? ''], end: ['udom', ownerId, END] })) {
       const name = key[2] as string;
       if (name === after) continue;
-      const zone = this.get<Zone>(['zone', name]);
+      const zone = this.get<ZoneHead>(['zone', name]);
       if (!zone || (tag !== undefined && !zone.domain.tags.includes(tag))) continue;
       if (items.length === page.limit) {
         more = true;
@@ -330,8 +378,8 @@ export class EmbeddedStore implements Store {
     return { items, next: more && last ? encodeCursor(last.domain.domain) : undefined };
   }
 
-  async listAllZones(page: PageRequest): Promise<Page<Zone>> {
-    return this.pageByName<Zone>('zone', page, (z) => z.domain.domain);
+  async listAllZones(page: PageRequest): Promise<Page<ZoneHead>> {
+    return this.pageByName<ZoneHead>('zone', page, (z) => z.domain.domain);
   }
 
   /** A page of the documents under `prefix` keyed by name, in name order, after the cursor's name. */
@@ -362,30 +410,82 @@ export class EmbeddedStore implements Store {
       : this.db.getKeysCount({ start: [prefix, ownerId, 0], end: [prefix, ownerId, Number.MAX_SAFE_INTEGER] });
   }
 
-  updateZone(name: string, ownerId: number, mutate: (zone: Zone, ctx: MutationContext) => Zone | undefined): Promise<Zone> {
+  updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<ZoneHead> {
     return this.commit((tx) => {
-      const zone = this.get<Zone>(['zone', name]);
-      if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const head = this.get<ZoneHead>(['zone', name]);
+      if (!head || head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
       const ctx = tx.ctx();
-      const next = mutate(zone, ctx);
-      if (!next) return zone;
+      const next = mutate(head, ctx);
+      if (!next) return head;
       ctx.finish();
       const revision = tx.change('zone', name, 'put');
-      const stored: Zone = { ...next, domain: { ...next.domain, domain: name, ownerId, created: zone.domain.created, updated: tx.now, revision } };
-      this.putZoneDocument(stored);
+      const stored: ZoneHead = {
+        domain: { ...next.domain, domain: name, ownerId, created: head.domain.created, updated: tx.now, revision },
+        recordCount: head.recordCount,
+      };
+      this.putHead(stored);
       return stored;
+    });
+  }
+
+  changeRecords(name: string, ownerId: number, mutate: RecordMutation): Promise<{ head: ZoneHead; delta: RecordDelta }> {
+    return this.commit((tx) => {
+      const head = this.get<ZoneHead>(['zone', name]);
+      if (!head || head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const view: RecordView = {
+        head,
+        at: (owner) =>
+          [...this.db.getKeys({ start: ['rat', name, owner, 0], end: ['rat', name, owner, Number.MAX_SAFE_INTEGER] })].flatMap((key) => {
+            const record = this.readRecord(name, key[3] as number);
+            return record ? [record] : [];
+          }),
+        byId: (id) => this.readRecord(name, id),
+      };
+      const ctx = tx.ctx();
+      const edit = mutate(view, ctx);
+      if (!edit) return { head, delta: { put: [], del: [] } };
+      ctx.finish();
+      const delta: RecordDelta = { put: [], del: [] };
+      let count = head.recordCount;
+      const removed = new Set<number>();
+      for (const id of edit.del) {
+        const old = this.readRecord(name, id);
+        if (!old || removed.has(id)) continue;
+        removed.add(id);
+        this.removeRecord(name, old);
+        delta.del.push({ id, name: old.name });
+        count--;
+      }
+      for (const record of edit.put) {
+        const old = removed.has(record.id) ? undefined : this.readRecord(name, record.id);
+        if (old) {
+          // Written again: the old owner name's index entry goes (the name may have changed).
+          this.removeRecord(name, old);
+          if (old.name !== record.name) delta.del.push({ id: old.id, name: old.name });
+        } else count++;
+        removed.delete(record.id);
+        this.putRecord(name, record);
+        delta.put.push(record);
+      }
+      const revision = tx.change('zone', name, 'put', delta);
+      const stored: ZoneHead = { domain: { ...head.domain, updated: tx.now, revision }, recordCount: count };
+      this.putHead(stored);
+      return { head: stored, delta };
     });
   }
 
   deleteZone(name: string, ownerId: number): Promise<boolean> {
     return this.commit((tx) => {
-      const zone = this.get<Zone>(['zone', name]);
+      const zone = this.get<ZoneHead>(['zone', name]);
       if (!zone || zone.domain.ownerId !== ownerId) return false;
       this.del(['zone', name]);
       this.del(['served', name]);
       this.del(['udom', ownerId, name]);
       this.del(['ztree', reversedName(name)]);
       this.del(['cert', name]);
+      // Removing a zone costs what it holds: every record goes with it.
+      for (const key of this.records.getKeys({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) void this.records.remove(key).catch(ignore);
+      for (const key of this.db.getKeys({ start: ['rat', name, ''], end: ['rat', name, END] })) this.del(key as Key);
       tx.change('zone', name, 'delete');
       return true;
     });
@@ -477,7 +577,7 @@ export class EmbeddedStore implements Store {
 
   putCertificate(cert: CertificateInput): Promise<CertificateState> {
     return this.commit((tx) => {
-      if (!this.get<Zone>(['zone', cert.domain])) throw notFound(`domain ${cert.domain}`);
+      if (!this.get<ZoneHead>(['zone', cert.domain])) throw notFound(`domain ${cert.domain}`);
       const revision = tx.change('certificate', cert.domain, 'put');
       const stored: CertificateState = { ...cert, updated: tx.now, revision };
       this.put(['cert', cert.domain], stored);
@@ -550,7 +650,7 @@ export class EmbeddedStore implements Store {
   private usedBy(nodeId: number): string[] {
     const out: string[] = [];
     for (const { value } of this.db.getRange({ start: ['zone', ''], end: ['zone', END] })) {
-      const zone = value as Zone;
+      const zone = value as ZoneHead;
       if (zone.domain.bind_node.includes(nodeId)) out.push(`domain ${zone.domain.domain}`);
     }
     for (const { value } of this.db.getRange({ start: ['iplist', 0], end: ['iplist', Number.MAX_SAFE_INTEGER] })) {
@@ -609,8 +709,12 @@ export class EmbeddedStore implements Store {
         nodes: [...this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER], transaction })].map((e) => e.value as EdgeNode),
       };
       let batch: string[] = [];
-      for (const { value } of this.db.getRange({ start: ['served', ''], end: ['served', END], transaction })) {
-        batch.push(value as string);
+      for (const key of this.db.getKeys({ start: ['served', ''], end: ['served', END], transaction })) {
+        const name = key[1] as string;
+        const head = this.db.get(['zone', name], { transaction }) as ZoneHead | undefined;
+        if (!head) continue;
+        // The zone's JSON joined from the stored texts: no record is parsed or serialised.
+        batch.push(`{"domain":${JSON.stringify(head.domain)},"records":[${this.recordTexts(name, transaction).join(',')}]}`);
         if (batch.length === SNAPSHOT_BATCH) {
           yield { kind: 'zones', json: batch };
           batch = [];

@@ -12,8 +12,10 @@
 //            set ("reversed.name.|name"), belongs to another owner
 //   ops:    { {op='set', k=i, a=j} | {op='setrev', k=i, a=j, b=j2} (ARGV[j] .. revision .. ARGV[j2])
 //           | {op='del', k=i} | {op='zadd'|'zrem', k=i, s=score, m=member}
-//           | {op='hset', k=i, f=field, m=value} | {op='hdel', k=i, f=field} }
-//   change: { kind=..., key=..., op=..., at=... }
+//           | {op='hset', k=i, f=field, m=value} | {op='hdel', k=i, f=field}
+//           | {op='hsetv', k=i, f=field, a=j} | {op='zaddv'|'zremv', k=i, a=j} } (values from ARGV)
+//   change: { kind=..., key=..., op=..., at=... };  detail: j or nil — ARGV[j] stored beside
+//   the change entry (field 'd') as given (a record delta: customer text, never decoded here)
 //   retention: stream length to keep;  nodes: index of the nodes-revision key (node changes)
 // Returns the new revision, -1 when a checked document changed (retry), -2 at the limit,
 // -3 on an overlap with another owner's domain.
@@ -63,10 +65,20 @@ for _, op in ipairs(plan.ops) do
     redis.call('HSET', key, op.f, op.m)
   elseif op.op == 'hdel' then
     redis.call('HDEL', key, op.f)
+  elseif op.op == 'hsetv' then
+    redis.call('HSET', key, op.f, ARGV[op.a])
+  elseif op.op == 'zaddv' then
+    redis.call('ZADD', key, 0, ARGV[op.a])
+  elseif op.op == 'zremv' then
+    redis.call('ZREM', key, ARGV[op.a])
   end
 end
 plan.change.revision = rev
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjson.encode(plan.change))
+if plan.detail then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjson.encode(plan.change), 'd', ARGV[plan.detail])
+else
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjson.encode(plan.change))
+end
 if plan.nodes then redis.call('SET', KEYS[plan.nodes], rev) end
 return rev
 `;

@@ -13,6 +13,7 @@ import { ApiError, notFound } from '../errors.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
+import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { COMMIT_SCRIPT, INDEX_ZONE_TREE_SCRIPT } from './redis-commit.ts';
@@ -20,7 +21,7 @@ import { applyUserPatch } from './user-patch.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { UserPatch } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, Snapshot, SnapshotChunk, Store, Zone } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
 /** Zones per streamed snapshot chunk (one MGET). */
@@ -32,8 +33,28 @@ export interface RedisStoreOptions {
   changeRetention?: number;
 }
 
+/** Thrown by a record view for what is not read yet (see changeRecords). */
+class ReadFirst extends Error {
+  constructor(readonly what: { owner?: string; id?: number }) {
+    super('read first');
+  }
+  get owner(): string | undefined {
+    return this.what.owner;
+  }
+  get id(): number | undefined {
+    return this.what.id;
+  }
+}
+
+function readFirst(what: { owner?: string; id?: number }): never {
+  throw new ReadFirst(what);
+}
+
 type Op =
   | { op: 'set'; key: string; v: string }
+  /** Values that may carry a customer's text: passed as arguments, never inside the plan. */
+  | { op: 'hsetv'; key: string; f: string; v: string }
+  | { op: 'zaddv' | 'zremv'; key: string; v: string }
   /** A document whose revision the script fills in: parts[0] + revision + parts[1]. */
   | { op: 'setrev'; key: string; parts: [string, string] }
   | { op: 'del'; key: string }
@@ -46,6 +67,8 @@ interface Plan<T> {
   checks: Array<[string, string | null]>;
   ops: Op[];
   change: { kind: ChangeKind; key: string; op: 'put' | 'delete' };
+  /** The change's detail (a record delta) as JSON text: stored beside the entry as given. */
+  detail?: string;
   limit?: { key: string; max: number; error: ApiError };
   /** A new domain: refused when it lies at, under or above another owner's domain. */
   overlap?: { name: string; owner: number };
@@ -182,11 +205,17 @@ export class RedisStore implements Store {
                 return { op: o.op, k, m: o.v, s: o.s };
               case 'hset':
                 return { op: o.op, k, f: o.f, m: o.v };
+              case 'hsetv':
+                return { op: o.op, k, f: o.f, a: arg(o.v) };
+              case 'zaddv':
+              case 'zremv':
+                return { op: o.op, k, a: arg(o.v) };
               default:
                 return { op: o.op, k, f: 'f' in o ? o.f : undefined };
             }
           }),
           change: { ...plan.change, at: new Date().toISOString() },
+          detail: plan.detail === undefined ? undefined : arg(plan.detail),
           retention: this.retention,
           nodes: plan.change.kind === 'node' ? index(this.k('nodesRevision')) : undefined,
         };
@@ -327,30 +356,44 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Runs a zone mutation twice when it allocates record ids: once to count them, then with ids
+   * Runs a mutation twice when it allocates record ids: once to count them, then with ids
    * reserved by one INCRBY, so ids stay dense and a rejected mutation reserves none.
    */
-  private async runZoneMutation(build: (ctx: MutationContext) => Zone | undefined): Promise<Zone | undefined> {
+  private async withRecordIds<T>(build: (ctx: MutationContext) => Promise<T | undefined>): Promise<T | undefined> {
     const nodes = await this.nodeIds();
     const now = new Date().toISOString();
     let wanted = 0;
-    const dry = build({ now, nodeExists: (id) => nodes.has(id), nextRecordId: () => ++wanted });
-    if (!dry || wanted === 0) return dry;
+    const dry = await build({ now, nodeExists: (id) => nodes.has(id), nextRecordId: () => ++wanted });
+    if (dry === undefined || wanted === 0) return dry;
     let next = (await this.redis.incrby(this.k('seq', 'record'), wanted)) - wanted;
     return build({ now, nodeExists: (id) => nodes.has(id), nextRecordId: () => ++next });
   }
 
-  private zoneOps(zone: Zone, isNew: boolean): Op[] {
-    const name = zone.domain.domain;
-    const ops: Op[] = [withRevision(this.k('zone', name), zone, (z) => z.domain)];
+  // A zone is kept in parts, so that changing a record costs the same in a zone of 20 records
+  // and of 200,000: its head (zone:NAME, the domain and the record count), its records as JSON
+  // in a hash (zrec:NAME, field = id), and the records at each owner name in a sorted set
+  // (zat:NAME, members "owner|id"; owner names never hold "|"). Every change rewrites the head
+  // (its revision), so checking the head's text covers every record read beside it.
+
+  private recordOps(zone: string, record: RecordState): Op[] {
+    return [
+      { op: 'hsetv', key: this.k('zrec', zone), f: String(record.id), v: JSON.stringify(record) },
+      { op: 'zaddv', key: this.k('zat', zone), v: `${record.name}|${record.id}` },
+    ];
+  }
+
+  private zoneOps(head: ZoneHead, isNew: boolean, records: readonly RecordState[] = []): Op[] {
+    const name = head.domain.domain;
+    const ops: Op[] = [withRevision(this.k('zone', name), head, (z) => z.domain)];
     if (isNew) {
       ops.push(
-        { op: 'zadd', key: this.k('udom', zone.domain.ownerId), s: 0, v: name },
+        { op: 'zadd', key: this.k('udom', head.domain.ownerId), s: 0, v: name },
         { op: 'zadd', key: this.k('zones'), s: 0, v: name },
-        { op: 'hset', key: this.k('zoneowners'), f: name, v: String(zone.domain.ownerId) },
+        { op: 'hset', key: this.k('zoneowners'), f: name, v: String(head.domain.ownerId) },
         { op: 'zadd', key: this.k('zonetree'), s: 0, v: `${reversedName(name)}|${name}` },
       );
     }
+    for (const record of records) ops.push(...this.recordOps(name, record));
     return ops;
   }
 
@@ -373,10 +416,54 @@ export class RedisStore implements Store {
     return this.zoneTreeIndexed;
   }
 
-  createZone(build: (ctx: MutationContext) => Zone): Promise<Zone> {
+  /**
+   * Data written before records were kept apart (one zone document holding its records) is
+   * split once, zone by zone; each zone under WATCH, so a process still writing the old way
+   * cannot lose a change, and a second process doing the same finds nothing left to split.
+   */
+  private layoutSplit?: Promise<void>;
+  private splitZoneDocuments(): Promise<void> {
+    this.layoutSplit ??= (async () => {
+      if ((await this.redis.exists(this.k('meta', 'recordLayout'))) === 1) return;
+      const names = await this.redis.zrange(this.k('zones'), '0', '-1');
+      for (const name of names) {
+        const key = this.k('zone', name);
+        for (let attempt = 0; attempt < 10; attempt++) {
+          await this.redis.watch(key);
+          const text = await this.redis.get(key);
+          const old = text === null ? undefined : (JSON.parse(text) as Partial<Zone>);
+          if (!old || !Array.isArray(old.records)) {
+            await this.redis.unwatch();
+            break;
+          }
+          const multi = this.redis.multi();
+          multi.set(key, JSON.stringify({ domain: old.domain!, recordCount: old.records.length } satisfies ZoneHead));
+          for (const record of old.records) {
+            multi.hset(this.k('zrec', name), String(record.id), JSON.stringify(record));
+            multi.zadd(this.k('zat', name), 0, `${record.name}|${record.id}`);
+          }
+          if ((await multi.exec()) !== null) break;
+        }
+      }
+      await this.redis.set(this.k('meta', 'recordLayout'), '1');
+    })().catch((error: unknown) => {
+      this.layoutSplit = undefined;
+      throw error;
+    });
+    return this.layoutSplit;
+  }
+
+  private async head(name: string): Promise<{ text: string; head: ZoneHead } | undefined> {
+    await this.splitZoneDocuments();
+    const text = await this.redis.get(this.k('zone', name));
+    return text === null ? undefined : { text, head: JSON.parse(text) as ZoneHead };
+  }
+
+  createZone(build: (ctx: MutationContext) => Zone): Promise<ZoneHead> {
     return this.mutate(async () => {
       await this.indexZoneTree();
-      const zone = (await this.runZoneMutation(build))!;
+      await this.splitZoneDocuments();
+      const zone = (await this.withRecordIds(async (ctx) => build(ctx)))!;
       const name = zone.domain.domain;
       if ((await this.redis.exists(this.k('zone', name))) === 1) {
         throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
@@ -384,7 +471,7 @@ export class RedisStore implements Store {
       const owner = await this.getUser(zone.domain.ownerId);
       if (!owner) throw notFound(`user ${zone.domain.ownerId}`);
       const now = new Date().toISOString();
-      const stored: Zone = { ...zone, domain: { ...zone.domain, created: now, updated: now } };
+      const head: ZoneHead = { domain: { ...zone.domain, created: now, updated: now }, recordCount: zone.records.length };
       return {
         // Absent before: the script refuses if another process registered the name meanwhile.
         checks: [[this.k('zone', name), null]],
@@ -394,21 +481,46 @@ export class RedisStore implements Store {
           error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
         },
         overlap: { name, owner: zone.domain.ownerId },
-        ops: this.zoneOps(stored, true),
+        ops: this.zoneOps(head, true, zone.records),
         change: { kind: 'zone', key: name, op: 'put' },
-        result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
+        result: (revision) => ({ ...head, domain: { ...head.domain, revision } }),
       };
     });
   }
 
-  getZone(name: string): Promise<Zone | undefined> {
-    return this.guard(() => this.json<Zone>(this.k('zone', name)));
+  /** A zone's records in id order. */
+  private async recordsOf(name: string): Promise<RecordState[]> {
+    const flat = await this.redis.hgetall(this.k('zrec', name));
+    return Object.entries(flat)
+      .sort(([a], [b]) => Number(a) - Number(b))
+      .map(([, json]) => JSON.parse(json) as RecordState);
   }
 
-  listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>> {
+  getZone(name: string): Promise<Zone | undefined> {
     return this.guard(async () => {
+      const found = await this.head(name);
+      if (!found) return undefined;
+      return { domain: found.head.domain, records: await this.recordsOf(name) };
+    });
+  }
+
+  getZoneHead(name: string): Promise<ZoneHead | undefined> {
+    return this.guard(async () => (await this.head(name))?.head);
+  }
+
+  getRecord(zone: string, id: number): Promise<RecordState | undefined> {
+    return this.guard(async () => {
+      await this.splitZoneDocuments();
+      const json = await this.redis.hget(this.k('zrec', zone), String(id));
+      return json === null ? undefined : (JSON.parse(json) as RecordState);
+    });
+  }
+
+  listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<ZoneHead>> {
+    return this.guard(async () => {
+      await this.splitZoneDocuments();
       const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-      const items: Zone[] = [];
+      const items: ZoneHead[] = [];
       let from = after === undefined ? '-' : `(${after}`;
       let more = false;
       // Tag filters skip zones, so read in chunks until the page is full.
@@ -418,7 +530,7 @@ export class RedisStore implements Store {
         const docs = await this.redis.mget(names.map((n) => this.k('zone', n)));
         for (const doc of docs) {
           if (!doc) continue;
-          const zone = JSON.parse(doc) as Zone;
+          const zone = JSON.parse(doc) as ZoneHead;
           if (tag !== undefined && !zone.domain.tags.includes(tag)) continue;
           if (items.length === page.limit) {
             more = true;
@@ -434,13 +546,14 @@ export class RedisStore implements Store {
     });
   }
 
-  listAllZones(page: PageRequest): Promise<Page<Zone>> {
+  listAllZones(page: PageRequest): Promise<Page<ZoneHead>> {
     return this.guard(async () => {
+      await this.splitZoneDocuments();
       const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
       const names = await this.redis.zrangebylex(this.k('zones'), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, page.limit + 1);
       const more = names.length > page.limit;
       const docs = names.length === 0 ? [] : await this.redis.mget(names.slice(0, page.limit).map((n) => this.k('zone', n)));
-      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as Zone] : []));
+      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as ZoneHead] : []));
       const last = names[Math.min(names.length, page.limit) - 1];
       return { items, next: more && last ? encodeCursor(last) : undefined };
     });
@@ -450,15 +563,18 @@ export class RedisStore implements Store {
     return this.guard(() => this.redis.zcard(this.k('udom', ownerId)));
   }
 
-  updateZone(name: string, ownerId: number, mutate: (zone: Zone, ctx: MutationContext) => Zone | undefined): Promise<Zone> {
+  updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<ZoneHead> {
     const key = this.k('zone', name);
-    return this.mutate<Zone>(async () => {
-      const text = await this.redis.get(key);
-      const zone = text === null ? undefined : (JSON.parse(text) as Zone);
-      if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
-      const next = await this.runZoneMutation((ctx) => mutate(JSON.parse(text!) as Zone, ctx));
-      if (!next) return { unchanged: zone };
-      const stored: Zone = { ...next, domain: { ...next.domain, domain: name, ownerId, created: zone.domain.created, updated: new Date().toISOString() } };
+    return this.mutate<ZoneHead>(async () => {
+      const found = await this.head(name);
+      if (!found || found.head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const { text, head } = found;
+      const next = await this.withRecordIds(async (ctx) => mutate(JSON.parse(text) as ZoneHead, ctx));
+      if (!next) return { unchanged: head };
+      const stored: ZoneHead = {
+        domain: { ...next.domain, domain: name, ownerId, created: head.domain.created, updated: new Date().toISOString() },
+        recordCount: head.recordCount,
+      };
       return {
         checks: [[key, text]],
         ops: this.zoneOps(stored, false),
@@ -468,16 +584,91 @@ export class RedisStore implements Store {
     });
   }
 
+  changeRecords(name: string, ownerId: number, mutate: RecordMutation): Promise<{ head: ZoneHead; delta: RecordDelta }> {
+    const key = this.k('zone', name);
+    return this.mutate<{ head: ZoneHead; delta: RecordDelta }>(async () => {
+      const found = await this.head(name);
+      if (!found || found.head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const { text, head } = found;
+      // The mutation is synchronous: what it asks for that is not read yet stops it (ReadFirst),
+      // is read, and the mutation runs again — it is pure, so running it again is harmless.
+      const atName = new Map<string, RecordState[]>();
+      const byId = new Map<number, RecordState | null>();
+      const view: RecordView = {
+        head,
+        at: (owner) => atName.get(owner) ?? readFirst({ owner }),
+        byId: (id) => {
+          const record = byId.get(id);
+          return record === undefined ? readFirst({ id }) : (record ?? undefined);
+        },
+      };
+      const readIds = async (ids: number[]) => {
+        const missing = ids.filter((id) => !byId.has(id));
+        if (missing.length === 0) return;
+        const texts = await this.redis.hmget(this.k('zrec', name), ...missing.map(String));
+        missing.forEach((id, i) => byId.set(id, texts[i] ? (JSON.parse(texts[i]) as RecordState) : null));
+      };
+      const edit = await this.withRecordIds(async (ctx) => {
+        for (;;) {
+          try {
+            return mutate(view, ctx);
+          } catch (error) {
+            if (!(error instanceof ReadFirst)) throw error;
+            if (error.owner !== undefined) {
+              const members = await this.redis.zrangebylex(this.k('zat', name), `[${error.owner}|`, `[${error.owner}|\xff`);
+              const ids = members.map((m) => Number(m.slice(m.lastIndexOf('|') + 1)));
+              await readIds(ids);
+              atName.set(error.owner, ids.flatMap((id) => byId.get(id) ?? []));
+            } else await readIds([error.id!]);
+          }
+        }
+      });
+      if (!edit) return { unchanged: { head, delta: { put: [], del: [] } } };
+      await readIds([...edit.del, ...edit.put.map((r) => r.id)]);
+      const ops: Op[] = [];
+      const delta: RecordDelta = { put: [], del: [] };
+      let count = head.recordCount;
+      const removed = new Set<number>();
+      for (const id of edit.del) {
+        const old = byId.get(id);
+        if (!old || removed.has(id)) continue;
+        removed.add(id);
+        ops.push({ op: 'hdel', key: this.k('zrec', name), f: String(id) }, { op: 'zremv', key: this.k('zat', name), v: `${old.name}|${id}` });
+        delta.del.push({ id, name: old.name });
+        count--;
+      }
+      for (const record of edit.put) {
+        const old = removed.has(record.id) ? undefined : byId.get(record.id);
+        if (old) {
+          ops.push({ op: 'zremv', key: this.k('zat', name), v: `${old.name}|${old.id}` });
+          if (old.name !== record.name) delta.del.push({ id: old.id, name: old.name });
+        } else count++;
+        removed.delete(record.id);
+        ops.push(...this.recordOps(name, record));
+        delta.put.push(record);
+      }
+      const stored: ZoneHead = { domain: { ...head.domain, updated: new Date().toISOString() }, recordCount: count };
+      return {
+        checks: [[key, text]],
+        ops: [...this.zoneOps(stored, false), ...ops],
+        change: { kind: 'zone', key: name, op: 'put' },
+        detail: JSON.stringify(delta),
+        result: (revision) => ({ head: { ...stored, domain: { ...stored.domain, revision } }, delta }),
+      };
+    });
+  }
+
   deleteZone(name: string, ownerId: number): Promise<boolean> {
     const key = this.k('zone', name);
     return this.mutate<boolean>(async () => {
-      const text = await this.redis.get(key);
-      const zone = text === null ? undefined : (JSON.parse(text) as Zone);
-      if (!zone || zone.domain.ownerId !== ownerId) return { unchanged: false };
+      const found = await this.head(name);
+      if (!found || found.head.domain.ownerId !== ownerId) return { unchanged: false };
       return {
-        checks: [[key, text]],
+        checks: [[key, found.text]],
         ops: [
           { op: 'del', key },
+          { op: 'del', key: this.k('zrec', name) },
+          { op: 'del', key: this.k('zat', name) },
           { op: 'zrem', key: this.k('udom', ownerId), v: name },
           { op: 'zrem', key: this.k('zones'), v: name },
           { op: 'hdel', key: this.k('zoneowners'), f: name },
@@ -705,7 +896,7 @@ export class RedisStore implements Store {
     for (let i = 0; i < names.length; i += 500) {
       const docs = await this.redis.mget(names.slice(i, i + 500).map((n) => this.k('zone', n)));
       for (const d of docs) {
-        const zone = d && (JSON.parse(d) as Zone);
+        const zone = d && (JSON.parse(d) as ZoneHead);
         if (zone && zone.domain.bind_node.includes(nodeId)) out.push(`domain ${zone.domain.domain}`);
       }
     }
@@ -779,11 +970,31 @@ export class RedisStore implements Store {
       return { kind: 'header' as const, revision, nodesRevision, nodes: await this.listNodes() };
     });
     yield header;
-    const names = await this.guard(() => this.redis.zrange(this.k('zones'), '0', '-1'));
+    const names = await this.guard(async () => {
+      await this.splitZoneDocuments();
+      return this.redis.zrange(this.k('zones'), '0', '-1');
+    });
     for (let i = 0; i < names.length; i += SNAPSHOT_BATCH) {
-      const docs = await this.guard(() => this.redis.mget(names.slice(i, i + SNAPSHOT_BATCH).map((n) => this.k('zone', n))));
-      // Documents are JSON already: parsed only to skip zones that are not served, sent as stored.
-      const json = docs.filter((d): d is string => d !== null && (JSON.parse(d) as Zone).domain.ns_active);
+      const json = await this.guard(async () => {
+        const batch = names.slice(i, i + SNAPSHOT_BATCH);
+        const docs = await this.redis.mget(batch.map((n) => this.k('zone', n)));
+        const served = batch.flatMap((name, j) => {
+          const head = docs[j] ? (JSON.parse(docs[j]) as ZoneHead) : undefined;
+          return head?.domain.ns_active ? [{ name, head }] : [];
+        });
+        const pipeline = this.redis.pipeline();
+        for (const { name } of served) pipeline.hgetall(this.k('zrec', name));
+        const results = (await pipeline.exec()) ?? [];
+        // Records are JSON already: joined in id order, never parsed.
+        return served.map(({ head }, j) => {
+          const [error, flat] = results[j]!;
+          if (error) throw error;
+          const texts = Object.entries(flat as Record<string, string>)
+            .sort(([a], [b]) => Number(a) - Number(b))
+            .map(([, t]) => t);
+          return `{"domain":${JSON.stringify(head.domain)},"records":[${texts.join(',')}]}`;
+        });
+      });
       yield { kind: 'zones', json };
     }
   }
@@ -800,7 +1011,13 @@ export class RedisStore implements Store {
       const oldest = first.length === 0 ? current + 1 : Number(first[0]![0].split('-')[0]);
       if (since + 1 < oldest) return { gone: true, oldest };
       const entries = await this.redis.xrange(this.k('changes'), `${since + 1}-0`, '+', 'COUNT', limit);
-      return { changes: entries.map(([, fields]) => JSON.parse(fields[1]!) as Change) };
+      return {
+        changes: entries.map(([, fields]) => {
+          const change = JSON.parse(fields[1]!) as Change;
+          if (fields[2] === 'd') change.records = JSON.parse(fields[3]!) as RecordDelta;
+          return change;
+        }),
+      };
     });
   }
 

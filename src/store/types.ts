@@ -20,9 +20,43 @@ export interface UserPatch {
   reservedZones?: boolean;
 }
 
+/** A zone as a whole: its domain and every record (read whole only where the whole is needed). */
 export interface Zone {
   domain: DomainState;
   records: RecordState[];
+}
+
+/** What a zone's settings need: the domain and how many records it holds (read in O(1)). */
+export interface ZoneHead {
+  domain: DomainState;
+  recordCount: number;
+}
+
+/**
+ * A record-level change of one zone, the way the change feed carries it (like an IXFR
+ * difference): records written (new or changed, as they now are) and records removed, each with
+ * the owner name it had, so that a consumer rebuilds only those names.
+ */
+export interface RecordDelta {
+  put: RecordState[];
+  del: Array<{ id: number; name: string }>;
+}
+
+/**
+ * The records a record mutation may read, inside the atomic step: only what it asks for, so its
+ * cost does not depend on the zone's size.
+ */
+export interface RecordView {
+  head: ZoneHead;
+  /** The records at one owner name (relative, as stored: "@", "www"). */
+  at(name: string): RecordState[];
+  byId(id: number): RecordState | undefined;
+}
+
+/** What a record mutation decides: records to write (new ids from the context) and ids to remove. */
+export interface RecordEdit {
+  put: RecordState[];
+  del: number[];
 }
 
 export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer' | 'certificate';
@@ -35,6 +69,12 @@ export interface Change {
   /** Domain name (zone, certificate), node id, IP list id, user id or consumer id. */
   key: string;
   op: 'put' | 'delete';
+  /**
+   * Zone changes of records only (the domain's settings unchanged): what changed. Absent on a
+   * zone change of the domain itself (create, settings, name servers), whose consumers read the
+   * zone as it is.
+   */
+  records?: RecordDelta;
 }
 
 export interface Snapshot {
@@ -90,8 +130,10 @@ export interface MutationContext {
   now: string;
 }
 
-/** Returns the new zone, or undefined when nothing changes (no revision is spent). */
-export type ZoneMutation = (zone: Zone, ctx: MutationContext) => Zone | undefined;
+/** Returns the new domain (in `domain`), or undefined when nothing changes (no revision is spent). */
+export type ZoneMutation = (zone: ZoneHead, ctx: MutationContext) => { domain: DomainState } | undefined;
+/** Returns the records to write and remove, or undefined when nothing changes (no revision is spent). */
+export type RecordMutation = (zone: RecordView, ctx: MutationContext) => RecordEdit | undefined;
 export type IpListMutation = (list: IpListState, ctx: MutationContext) => IpListState | undefined;
 
 export interface Store {
@@ -110,16 +152,24 @@ export interface Store {
   /** Marks the key revoked; undefined when no such key. */
   revokeApiKey(keyId: number): Promise<ApiKeyState | undefined>;
 
-  /** Creates a zone; ApiError CONFLICT when the name is taken, LIMIT_EXCEEDED past the owner's limit. */
-  createZone(build: (ctx: MutationContext) => Zone): Promise<Zone>;
+  /** Creates a zone (with any records); ApiError CONFLICT when the name is taken, LIMIT_EXCEEDED past the owner's limit. */
+  createZone(build: (ctx: MutationContext) => Zone): Promise<ZoneHead>;
+  /** The whole zone: its domain and every record (cost grows with the zone). */
   getZone(name: string): Promise<Zone | undefined>;
+  getZoneHead(name: string): Promise<ZoneHead | undefined>;
+  getRecord(zone: string, id: number): Promise<RecordState | undefined>;
   /** The owner's zones in name order, optionally only those carrying `tag`. */
-  listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<Zone>>;
+  listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<ZoneHead>>;
   countZones(ownerId: number): Promise<number>;
   /** Every zone of every owner in name order (the edge serves domains whatever their name servers). */
-  listAllZones(page: PageRequest): Promise<Page<Zone>>;
-  /** Applies `mutate` to the owner's zone; NOT_FOUND when missing or owned by someone else. */
-  updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<Zone>;
+  listAllZones(page: PageRequest): Promise<Page<ZoneHead>>;
+  /** Applies `mutate` to the owner's domain settings; NOT_FOUND when missing or owned by someone else. */
+  updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<ZoneHead>;
+  /**
+   * Changes some records of the owner's zone in one revision; the change entry carries the
+   * difference. Cost grows with the records read and written, not with the zone.
+   */
+  changeRecords(name: string, ownerId: number, mutate: RecordMutation): Promise<{ head: ZoneHead; delta: RecordDelta }>;
   deleteZone(name: string, ownerId: number): Promise<boolean>;
 
   createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState>;

@@ -5,12 +5,13 @@
 //   a staged index and written to disk as it arrives, and both are switched in only once the end
 //   line has arrived. Polls every few seconds; a push notification only makes the next pull
 //   happen now. Each batch of changes is fetched first and applied to the index in one
-//   synchronous step, then persisted.
+//   synchronous step (record differences patch only the names they touch), then persisted at
+//   the size of each change.
 import type { ZoneIndex } from '../dns/zone/index.ts';
-import type { EdgeNode } from '../model/node.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
-import { LocalState } from './local-state.ts';
+import { indexBatchOf, type ChangePage } from './change-page.ts';
+import { LocalState, type StoredChange } from './local-state.ts';
 import { LocalStateGuard } from './local-state-guard.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { PullLoop, type PullLoopOptions } from './pull-loop.ts';
@@ -21,11 +22,6 @@ export interface RemoteFeedOptions extends PullLoopOptions {
   dataDir: string;
 }
 
-interface ChangePage {
-  revision: number;
-  current: number;
-  changes: Array<{ revision: number; kind: string; key: string; op: 'put' | 'delete'; data?: unknown }>;
-}
 
 export class RemoteFeed extends PullLoop<ChangePage> {
   private state: LocalState;
@@ -97,7 +93,6 @@ export class RemoteFeed extends PullLoop<ChangePage> {
       } else if (parsed.kind === 'zone') {
         const zone = JSON.parse(parsed.json) as Zone;
         staged.put(zone);
-        writer.noteZone(zone.domain.domain, line.offset);
         count++;
       } else if (parsed.kind === 'end') {
         if (parsed.zones !== count) throw new Error(`snapshot: the end line says ${parsed.zones} zones, ${count} arrived`);
@@ -119,33 +114,17 @@ export class RemoteFeed extends PullLoop<ChangePage> {
   }
 
   protected async apply(page: ChangePage): Promise<void> {
-    const zones = new Map<string, Zone | undefined>();
-    const nodes = new Map(this.state.header().nodes.map((n) => [n.id, n]));
-    let nodeRevision = 0;
-    for (const change of page.changes) {
-      if (change.kind === 'zone') {
-        const zone = change.op === 'put' ? (change.data as Zone) : undefined;
-        zones.set(change.key, zone?.domain.ns_active ? zone : undefined);
-      } else if (change.kind === 'node') {
-        nodeRevision = change.revision;
-        if (change.op === 'put') nodes.set(Number(change.key), change.data as EdgeNode);
-        else nodes.delete(Number(change.key));
-      }
-    }
-    // Node changes rebuild every zone whose answers use node addresses: take their documents from
-    // the local state (those also changed in this batch come from the batch).
-    const dependent =
-      nodeRevision > 0
-        ? this.index
-            .nodeDependentZones()
-            .filter((n) => !zones.has(n))
-            .map((n) => this.state.zone(n))
-        : [];
-    if (nodeRevision > 0) this.nodesRevision = nodeRevision;
-    applyBatch(this.index, { zones, nodes: nodeRevision > 0 ? { list: [...nodes.values()], revision: nodeRevision } : undefined, dependent });
+    const batch = indexBatchOf(page.changes, this.state.header().nodes);
+    if (batch.nodes) this.nodesRevision = batch.nodes.revision;
+    applyBatch(this.index, batch);
     this.applied = page.revision;
-    const texts = new Map([...zones].map(([name, zone]) => [name, zone && JSON.stringify(zone)]));
-    await this.state.apply(texts, { revision: page.revision, nodesRevision: this.nodesRevision, nodes: [...nodes.values()] }, nodeRevision > 0);
+    // Stored at the size of each change; a difference only for zones served here.
+    const stored: StoredChange[] = batch.zones.flatMap((change): StoredChange[] => {
+      if (!('delta' in change)) return [change];
+      const served = this.index.get(change.name);
+      return served ? [{ name: change.name, domain: served.domain, delta: change.delta }] : [];
+    });
+    await this.state.apply(stored, { revision: page.revision, nodesRevision: this.nodesRevision, nodes: batch.nodeList }, batch.nodes !== undefined);
   }
 }
 

@@ -4,7 +4,9 @@
 // in one synchronous step, so a query sees all of it or none.
 import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
-import type { Store, Zone } from '../store/types.ts';
+import type { EdgeNode } from '../model/node.ts';
+import type { Store } from '../store/types.ts';
+import { indexBatchOf, readChangePage } from './change-page.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
 import { followStore } from './follow-store.ts';
@@ -13,6 +15,7 @@ const BATCH = 10_000;
 
 export class StoreFeed {
   private applied = 0;
+  private nodes: EdgeNode[] = [];
   private unfollow: (() => void) | undefined;
 
   constructor(
@@ -39,6 +42,7 @@ export class StoreFeed {
     const started = performance.now();
     const snap = await this.store.snapshot();
     this.index.replaceAll(snap.zones, snap.nodes, snap.nodesRevision);
+    this.nodes = snap.nodes;
     this.applied = snap.revision;
     this.log.info({ revision: snap.revision, zones: this.index.size, ms: Math.round(performance.now() - started) }, 'zone index loaded');
   }
@@ -54,25 +58,18 @@ export class StoreFeed {
 
   /** One batch; true when more may be waiting. */
   private async applyBatch(): Promise<boolean> {
-    const feed = await this.store.changesSince(this.applied, BATCH);
-    if ('gone' in feed) {
-      this.log.warn({ applied: this.applied, oldest: feed.oldest }, 'change feed no longer holds our revision; reloading the snapshot');
+    const page = await readChangePage(this.store, this.applied, BATCH);
+    if ('gone' in page) {
+      this.log.warn({ applied: this.applied, oldest: page.oldest }, 'change feed no longer holds our revision; reloading the snapshot');
       await this.loadSnapshot();
       return false;
     }
-    if (feed.changes.length === 0) return false;
-    const zoneNames = new Set<string>();
-    let nodeRevision = 0;
-    for (const change of feed.changes) {
-      if (change.kind === 'zone') zoneNames.add(change.key);
-      else if (change.kind === 'node') nodeRevision = change.revision;
-    }
-    // Read everything first; apply below without awaiting, so the batch lands as one step.
-    const zones = new Map(await Promise.all([...zoneNames].map(async (name) => [name, await this.store.getZone(name)] as [string, Zone | undefined])));
-    const nodes = nodeRevision > 0 ? { list: await this.store.listNodes(), revision: nodeRevision } : undefined;
-    const dependent = nodes ? await Promise.all(this.index.nodeDependentZones().filter((n) => !zoneNames.has(n)).map((n) => this.store.getZone(n))) : [];
-    applyBatch(this.index, { zones, nodes, dependent });
-    this.applied = feed.changes[feed.changes.length - 1]!.revision;
-    return feed.changes.length === BATCH;
+    if (page.revision <= this.applied) return false;
+    // Read first (above); applied here without awaiting, so the batch lands as one step.
+    const batch = indexBatchOf(page.changes, this.nodes);
+    applyBatch(this.index, batch);
+    this.nodes = batch.nodeList;
+    this.applied = page.revision;
+    return page.revision < page.current;
   }
 }

@@ -69,7 +69,7 @@ describe('GET /sync/*', () => {
     expect(lines.at(-1)).toEqual({ end: { zones: zones.length } });
   });
 
-  it('changes: in revision order with current data, deletions as deletes, paged by limit', async () => {
+  it('changes: in revision order, record changes as their difference, deletions as deletes, paged by limit', async () => {
     const start = await api.store.currentRevision();
     await api.request('POST', '/domains/on.example/dnsrecords', { key, body: { name: 'api', type: 1, value: '192.0.2.2' } });
     await api.request('GET', '/domains/off.example/activatens', { key });
@@ -81,11 +81,42 @@ describe('GET /sync/*', () => {
       [1, 'on.example', 'put'],
       [3, 'off.example', 'delete'],
     ]);
-    expect(res.body.changes[0].data.records.map((r: { name: string }) => r.name)).toEqual(['www', 'api']);
+    // A record write travels as the difference, not as the zone.
+    expect(res.body.changes[0].data).toBeUndefined();
+    expect(res.body.changes[0].records).toEqual({ put: [expect.objectContaining({ name: 'api', type: 1, value: '192.0.2.2' })], del: [] });
     expect(res.body).toMatchObject({ since: start, revision: start + 3, current: start + 3 });
     const paged = await sync(`/sync/changes?since=${start}&limit=1`);
     expect(paged.body).toMatchObject({ revision: start + 1, current: start + 3 });
     expect((await sync(`/sync/changes?since=${start + 3}`)).body.changes).toEqual([]);
+  });
+
+  it('changes: one record changed in a zone of 20,000 costs a few hundred bytes; a later whole document supersedes earlier differences', async () => {
+    const owner = (await api.store.listUsers())[0]!.id;
+    const limits = (await api.store.getUser(owner))!.limits;
+    await api.store.updateUser(owner, { limits: { max_records_per_domain: 30_000 } });
+    await api.store.createZone((ctx) => ({
+      domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: 'huge.example', ownerId: owner, ns_active: true, created: ctx.now, updated: ctx.now, revision: 0 },
+      records: Array.from({ length: 20_000 }, (_, i) => ({ id: ctx.nextRecordId(), name: `h${i}`, type: 1 as const, value: '192.0.2.1', ttl: 300, priority: null, target: [] as number[] })),
+    }));
+    const start = await api.store.currentRevision();
+    const created = await api.request('POST', '/domains/huge.example/dnsrecords', { key, body: { name: 'one', type: 1, value: '192.0.2.7' } });
+    expect(created.status).toBe(201);
+    const patched = await api.request('PATCH', `/domains/huge.example/dnsrecords/${created.body.id}`, { key, body: { name: 'two' } });
+    expect(patched.status).toBe(200);
+    const page = await sync(`/sync/changes?since=${start}`);
+    const bytes = JSON.stringify(page.body).length;
+    expect(bytes).toBeLessThan(1000);
+    expect(page.body.changes.map((c: { records: unknown }) => c.records)).toEqual([
+      { put: [expect.objectContaining({ id: created.body.id, name: 'one' })], del: [] },
+      { put: [expect.objectContaining({ id: created.body.id, name: 'two' })], del: [{ id: created.body.id, name: 'one' }] },
+    ]);
+    // A settings change after them: the zone travels whole, once, and the differences before it are left out.
+    await api.request('PATCH', '/domains/huge.example', { key, body: { bwlimit: 77 } });
+    const whole = await sync(`/sync/changes?since=${start}`);
+    expect(whole.body.changes).toHaveLength(1);
+    expect(whole.body.changes[0].data.records).toHaveLength(20_001);
+    await api.request('DELETE', '/domains/huge.example', { key });
+    await api.store.updateUser(owner, { limits });
   });
 
   it('changes: a document written many times travels once; big documents make several bounded pages, never a huge one', async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.ts';
 import { DOMAIN_DEFAULTS, type DomainState } from '../../src/model/domain.ts';
+import type { RecordState } from '../../src/model/record.ts';
 import type { MutationContext, Store, Zone } from '../../src/store/types.ts';
 
 function zoneFor(name: string, ownerId: number, ctx: MutationContext): Zone {
@@ -16,6 +17,10 @@ function zoneFor(name: string, ownerId: number, ctx: MutationContext): Zone {
     revision: 0,
   };
   return { domain, records: [] };
+}
+
+function aRecord(id: number, name: string, value: string): RecordState {
+  return { id, name, type: 1, value, ttl: 300, priority: null, target: [] };
 }
 
 async function expectApiError(promise: Promise<unknown>, code: string): Promise<void> {
@@ -104,15 +109,71 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         'UNPROCESSABLE',
       );
       expect(await store.currentRevision()).toBe(before);
-      const z = await store.updateZone('reject.example', user.id, (zone, ctx) => ({
-        ...zone,
-        records: [{ id: ctx.nextRecordId(), name: 'www', type: 1, value: '192.0.2.1', ttl: 300, priority: null, target: [] }],
-      }));
-      const again = await store.updateZone('reject.example', user.id, (zone, ctx) => ({
-        ...zone,
-        records: [...zone.records, { id: ctx.nextRecordId(), name: 'www', type: 1, value: '192.0.2.2', ttl: 300, priority: null, target: [] }],
-      }));
-      expect(again.records[1]!.id).toBe(z.records[0]!.id + 1);
+      await expectApiError(
+        store.changeRecords('reject.example', user.id, (_view, ctx) => {
+          ctx.nextRecordId();
+          throw new ApiError('UNPROCESSABLE', 'no');
+        }),
+        'UNPROCESSABLE',
+      );
+      expect(await store.currentRevision()).toBe(before);
+      const z = await store.changeRecords('reject.example', user.id, (_view, ctx) => ({ put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.1')], del: [] }));
+      const again = await store.changeRecords('reject.example', user.id, (_view, ctx) => ({ put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.2')], del: [] }));
+      expect(again.delta.put[0]!.id).toBe(z.delta.put[0]!.id + 1);
+      await store.close();
+    });
+
+    it('changes records in one revision, reading only the names asked for; the change entry carries the difference', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'rec', email: 'rec@example.org' });
+      await store.createZone((ctx) => ({ ...zoneFor('rec.example', user.id, ctx), records: [aRecord(ctx.nextRecordId(), '@', '192.0.2.1')] }));
+      const created = await store.changeRecords('rec.example', user.id, (view, ctx) => {
+        expect(view.head.recordCount).toBe(1);
+        expect(view.at('www')).toEqual([]);
+        expect(view.at('@').map((r) => r.value)).toEqual(['192.0.2.1']);
+        return { put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.2'), aRecord(ctx.nextRecordId(), 'www', '192.0.2.3'), aRecord(ctx.nextRecordId(), 'mail', '192.0.2.4')], del: [] };
+      });
+      expect(created.head.recordCount).toBe(4);
+      const [w1, w2, mail] = created.delta.put;
+      expect((await store.getZoneHead('rec.example'))).toEqual(created.head);
+      expect(await store.getRecord('rec.example', mail!.id)).toEqual(mail);
+      expect(await store.getRecord('rec.example', 999_999)).toBeUndefined();
+      // A record moved to another name and one removed: the difference names where they were.
+      const moved = await store.changeRecords('rec.example', user.id, (view) => {
+        expect(view.at('www').map((r) => r.id).sort()).toEqual([w1!.id, w2!.id].sort());
+        expect(view.byId(w2!.id)).toEqual(w2);
+        return { put: [{ ...w2!, name: 'shop' }], del: [mail!.id] };
+      });
+      expect(moved.head.recordCount).toBe(3);
+      expect(moved.delta).toEqual({ put: [{ ...w2!, name: 'shop' }], del: [{ id: mail!.id, name: 'mail' }, { id: w2!.id, name: 'www' }] });
+      const feed = await store.changesSince(moved.head.domain.revision - 1, 10);
+      expect('changes' in feed && feed.changes).toEqual([
+        { revision: moved.head.domain.revision, at: expect.any(String), kind: 'zone', key: 'rec.example', op: 'put', records: moved.delta },
+      ]);
+      await store.changeRecords('rec.example', user.id, (view) => {
+        expect(view.at('www').map((r) => r.id)).toEqual([w1!.id]);
+        expect(view.at('shop').map((r) => r.id)).toEqual([w2!.id]);
+        expect(view.byId(mail!.id)).toBeUndefined();
+        return undefined;
+      });
+      const zone = await store.getZone('rec.example');
+      expect(zone!.records.map((r) => [r.name, r.value])).toEqual([
+        ['@', '192.0.2.1'],
+        ['www', '192.0.2.2'],
+        ['shop', '192.0.2.3'],
+      ]);
+      // Another owner cannot change them; a settings change keeps them and the count.
+      const other = await store.createUser({ name: 'rec2', email: 'rec2@example.org' });
+      await expectApiError(store.changeRecords('rec.example', other.id, () => ({ put: [], del: [w1!.id] })), 'NOT_FOUND');
+      const head = await store.updateZone('rec.example', user.id, (z) => ({ domain: { ...z.domain, ssl: true } }));
+      expect(head.recordCount).toBe(3);
+      expect((await store.getZone('rec.example'))!.records).toHaveLength(3);
+      // A removed zone takes its records with it: registered again, it starts empty.
+      await store.deleteZone('rec.example', user.id);
+      expect(await store.getRecord('rec.example', w1!.id)).toBeUndefined();
+      await store.createZone((ctx) => zoneFor('rec.example', user.id, ctx));
+      expect(await store.getZone('rec.example')).toMatchObject({ records: [] });
+      expect((await store.getZoneHead('rec.example'))!.recordCount).toBe(0);
       await store.close();
     });
 
@@ -202,13 +263,15 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       await store.createZone((ctx) => zoneFor('busy.example', u.id, ctx));
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          store.updateZone('busy.example', u.id, (z, ctx) => ({
-            ...z,
-            records: [...z.records, { id: ctx.nextRecordId(), name: `n${i}`, type: 1, value: '192.0.2.1', ttl: 300, priority: null, target: [] }],
-          })),
+          store.changeRecords('busy.example', u.id, (view, ctx) => {
+            // A rule read inside the step: the count seen is the count at commit time.
+            if (view.head.recordCount >= 50) throw new ApiError('LIMIT_EXCEEDED', 'full');
+            return { put: [aRecord(ctx.nextRecordId(), `n${i}`, '192.0.2.1')], del: [] };
+          }),
         ),
       );
-      const revisions = results.map((z) => z.domain.revision);
+      const revisions = results.map((z) => z.head.domain.revision);
+      expect(Math.max(...results.map((z) => z.head.recordCount))).toBe(50);
       expect(new Set(revisions).size).toBe(50);
       const final = await store.getZone('busy.example');
       expect(final!.records).toHaveLength(50);
@@ -308,12 +371,14 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       for (const [i, text] of samples.entries()) {
         const name = `text${i}.example`;
         await store.createZone((ctx) => ({ ...zoneFor(name, user.id, ctx), domain: { ...zoneFor(name, user.id, ctx).domain, tags: [text], ns_active: true } }));
-        const updated = await store.updateZone(name, user.id, (zone, ctx) => ({
-          ...zone,
-          records: [{ id: ctx.nextRecordId(), name: 'txt', type: 6, value: text, ttl: 300, priority: null, target: [] }],
+        const updated = await store.changeRecords(name, user.id, (_zone, ctx) => ({
+          put: [{ id: ctx.nextRecordId(), name: 'txt', type: 6, value: text, ttl: 300, priority: null, target: [] }],
+          del: [],
         }));
         const read = await store.getZone(name);
-        expect(read).toEqual(updated);
+        expect(read).toEqual({ domain: updated.head.domain, records: updated.delta.put });
+        const feed = await store.changesSince(updated.head.domain.revision - 1, 1);
+        expect('changes' in feed && feed.changes[0]!.records?.put[0]!.value).toBe(text);
         expect(read!.records[0]!.value).toBe(text);
         expect(read!.domain.tags).toEqual([text]);
         expect(typeof read!.domain.revision).toBe('number');

@@ -27,23 +27,36 @@ describe('embedded store data directory', () => {
   });
 });
 
-describe('embedded store served-zone texts', () => {
-  it('are built once for data written before they existed', async () => {
+describe('embedded store layout upgrade', () => {
+  it('splits zone documents that held their records (an earlier release) once, at open', async () => {
     const path = tempDir();
     const store = new EmbeddedStore({ path });
     const user = await store.createUser({ name: 'old', email: 'old@example.org' });
-    await store.createZone((ctx) => ({
+    const head = await store.createZone((ctx) => ({
       domain: { ...DOMAIN_DEFAULTS, backend: '203.0.113.10', domain: 'old.example', ownerId: user.id, ns_active: true, created: ctx.now, updated: ctx.now, revision: 0 },
       records: [],
     }));
     await store.close();
-    // As an older release left it: no texts, no marker.
+    // As an earlier release left it: the records inside the zone document, the served zone's JSON beside it.
+    const records = [
+      { id: 1, name: 'www', type: 1, value: '192.0.2.1', ttl: 300, priority: null, target: [] },
+      { id: 2, name: 'www', type: 1, value: '192.0.2.2', ttl: 300, priority: null, target: [] },
+    ];
     const raw = open({ path, noSubdir: false });
-    await raw.remove(['served', 'old.example']);
-    await raw.remove(['meta', 'servedJson']);
+    await raw.put(['zone', 'old.example'], { domain: head.domain, records });
+    await raw.put(['served', 'old.example'], JSON.stringify({ domain: head.domain, records }));
+    await raw.put(['seq', 'record'], 2);
+    await raw.remove(['meta', 'recordLayout']);
     await raw.close();
     const again = new EmbeddedStore({ path });
-    expect((await again.snapshot()).zones.map((z) => z.domain.domain)).toEqual(['old.example']);
+    expect(await again.getZone('old.example')).toEqual({ domain: head.domain, records });
+    expect((await again.getZoneHead('old.example'))!.recordCount).toBe(2);
+    expect((await again.snapshot()).zones).toEqual([{ domain: head.domain, records }]);
+    const changed = await again.changeRecords('old.example', user.id, (view) => {
+      expect(view.at('www')).toEqual(records);
+      return { put: [], del: [1] };
+    });
+    expect(changed.head.recordCount).toBe(1);
     await again.close();
   });
 });

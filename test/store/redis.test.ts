@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import { RedisStore } from '../../src/store/redis.ts';
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts';
 import { storeContract } from './contract.ts';
@@ -26,5 +28,36 @@ describe('redis store retention', () => {
     const feed = await store.changesSince(oldest - 1, 1000);
     expect('changes' in feed && feed.changes.map((c) => c.revision)).toEqual(Array.from({ length: 300 - oldest + 1 }, (_, i) => oldest + i));
     await store.close();
+  });
+});
+
+describe('redis store layout upgrade', () => {
+  it('splits zone documents that held their records (an earlier release) once, and serves them', async () => {
+    const prefix = '{upgrade}:';
+    const store = new RedisStore({ url: redis.url, prefix });
+    const user = await store.createUser({ name: 'old', email: 'old@example.org' });
+    const head = await store.createZone((ctx) => ({
+      domain: { ...DOMAIN_DEFAULTS, backend: '203.0.113.10', domain: 'old.example', ownerId: user.id, ns_active: true, created: ctx.now, updated: ctx.now, revision: 0 },
+      records: [],
+    }));
+    await store.close();
+    const records = [
+      { id: 1, name: 'www', type: 1, value: '192.0.2.1', ttl: 300, priority: null, target: [] },
+      { id: 2, name: 'www', type: 6, value: 'text | with "quotes" and \u0000', ttl: 300, priority: null, target: [] },
+    ];
+    const raw = new Redis(redis.url);
+    await raw.set(`${prefix}zone:old.example`, JSON.stringify({ domain: head.domain, records }));
+    await raw.del(`${prefix}meta:recordLayout`, `${prefix}zrec:old.example`, `${prefix}zat:old.example`);
+    await raw.quit();
+    const again = new RedisStore({ url: redis.url, prefix });
+    expect(await again.getZone('old.example')).toEqual({ domain: head.domain, records });
+    expect((await again.getZoneHead('old.example'))!.recordCount).toBe(2);
+    expect((await again.snapshot()).zones).toEqual([{ domain: head.domain, records }]);
+    const changed = await again.changeRecords('old.example', user.id, (view) => {
+      expect(view.at('www')).toEqual(records);
+      return { put: [], del: [1] };
+    });
+    expect(changed.head.recordCount).toBe(1);
+    await again.close();
   });
 });

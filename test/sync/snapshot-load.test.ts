@@ -7,8 +7,6 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZoneIndex } from '../../src/dns/zone/index.ts';
 import { LocalState } from '../../src/sync/local-state.ts';
-import { zoneJson } from '../../src/sync/snapshot-format.ts';
-import { LineSplitter } from '../../src/sync/ndjson.ts';
 import { RemoteFeed } from '../../src/sync/remote-feed.ts';
 import type { Zone } from '../../src/store/types.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
@@ -122,7 +120,7 @@ describe('snapshot load', () => {
     await reopened.close();
   });
 
-  it('reads single zones back from the stored bytes, across chunk boundaries, and overlays changes', async () => {
+  it('keeps changes at their size over the stored bytes (chunks split lines), whole zones and record differences, across a restart', async () => {
     const dataDir = tempDir();
     const state = new LocalState(dataDir);
     const zones = Array.from({ length: 40 }, (_, i) =>
@@ -130,34 +128,69 @@ describe('snapshot load', () => {
     );
     const bytes = Buffer.from(ndjson(5, zones));
     const writer = await state.beginSnapshot();
-    const splitter = new LineSplitter();
     // Odd-sized chunks, so lines straddle them.
-    for (let i = 0; i < bytes.length; i += 97) {
-      const chunk = bytes.subarray(i, i + 97);
-      await writer.write(chunk);
-      for (const line of splitter.push(chunk)) {
-        const json = zoneJson(line.text);
-        if (json) writer.noteZone((JSON.parse(json) as Zone).domain.domain, line.offset);
-      }
-    }
+    for (let i = 0; i < bytes.length; i += 97) await writer.write(bytes.subarray(i, i + 97));
     await writer.commit({ revision: 5, nodesRevision: 0, nodes: [] });
-    for (const zone of zones) expect(state.zone(zone.domain.domain)).toEqual(zone);
-    expect(state.zone('missing.example')).toBeUndefined();
+    expect([...state.zones()]).toEqual(zones);
 
-    const changed = makeZone({ domain: 'z3.example' }, [{ name: 'www', type: 1, value: '198.51.100.3' }], 6);
-    await state.apply(new Map([['z3.example', JSON.stringify(changed)], ['z4.example', undefined]]), { revision: 6, nodesRevision: 0, nodes: [] }, false);
-    expect(state.zone('z3.example')).toEqual(changed);
-    expect(state.zone('z4.example')).toBeUndefined();
+    const whole = makeZone({ domain: 'z3.example' }, [{ name: 'www', type: 1, value: '198.51.100.3' }], 6);
+    const z5 = zones[5]!;
+    const added = { ...z5.records[0]!, id: 9001, name: 'new', value: '203.0.113.5' };
+    const z5domain = { ...z5.domain, revision: 7 };
+    const z7 = zones[7]!;
+    const moved = { ...z7.records[0]!, name: 'moved' };
+    await state.apply(
+      [
+        { name: 'z3.example', zone: whole },
+        { name: 'z4.example', zone: undefined },
+        { name: 'z5.example', domain: z5domain, delta: { put: [added], del: [{ id: z5.records[0]!.id, name: 'www' }] } },
+        { name: 'z7.example', domain: z7.domain, delta: { put: [moved], del: [{ id: moved.id, name: 'www' }] } },
+        { name: 'brand-new.example', zone: whole.domain && { ...whole, domain: { ...whole.domain, domain: 'brand-new.example' } } },
+      ],
+      { revision: 7, nodesRevision: 0, nodes: [] },
+      false,
+    );
+    // A difference on a zone that came whole is applied to what is stored of it.
+    const wholeRecord = whole.records[0]!;
+    await state.apply([{ name: 'z3.example', domain: whole.domain, delta: { put: [{ ...wholeRecord, ttl: 60 }], del: [] } }], { revision: 8, nodesRevision: 0, nodes: [] }, false);
+    const expected = (list: Zone[]) => {
+      const byName = new Map(list.map((z) => [z.domain.domain, z]));
+      const sortRecords = (z: Zone) => ({ ...z, records: [...z.records].sort((a, b) => a.id - b.id) });
+      return [...byName.values()].map(sortRecords).sort((a, b) => a.domain.domain.localeCompare(b.domain.domain));
+    };
+    const want = expected([
+      ...zones.filter((z) => !['z3.example', 'z4.example', 'z5.example', 'z7.example'].includes(z.domain.domain)),
+      { ...whole, records: [{ ...wholeRecord, ttl: 60 }] },
+      { domain: z5domain, records: [added, z5.records[1]!] },
+      { domain: z7.domain, records: [moved, z7.records[1]!] },
+      { ...whole, domain: { ...whole.domain, domain: 'brand-new.example' } },
+    ]);
+    expect(expected([...state.zones()])).toEqual(want);
     await state.close();
 
-    // After a restart: the same zones from disk, and single reads still work.
     const reopened = new LocalState(dataDir);
-    const all = [...reopened.zones()];
-    expect(all).toHaveLength(39);
-    expect(all.find((z) => z.domain.domain === 'z3.example')).toEqual(changed);
-    expect(reopened.zone('z17.example')).toEqual(zones[17]);
-    expect(reopened.header().revision).toBe(6);
+    expect(expected([...reopened.zones()])).toEqual(want);
+    expect(reopened.header().revision).toBe(8);
     await reopened.close();
+  });
+
+  it('changed zones kept whole by the previous layout are served after the upgrade', async () => {
+    const dataDir = tempDir();
+    const zone = zonesNamed('kept.example')[0]!;
+    const gone = zonesNamed('gone.example')[0]!;
+    const raw = open({ path: dataDir, noSubdir: false });
+    await raw.put(['meta', 'revision'], 9);
+    await raw.put(['meta', 'layout'], 2);
+    await raw.put(['meta', 'active'], 'a');
+    const snapshot = raw.openDB<Buffer, number>({ name: 'snapshot-a', encoding: 'binary' });
+    await snapshot.put(0, Buffer.from(ndjson(8, [gone])));
+    const changed = raw.openDB<string, string>({ name: 'changed-a', encoding: 'string' });
+    await changed.put('kept.example', JSON.stringify(zone));
+    await changed.put('gone.example', '');
+    await raw.close();
+    const state = new LocalState(dataDir);
+    expect([...state.zones()]).toEqual([zone]);
+    await state.close();
   });
 
   it('a node change rebuilds protected zones from the stored snapshot, before and after a restart', async () => {
@@ -198,7 +231,6 @@ describe('snapshot load', () => {
     await raw.close();
     const state = new LocalState(dataDir);
     expect([...state.zones()]).toEqual([zone]);
-    expect(state.zone('legacy.example')).toEqual(zone);
     expect(state.header().revision).toBe(9);
     await state.close();
     const again = new LocalState(dataDir);

@@ -14,15 +14,15 @@ import {
   type DomainSettings,
   type DomainState,
 } from '../../model/domain.ts';
-import type { Zone } from '../../store/types.ts';
+import type { ZoneHead } from '../../store/types.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
-import { checkNodesExist, ownZone, zoneName } from '../zone-access.ts';
+import { checkNodesExist, ownZoneHead, zoneName } from '../zone-access.ts';
 
-export function renderDomain(zone: Zone, config: Config) {
+export function renderDomain(zone: ZoneHead, config: Config) {
   const { ownerId: _owner, ...domain } = zone.domain;
-  return { ...domain, nameservers: [...config.nameservers], records: zone.records.length };
+  return { ...domain, nameservers: [...config.nameservers], records: zone.recordCount };
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -89,7 +89,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/domains/:domain',
     { schema: { tags, summary: 'Read a domain', params: DomainParams, response: { 200: Domain, ...errorResponses(404) } } },
-    async (request) => renderDomain(await ownZone(app, request.params.domain, request.user.id), app.config),
+    async (request) => renderDomain(await ownZoneHead(app, request.params.domain, request.user.id), app.config),
   );
 
   app.patch(

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import type { ConsumerState, Store } from '../../store/types.ts';
+import type { Change, ConsumerState, Store } from '../../store/types.ts';
 import {
   appliesTo,
   boundTo,
@@ -70,12 +70,14 @@ async function* edgeSnapshot(store: Store, node: number): AsyncGenerator<string>
 }
 
 /** One stored change as this node's edge sees it; undefined for changes that are none of its business. */
-async function edgeChange(store: Store, consumer: ConsumerState & { node: number }, change: { revision: number; kind: string; key: string; op: string }): Promise<EdgeChange | undefined> {
+async function edgeChange(store: Store, consumer: ConsumerState & { node: number }, change: Change): Promise<EdgeChange | undefined> {
   const { revision, key } = change;
   const node = consumer.node;
+  // A change of DNS records alone leaves the domain's settings, all an edge acts on, as they were.
+  if (change.records) return undefined;
   if (change.kind === 'zone' || change.kind === 'certificate') {
     const kind = change.kind === 'zone' ? 'domain' : 'certificate';
-    const zone = await store.getZone(key);
+    const zone = await store.getZoneHead(key);
     const bound = zone !== undefined && boundTo(zone.domain, node);
     const data = !bound ? undefined : kind === 'domain' ? zone.domain : await store.getCertificate(key);
     return data ? { revision, kind, op: 'put', key, data } : { revision, kind, op: 'delete', digest: nameDigest(consumer.secret, key) };

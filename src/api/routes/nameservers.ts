@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainParams, errorResponses } from '../schemas.ts';
-import { ownZone, zoneName } from '../zone-access.ts';
+import { ownZoneHead, zoneName } from '../zone-access.ts';
 
 const NsState = Type.Object({
   domain: Type.String(),
@@ -22,14 +22,14 @@ export const nameserverRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const change = async (request: { params: { domain: string }; user: { id: number } }) => {
       const name = zoneName(request.params.domain);
       const zone = await app.store.updateZone(name, request.user.id, (z) =>
-        z.domain.ns_active === active ? undefined : { ...z, domain: { ...z.domain, ns_active: active } },
+        z.domain.ns_active === active ? undefined : { domain: { ...z.domain, ns_active: active } },
       );
       return { domain: name, ns_active: zone.domain.ns_active, nameservers: [...app.config.nameservers], revision: zone.domain.revision };
     };
     app.get(path, { exposeHeadRoute: false, schema: { ...schema, summary } }, change);
     app.post(path, { schema: { ...schema, summary: `${summary} (same as GET)` } }, change);
     app.head(path, { schema: { tags: ['name servers'], params: DomainParams, summary: 'Changes nothing: 200 when the domain is yours, else 404' } }, async (request, reply) => {
-      await ownZone(app, request.params.domain, request.user.id);
+      await ownZoneHead(app, request.params.domain, request.user.id);
       return reply.code(200).send();
     });
   }

@@ -6,14 +6,14 @@ import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound, unprocessable, type FieldError } from '../../errors.ts';
 import { normaliseOwnerName } from '../../model/names.ts';
 import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
-import { hasPriority, recordTypeNumber, TYPE_MNEMONIC_PATTERN } from '../../model/record-types.ts';
+import { hasPriority, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN } from '../../model/record-types.ts';
 import { decodeIdCursor } from '../../store/cursor.ts';
-import type { Zone } from '../../store/types.ts';
+import type { RecordView, Zone } from '../../store/types.ts';
 import { nextLink, pageById, pageRequest } from '../paging.ts';
 import { RenderCache, type Rendered } from '../render-cache.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { bodySchemaErrors, withoutFields } from '../validation.ts';
-import { ownZone, zoneName } from '../zone-access.ts';
+import { ownZone, ownZoneHead, zoneName } from '../zone-access.ts';
 
 const RecordParams = Type.Object({ domain: DomainParams.properties.domain, id: Type.Integer({ minimum: 1 }) });
 
@@ -24,8 +24,14 @@ function checked(input: RecordCreate, id: number, zone: string): RecordState {
   return record;
 }
 
-function withRecords(zone: Zone, records: RecordState[]): Zone {
-  return { ...zone, records };
+/**
+ * The records a record must be checked against (checkRecordInZone): those at its name, and for
+ * an SOA those at the apex, where the zone's only SOA can be. Never the whole zone.
+ */
+function neighbours(view: RecordView, record: RecordState, except?: number): RecordState[] {
+  const near = view.at(record.name);
+  const apex = record.type === TYPE.SOA && record.name !== '@' ? view.at('@') : [];
+  return [...near, ...apex].filter((r) => r.id !== except);
 }
 
 /** The filtered, paged record list of a zone as JSON, with its next-page link. */
@@ -101,13 +107,13 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (errors.length > 0) throw invalidFields(errors);
       const draft = checked(request.body, 0, name);
       let created: RecordState | undefined;
-      await app.store.updateZone(name, request.user.id, (zone, ctx) => {
+      await app.store.changeRecords(name, request.user.id, (view, ctx) => {
         const limit = request.user.limits.max_records_per_domain;
-        if (zone.records.length >= limit) throw new ApiError('LIMIT_EXCEEDED', `a domain may hold at most ${limit} records`);
-        const problems = checkRecordInZone(draft, zone.records);
+        if (view.head.recordCount >= limit) throw new ApiError('LIMIT_EXCEEDED', `a domain may hold at most ${limit} records`);
+        const problems = checkRecordInZone(draft, neighbours(view, draft));
         if (problems.length > 0) throw unprocessable(problems);
         created = { ...draft, id: ctx.nextRecordId() };
-        return withRecords(zone, [...zone.records, created]);
+        return { put: [created], del: [] };
       });
       return reply.code(201).header('location', `/domains/${name}/dnsrecords/${created!.id}`).send(renderRecord(created!));
     },
@@ -117,8 +123,8 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/domains/:domain/dnsrecords/:id',
     { schema: { tags, summary: 'Read a DNS record', params: RecordParams, response: { 200: DnsRecord, ...errorResponses(404) } } },
     async (request) => {
-      const zone = await ownZone(app, request.params.domain, request.user.id);
-      const record = zone.records.find((r) => r.id === request.params.id);
+      const zone = await ownZoneHead(app, request.params.domain, request.user.id);
+      const record = await app.store.getRecord(zone.domain.domain, request.params.id);
       if (!record) throw notFound(`record ${request.params.id}`);
       return renderRecord(record);
     },
@@ -140,19 +146,18 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const name = zoneName(request.params.domain);
       const { id } = request.params;
       let updated: RecordState | undefined;
-      await app.store.updateZone(name, request.user.id, (zone) => {
-        const current = zone.records.find((r) => r.id === id);
+      await app.store.changeRecords(name, request.user.id, (view) => {
+        const current = view.byId(id);
         if (!current) throw notFound(`record ${id}`);
         const type = request.body.type === undefined ? current.type : recordTypeNumber(request.body.type);
         // A type change to one without priority drops the old priority unless one is given.
         const priority = request.body.priority !== undefined ? request.body.priority : hasPriority(type) ? current.priority : null;
         const merged: RecordCreate = { ...current, ...request.body, type, priority };
         updated = checked(merged, id, name);
-        const others = zone.records.filter((r) => r.id !== id);
-        const problems = checkRecordInZone(updated, others);
+        const problems = checkRecordInZone(updated, neighbours(view, updated, id));
         if (problems.length > 0) throw unprocessable(problems);
         if (JSON.stringify(updated) === JSON.stringify(current)) return undefined;
-        return withRecords(zone, zone.records.map((r) => (r.id === id ? updated! : r)));
+        return { put: [updated], del: [] };
       });
       return renderRecord(updated!);
     },
@@ -164,9 +169,9 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const name = zoneName(request.params.domain);
       const { id } = request.params;
-      await app.store.updateZone(name, request.user.id, (zone) => {
-        if (!zone.records.some((r) => r.id === id)) throw notFound(`record ${id}`);
-        return withRecords(zone, zone.records.filter((r) => r.id !== id));
+      await app.store.changeRecords(name, request.user.id, (view) => {
+        if (!view.byId(id)) throw notFound(`record ${id}`);
+        return { put: [], del: [id] };
       });
       return reply.code(204).send(null);
     },

@@ -1,19 +1,17 @@
 // The change feed for name servers (edges have their own: edge-sync.ts), DNS's NOTIFY + IXFR in HTTP form:
 //   GET /sync/snapshot          everything a consumer needs, at revision R
-//   GET /sync/changes?since=R   what changed after R, in revision order, with the current data;
+//   GET /sync/changes?since=R   what changed after R, in revision order: record differences, or the current document;
 //                               410 when R is older than the retained history (refetch the snapshot)
 // Authenticated by a name server's bearer token (`palisade admin consumer add`), never a customer key.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import type { SnapshotChunk, Zone } from '../../store/types.ts';
+import type { SnapshotChunk } from '../../store/types.ts';
+import { readChangePage } from '../../sync/change-page.ts';
 import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
 import { problemResponse } from '../schemas.ts';
 import { consumerAuth } from './consumer-auth.ts';
-
-/** Documents per page of changes, in JSON bytes (a page holds at least one change). */
-const PAGE_BYTES = 4 * 1_048_576;
 
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
 
@@ -24,6 +22,15 @@ const ChangeWithData = Type.Object({
   key: Type.String(),
   op: Type.Union([Type.Literal('put'), Type.Literal('delete')]),
   data: Type.Optional(Any),
+  records: Type.Optional(
+    Type.Object(
+      {
+        put: Type.Array(Type.Unsafe<unknown>({ description: 'A record as it now is' })),
+        del: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() })),
+      },
+      { description: 'A change of records only: those written and those removed (with the owner name they had)' },
+    ),
+  ),
 });
 
 const errors = { 400: problemResponse(400), 401: problemResponse(401), 403: problemResponse(403), 410: { ...problemResponse(503), description: 'Gone: the revision is older than the feed keeps; load the snapshot' }, 503: problemResponse(503) };
@@ -83,8 +90,9 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sync'],
         summary: 'The changes after a revision, oldest first, with current data',
         description:
-          'Each put carries the document as it is now (it may be newer than the change; applying it is idempotent); a document changed several times in a page appears once, at its last change. ' +
-          'A page holds at most about 4 MiB of documents (and at least one change). `revision` is the last revision included: ask again with since=revision until `revision` equals `current`.',
+          'A change of records only carries the difference (`records`: written and removed records), like IXFR. Any other put carries the document as it is now (it may be newer than the change; applying it is idempotent; ' +
+          'a zone whose name servers are not active comes without records); a document changed several times in a page appears once, at its last change, and differences before it are left out. ' +
+          'A page holds at most about 4 MiB of data (and at least one change). `revision` is the last revision included: ask again with since=revision until `revision` equals `current`.',
         security: [{ consumerToken: [] }],
         querystring: Type.Object(
           { since: Type.Integer({ minimum: 0 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) },
@@ -98,50 +106,11 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { since } = request.query;
-      const current = await app.store.currentRevision();
-      const feed = await app.store.changesSince(since, request.query.limit ?? 1000);
-      if ('gone' in feed) {
-        throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${feed.oldest}); fetch /sync/snapshot`);
+      const page = await readChangePage(app.store, since, request.query.limit ?? 1000);
+      if ('gone' in page) {
+        throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${page.oldest}); fetch /sync/snapshot`);
       }
-      // A page carries each document once (at its key's last change in the page, with the data
-      // as it is now) and at most PAGE_BYTES of documents (at least one change): many writes to
-      // one big document, or many big documents, never make a huge page.
-      const docs = new Map<string, { data: unknown; size: number }>();
-      let bytes = 0;
-      let cut = feed.changes.length;
-      for (let i = 0; i < feed.changes.length; i++) {
-        const change = feed.changes[i]!;
-        const id = `${change.kind}:${change.key}`;
-        if (docs.has(id) || change.kind === 'user' || change.kind === 'consumer') continue;
-        const data: Zone | unknown =
-          change.kind === 'zone'
-            ? await app.store.getZone(change.key)
-            : change.kind === 'node'
-              ? await app.store.getNode(Number(change.key))
-              : change.kind === 'iplist'
-                ? await app.store.getIpList(Number(change.key))
-                : undefined;
-        const size = data === undefined ? 0 : JSON.stringify(data).length;
-        if (i > 0 && bytes + size > PAGE_BYTES) {
-          cut = i;
-          break;
-        }
-        bytes += size;
-        docs.set(id, { data, size });
-      }
-      const included = feed.changes.slice(0, cut);
-      const lastOf = new Map<string, number>();
-      included.forEach((c, i) => lastOf.set(`${c.kind}:${c.key}`, i));
-      const changes = included
-        .filter((c, i) => lastOf.get(`${c.kind}:${c.key}`) === i)
-        .map((change) => {
-          if (change.op === 'delete' || change.kind === 'user' || change.kind === 'consumer') return change;
-          const data = docs.get(`${change.kind}:${change.key}`)?.data;
-          // Gone since: report the state the consumer must reach.
-          return data === undefined ? { ...change, op: 'delete' as const } : { ...change, data };
-        });
-      const last = included[included.length - 1];
-      return { since, revision: last ? last.revision : Math.max(since, 0), current, changes };
+      return page;
     },
   );
 };

@@ -1,24 +1,27 @@
 // One batch of changes into the index, in one synchronous step (no query runs in between):
-// new edge nodes first (rebuilding the zones whose answers use them), then zone puts and removals.
+// new edge nodes first (rebuilding the zones whose answers use them), then the zones' changes in
+// revision order — whole zones, removals, and record-level differences.
 import type { EdgeNode } from '../../model/node.ts';
-import type { Zone } from '../../store/types.ts';
+import type { RecordDelta, Zone } from '../../store/types.ts';
 import type { ZoneIndex } from './index.ts';
 
+export type ZoneChange =
+  /** The zone as it now is (served if its name servers are active), or undefined: no longer served. */
+  | { name: string; zone: Zone | undefined }
+  /** Records changed at `revision` (ignored for a zone not served here). */
+  | { name: string; delta: RecordDelta; revision: number };
+
 export interface IndexBatch {
-  /** Changed zones by name: the document to serve, or undefined to stop serving the name. */
-  zones: Map<string, Zone | undefined>;
+  zones: ZoneChange[];
   /** The whole node list and its revision, when nodes changed. */
   nodes?: { list: EdgeNode[]; revision: number };
-  /** Current documents of the index's node-dependent zones not in `zones` (needed with `nodes`). */
-  dependent: readonly (Zone | undefined)[];
 }
 
 export function applyBatch(index: ZoneIndex, batch: IndexBatch): void {
-  if (batch.nodes) {
-    index.setNodes(batch.nodes.list, batch.nodes.revision, batch.dependent.filter((z): z is Zone => z !== undefined));
-  }
-  for (const [name, zone] of batch.zones) {
-    if (zone) index.putZone(zone);
-    else index.deleteZone(name);
+  if (batch.nodes) index.setNodes(batch.nodes.list, batch.nodes.revision);
+  for (const change of batch.zones) {
+    if ('delta' in change) index.patchZone(change.name, change.delta, change.revision);
+    else if (change.zone) index.putZone(change.zone);
+    else index.deleteZone(change.name);
   }
 }

@@ -10,6 +10,7 @@ import type { RecordState } from '../../model/record.ts';
 import { parseSoaValue } from '../../model/record-values.ts';
 import { txtStrings } from '../../model/txt-strings.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
+import type { DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
@@ -141,7 +142,7 @@ function addRecord(
 }
 
 /** Arrays that grew by push keep room for 17 elements: copy those to their exact length. */
-function compact(nodes: Map<string, NameNode>): void {
+export function compact(nodes: Map<string, NameNode>): void {
   for (const [name, node] of nodes) {
     if (node.length > 1) nodes.set(name, node.slice());
     for (const set of node) {
@@ -170,7 +171,7 @@ interface ProtectedSet {
   v6: Buffer[];
 }
 
-interface ProtectedAddresses extends ProtectedSet {
+export interface ProtectedAddresses extends ProtectedSet {
   /** Country or continent GeoNames ID → the addresses of the serving nodes there. */
   near: Map<number, ProtectedSet>;
 }
@@ -184,8 +185,7 @@ const addressesOf = (nodes: readonly EdgeNode[]): ProtectedSet => ({
  * Addresses the protected names resolve to: the serving edge nodes when protection is on (those
  * in the client's country, else its continent, else all), the backend when it is off.
  */
-function protectedAddresses(zone: Zone, ctx: ZoneBuildContext): ProtectedAddresses {
-  const { domain } = zone;
+export function protectedAddresses(domain: DomainState, ctx: ZoneBuildContext): ProtectedAddresses {
   if (!domain.enabled) {
     // DNS only: the backend's address (its port is the edge's business, not DNS's).
     const address = parseBackend(domain.backend)?.address ?? domain.backend;
@@ -223,7 +223,7 @@ function repeatedRecords(records: readonly RecordState[]): Set<RecordState> {
 }
 
 /** Whether a name is a delegation point or lies under one: its own ancestors looked up, O(labels). */
-function atOrUnderCut(name: string, apex: string, cuts: ReadonlySet<string>): boolean {
+export function atOrUnderCut(name: string, apex: string, cuts: ReadonlySet<string>): boolean {
   if (cuts.size === 0) return false;
   for (let at = -1, rest = name; rest.length > apex.length; at = name.indexOf('.', at + 1), rest = name.slice(at + 1)) {
     if (cuts.has(rest)) return true;
@@ -232,56 +232,65 @@ function atOrUnderCut(name: string, apex: string, cuts: ReadonlySet<string>): bo
   return false;
 }
 
-export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
-  const apex = zone.domain.domain;
-  const nodes = new Map<string, NameNode>();
+/**
+ * Adds the records of one or more owners to `nodes` (SOA records are the caller's: they shape
+ * the apex SOA). Returns whether any record is geo-targeted.
+ */
+export function addRecords(nodes: Map<string, NameNode>, records: readonly RecordState[], apex: string, cuts: Set<string> | undefined): boolean {
   const seen: SeenKeys = new Map();
-  const cuts = new Set<string>();
   let hasGeo = false;
-  let soaRecord: RecordState | undefined;
-
   // Records are canonical, so equal fields mean equal RDATA: only records whose fields repeat at
   // their name need the per-set duplicate check (one map of n keys, not one entry per geo variant).
-  const repeats = repeatedRecords(zone.records);
-  for (const record of zone.records) {
-    if (record.type === TYPE.SOA) {
-      soaRecord = record;
-      continue;
-    }
+  const repeats = repeatedRecords(records);
+  for (const record of records) {
+    if (record.type === TYPE.SOA) continue;
     const name = absoluteName(record.name, apex);
     const dnsType = RECORD_TYPES[record.type].dnsType;
-    if (dnsType === QTYPE.NS && name !== apex) cuts.add(name);
+    if (cuts && dnsType === QTYPE.NS && name !== apex) cuts.add(name);
     if (record.target.length > 0) hasGeo = true;
     addRecord(nodes, repeats.has(record) ? seen : undefined, name, dnsType, record.ttl, rdataOf(record), record.target);
   }
+  return hasGeo;
+}
 
-  // Protected names: the apex and the mask's names, where the customer set no address or alias.
-  const mask = zone.domain.mask === '' ? [] : zone.domain.mask.split(',');
-  const owners = ['@', ...mask].map((n) => absoluteName(n, apex));
-  const addresses = protectedAddresses(zone, ctx);
-  for (const owner of owners) {
-    const existing = nodes.get(owner);
-    if (existing && (typeSet(existing, QTYPE.A) || typeSet(existing, QTYPE.AAAA) || typeSet(existing, QTYPE.CNAME))) continue;
-    if (atOrUnderCut(owner, apex, cuts)) continue;
-    if (addresses.v4.length + addresses.v6.length === 0) continue;
-    for (const address of addresses.v4) addRecord(nodes, seen, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
-    for (const address of addresses.v6) addRecord(nodes, seen, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
-    // Nearby nodes as geo variants: the engine picks them as it picks a customer's targeted records.
-    // A variant only where it narrows the set: otherwise the answer does not depend on location.
-    for (const [place, set] of addresses.near) {
-      if (set.v4.length > 0 && set.v4.length < addresses.v4.length) {
-        for (const address of set.v4) addRecord(nodes, seen, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, [place]);
-        hasGeo = true;
-      }
-      if (set.v6.length > 0 && set.v6.length < addresses.v6.length) {
-        for (const address of set.v6) addRecord(nodes, seen, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, [place]);
-        hasGeo = true;
-      }
+/** The names that answer with the serving addresses: the apex and the mask's names (absolute). */
+export function protectedOwners(domain: DomainState): string[] {
+  const mask = domain.mask === '' ? [] : domain.mask.split(',');
+  return ['@', ...mask].map((n) => absoluteName(n, domain.domain));
+}
+
+/**
+ * Gives a protected name the serving addresses, unless the customer set an address or alias
+ * there or it lies at or under a delegation. Returns whether any answer depends on location.
+ */
+export function addProtected(nodes: Map<string, NameNode>, owner: string, addresses: ProtectedAddresses, apex: string, cuts: ReadonlySet<string>): boolean {
+  const seen: SeenKeys = new Map();
+  let hasGeo = false;
+  const existing = nodes.get(owner);
+  if (existing && (typeSet(existing, QTYPE.A) || typeSet(existing, QTYPE.AAAA) || typeSet(existing, QTYPE.CNAME))) return false;
+  if (atOrUnderCut(owner, apex, cuts)) return false;
+  if (addresses.v4.length + addresses.v6.length === 0) return false;
+  for (const address of addresses.v4) addRecord(nodes, seen, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
+  for (const address of addresses.v6) addRecord(nodes, seen, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
+  // Nearby nodes as geo variants: the engine picks them as it picks a customer's targeted records.
+  // A variant only where it narrows the set: otherwise the answer does not depend on location.
+  for (const [place, set] of addresses.near) {
+    if (set.v4.length > 0 && set.v4.length < addresses.v4.length) {
+      for (const address of set.v4) addRecord(nodes, seen, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, [place]);
+      hasGeo = true;
+    }
+    if (set.v6.length > 0 && set.v6.length < addresses.v6.length) {
+      for (const address of set.v6) addRecord(nodes, seen, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, [place]);
+      hasGeo = true;
     }
   }
+  return hasGeo;
+}
 
-  const usesNodes = zone.domain.enabled;
-  const serial = Math.max(zone.domain.revision, usesNodes ? ctx.nodesRevision : 0) >>> 0;
+/** The service's apex SOA (serial from the zone's revision; the customer's SOA record may set the rest) and NS sets. */
+export function apexSets(domain: DomainState, soaRecord: RecordState | undefined, ctx: ZoneBuildContext): { soa: RRset; ns: RRset; serial: number; negativeTtl: number } {
+  const apex = domain.domain;
+  const serial = Math.max(domain.revision, domain.enabled ? ctx.nodesRevision : 0) >>> 0;
   const custom = soaRecord && parseSoaValue(soaRecord.value);
   const soaTtl = soaRecord?.ttl ?? SOA_DEFAULTS.ttl;
   const soaData: RData = {
@@ -296,7 +305,46 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
   };
   const soa: RRset = { name: apex, type: QTYPE.SOA, ttl: soaTtl, rdata: [soaData] };
   const ns: RRset = { name: apex, type: QTYPE.NS, ttl: APEX_NS_TTL, rdata: ctx.nameservers.map((target) => ({ type: 2 as const, target })) };
-  nodes.set(apex, [...(nodes.get(apex) ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS), soa, ns]);
+  return { soa, ns, serial, negativeTtl: Math.min(soaTtl, soaData.minimum) };
+}
+
+/** The apex node with the service's SOA and NS sets in place of any others. */
+export function withApexSets(node: NameNode | undefined, soa: RRset, ns: RRset): NameNode {
+  return [...(node ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS), soa, ns];
+}
+
+/** The customer's SOA record, if any (it can only be at the apex; should there be two, the oldest). */
+export function soaRecordOf(records: readonly RecordState[] | undefined): RecordState | undefined {
+  let soa: RecordState | undefined;
+  for (const r of records ?? []) if (r.type === TYPE.SOA && (!soa || r.id < soa.id)) soa = r;
+  return soa;
+}
+
+/** Each owner name's records (absolute names): what a later change rebuilds a name from. */
+function bySource(records: readonly RecordState[], apex: string): Map<string, RecordState[]> {
+  const out = new Map<string, RecordState[]>();
+  for (const record of records) {
+    const name = absoluteName(record.name, apex);
+    const list = out.get(name);
+    if (list) list.push(record);
+    else out.set(name, [record]);
+  }
+  return out;
+}
+
+export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
+  const apex = zone.domain.domain;
+  const nodes = new Map<string, NameNode>();
+  const cuts = new Set<string>();
+  const sources = bySource(zone.records, apex);
+  let hasGeo = addRecords(nodes, zone.records, apex, cuts);
+
+  // Protected names: the apex and the mask's names, where the customer set no address or alias.
+  const addresses = protectedAddresses(zone.domain, ctx);
+  for (const owner of protectedOwners(zone.domain)) if (addProtected(nodes, owner, addresses, apex, cuts)) hasGeo = true;
+
+  const { soa, ns, serial, negativeTtl } = apexSets(zone.domain, soaRecordOf(sources.get(apex)), ctx);
+  nodes.set(apex, withApexSets(nodes.get(apex), soa, ns));
 
   // Every ancestor of an owner, up to the apex, exists: as itself or as an empty non-terminal.
   const ents = new Set<string>();
@@ -315,17 +363,18 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
   compact(nodes);
   return {
     apex,
+    domain: zone.domain,
+    sources,
     nodes,
     // Most zones have neither: share one empty set rather than hold two per zone.
     ents: ents.size > 0 ? ents : NONE,
     cuts: cuts.size > 0 ? cuts : NONE,
     soa,
     ns,
-    negativeTtl: Math.min(soaTtl, soaData.minimum),
+    negativeTtl,
     serial,
     hasGeo,
-    usesNodes,
+    usesNodes: zone.domain.enabled,
     stale: false,
   };
 }
-

@@ -1,8 +1,10 @@
-// The zone index: every served zone by apex, replaced whole on each change so that a query sees
-// either the old zone or the new one, never a mix (a Map.set is atomic for the event loop).
+// The zone index: every served zone by apex. A change swaps a zone's entry in one synchronous
+// step (rebuilt whole, or patched name by name from a record-level change), so a query sees
+// either the old zone or the new one, never a mix.
 import type { EdgeNode } from '../../model/node.ts';
-import type { Zone } from '../../store/types.ts';
+import type { RecordDelta, Zone } from '../../store/types.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
+import { patchZone, recordsOf } from './patch.ts';
 import type { ZoneData } from './types.ts';
 
 export interface StagedIndex {
@@ -15,11 +17,7 @@ export interface StagedIndex {
 
 export class ZoneIndex {
   private zones = new Map<string, ZoneData>();
-  /**
-   * Zones whose answers use edge node addresses. Only their names are kept: on a node change the
-   * feeder supplies their documents again (from the store or its snapshot), so the index never
-   * holds a second copy of every zone.
-   */
+  /** Zones whose answers use edge node addresses: rebuilt (from the records they keep) on a node change. */
   private readonly nodeDependent = new Set<string>();
   private nodes: EdgeNode[] = [];
   private nodesRevision = 0;
@@ -58,19 +56,37 @@ export class ZoneIndex {
     this.generation++;
   }
 
-  /** Names of the zones a node change rebuilds (their documents go to `setNodes`). */
-  nodeDependentZones(): string[] {
-    return [...this.nodeDependent];
+  /**
+   * Applies a record-level change to a served zone, rebuilding only the names it touches. False
+   * when the zone is not served here (its changes are none of this index's business).
+   */
+  patchZone(name: string, delta: RecordDelta, revision: number): boolean {
+    const old = this.zones.get(name);
+    if (!old) return false;
+    const patched = patchZone(old, delta, revision, this.context());
+    old.stale = true;
+    this.zones.set(name, patched);
+    return true;
   }
 
   /**
-   * New edge node list, with the current documents of `nodeDependentZones()`: rebuilds them in
-   * the same synchronous step, so no query sees the new nodes in one zone and the old in another.
+   * New edge node list: rebuilds the zones whose answers use node addresses, from the records
+   * they keep, in the same synchronous step, so no query sees the new nodes in one zone and the
+   * old in another.
    */
-  setNodes(nodes: EdgeNode[], revision: number, dependentZones: Iterable<Zone>): void {
+  setNodes(nodes: EdgeNode[], revision: number): void {
     this.nodes = [...nodes].sort((a, b) => a.id - b.id);
     this.nodesRevision = revision;
-    for (const zone of dependentZones) this.putZone(zone);
+    for (const name of this.nodeDependent) {
+      const zone = this.zones.get(name);
+      if (zone) this.putZone({ domain: zone.domain, records: recordsOf(zone) });
+    }
+  }
+
+  /** The records a served zone holds, as a whole zone (for comparison with the API's). */
+  zoneDocument(name: string): Zone | undefined {
+    const zone = this.zones.get(name);
+    return zone && { domain: zone.domain, records: recordsOf(zone).sort((a, b) => a.id - b.id) };
   }
 
   /**

@@ -1,4 +1,6 @@
 // The in-memory shape of a served zone, built for lookups (see build.ts).
+import type { DomainState } from '../../model/domain.ts';
+import type { RecordState } from '../../model/record.ts';
 
 export type RData =
   | { type: 1; address: number } // A: the 4 octets as one int32 (no Buffer per record: millions are held)
@@ -38,6 +40,18 @@ export function typeSet(node: NameNode, type: number): TypeSet | undefined {
 
 export interface ZoneData {
   apex: string;
+  /** The domain's settings as built (protected names, serial, failover). */
+  domain: DomainState;
+  /**
+   * The customer's records by owner name (absolute): a change rebuilds only the names it
+   * touches from these (patch.ts), and a node change rebuilds the zone from them.
+   */
+  sources: Map<string, RecordState[]>;
+  /**
+   * Owner names below each name (strictly between owner and apex), counted once a change first
+   * adds or removes a name: what keeps the empty non-terminals right without a full rebuild.
+   */
+  below?: Map<string, number>;
   /** Owner names that hold data (absolute) → their sets. */
   nodes: Map<string, NameNode>;
   /** Names that exist only because something exists below them (RFC 8020 empty non-terminals). */
