@@ -31,7 +31,8 @@ export async function writeWorstZones(store: Store, ownerId: number, zones: Wors
       domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: apex, ownerId, ns_active: true, created: ctx.now, updated: ctx.now, revision: 0, mask: worst.mask ?? 'www' },
       records: [],
     }));
-    await store.updateZone(apex, ownerId, (zone, ctx) => ({ ...zone, records: worst.records.map((r) => ({ ...r, id: ctx.nextRecordId() })) }));
+    // All its records in one change, one revision: a bulk write is applied in one step.
+    await store.changeRecords(apex, ownerId, (_zone, ctx) => ({ put: worst.records.map((r) => ({ ...r, id: ctx.nextRecordId() })), del: [] }));
   }
 }
 

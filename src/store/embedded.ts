@@ -15,6 +15,7 @@ import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
+import { CHANGES_MAX_BYTES } from './types.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
@@ -35,6 +36,7 @@ interface Tx {
 }
 
 const END = '\uffff';
+
 const ignore = () => undefined;
 
 /**
@@ -113,9 +115,16 @@ export class EmbeddedStore implements Store {
         },
         change: (kind, key, op, records) => {
           const revision = tx.seq('revision');
-          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(records && { records }) };
+          // A record difference is kept beside the entry as JSON text, the entry noting its size:
+          // a reader bounding its bytes decides before reading it.
+          const detail = records && JSON.stringify(records);
+          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(detail !== undefined && { bytes: detail.length }) };
           this.put(['chg', revision], entry);
-          if (revision > this.retention) this.del(['chg', revision - this.retention]);
+          if (detail !== undefined) this.put(['chgd', revision], detail);
+          if (revision > this.retention) {
+            this.del(['chg', revision - this.retention]);
+            this.del(['chgd', revision - this.retention]);
+          }
           // Node changes alter every protected zone's answers; name servers fold this into serials.
           if (kind === 'node') this.put(['meta', 'nodesRevision'], revision);
           return revision;
@@ -730,13 +739,20 @@ export class EmbeddedStore implements Store {
     return this.get<number>(['seq', 'revision']) ?? 0;
   }
 
-  async changesSince(since: number, limit: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
+  async changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
     const current = await this.currentRevision();
     const oldest = Math.max(1, current - this.retention + 1);
     if (since < oldest - 1) return { gone: true, oldest };
-    const changes = [...this.db.getRange({ start: ['chg', since + 1], end: ['chg', Number.MAX_SAFE_INTEGER], limit })].map(
-      (e) => e.value as Change,
-    );
+    const changes: Change[] = [];
+    let bytes = 0;
+    for (const { value } of this.db.getRange({ start: ['chg', since + 1], end: ['chg', Number.MAX_SAFE_INTEGER], limit })) {
+      const entry = value as Change;
+      const size = entry.bytes ?? 0;
+      if (changes.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      const detail = entry.bytes === undefined ? undefined : this.get<string>(['chgd', entry.revision]);
+      changes.push(detail === undefined ? entry : { ...entry, records: JSON.parse(detail) as RecordDelta });
+    }
     return { changes };
   }
 

@@ -14,8 +14,10 @@
 //           | {op='del', k=i} | {op='zadd'|'zrem', k=i, s=score, m=member}
 //           | {op='hset', k=i, f=field, m=value} | {op='hdel', k=i, f=field}
 //           | {op='hsetv', k=i, f=field, a=j} | {op='zaddv'|'zremv', k=i, a=j} } (values from ARGV)
-//   change: { kind=..., key=..., op=..., at=... };  detail: j or nil — ARGV[j] stored beside
-//   the change entry (field 'd') as given (a record delta: customer text, never decoded here)
+//   change: { kind=..., key=..., op=..., at=..., bytes=n }
+//   detail: j or nil — ARGV[j] kept in the details hash KEYS[details] under the revision, as
+//   given (a record difference: customer text, never decoded here); the one `retention`
+//   revisions older is dropped
 //   retention: stream length to keep;  nodes: index of the nodes-revision key (node changes)
 // Returns the new revision, -1 when a checked document changed (retry), -2 at the limit,
 // -3 on an overlap with another owner's domain.
@@ -74,11 +76,9 @@ for _, op in ipairs(plan.ops) do
   end
 end
 plan.change.revision = rev
-if plan.detail then
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjson.encode(plan.change), 'd', ARGV[plan.detail])
-else
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjson.encode(plan.change))
-end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjson.encode(plan.change))
+if plan.detail then redis.call('HSET', KEYS[plan.details], rev, ARGV[plan.detail]) end
+if rev > plan.retention then redis.call('HDEL', KEYS[plan.details], rev - plan.retention) end
 if plan.nodes then redis.call('SET', KEYS[plan.nodes], rev) end
 return rev
 `;

@@ -21,6 +21,7 @@ import { applyUserPatch } from './user-patch.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { UserPatch } from './types.ts';
+import { CHANGES_MAX_BYTES } from './types.ts';
 import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
@@ -214,8 +215,9 @@ export class RedisStore implements Store {
                 return { op: o.op, k, f: 'f' in o ? o.f : undefined };
             }
           }),
-          change: { ...plan.change, at: new Date().toISOString() },
+          change: { ...plan.change, at: new Date().toISOString(), ...(plan.detail !== undefined && { bytes: plan.detail.length }) },
           detail: plan.detail === undefined ? undefined : arg(plan.detail),
+          details: index(this.k('changedetails')),
           retention: this.retention,
           nodes: plan.change.kind === 'node' ? index(this.k('nodesRevision')) : undefined,
         };
@@ -1003,21 +1005,45 @@ export class RedisStore implements Store {
     return this.guard(async () => Number((await this.redis.get(this.k('rev'))) ?? 0));
   }
 
-  changesSince(since: number, limit: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
+  changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
     return this.guard(async () => {
       const current = Number((await this.redis.get(this.k('rev'))) ?? 0);
       if (since >= current) return { changes: [] };
       const first = await this.redis.xrange(this.k('changes'), '-', '+', 'COUNT', 1);
-      const oldest = first.length === 0 ? current + 1 : Number(first[0]![0].split('-')[0]);
+      // The stream is trimmed roughly; record differences exactly `retention` back.
+      const oldest = Math.max(first.length === 0 ? current + 1 : Number(first[0]![0].split('-')[0]), current - this.retention + 1);
       if (since + 1 < oldest) return { gone: true, oldest };
-      const entries = await this.redis.xrange(this.k('changes'), `${since + 1}-0`, '+', 'COUNT', limit);
-      return {
-        changes: entries.map(([, fields]) => {
+      // Entries are small (a difference is kept apart, its size noted): read them in batches,
+      // then only the differences that fit in maxBytes.
+      const changes: Change[] = [];
+      let bytes = 0;
+      let from = `${since + 1}-0`;
+      let full = false;
+      while (!full && changes.length < limit) {
+        const entries = await this.redis.xrange(this.k('changes'), from, '+', 'COUNT', Math.min(500, limit - changes.length));
+        if (entries.length === 0) break;
+        for (const [id, fields] of entries) {
           const change = JSON.parse(fields[1]!) as Change;
-          if (fields[2] === 'd') change.records = JSON.parse(fields[3]!) as RecordDelta;
-          return change;
-        }),
-      };
+          const size = change.bytes ?? 0;
+          if (changes.length > 0 && bytes + size > maxBytes) {
+            full = true;
+            break;
+          }
+          bytes += size;
+          changes.push(change);
+          from = `(${id}`;
+        }
+      }
+      const detailed = changes.filter((c) => c.bytes !== undefined);
+      if (detailed.length > 0) {
+        const details = await this.redis.hmget(this.k('changedetails'), ...detailed.map((c) => String(c.revision)));
+        detailed.forEach((change, i) => {
+          const detail = details[i];
+          if (detail === null || detail === undefined) throw new ApiError('STORE_UNAVAILABLE', `the change at revision ${change.revision} has lost its detail`);
+          change.records = JSON.parse(detail) as RecordDelta;
+        });
+      }
+      return { changes };
     });
   }
 

@@ -75,7 +75,12 @@ export interface Change {
    * zone as it is.
    */
   records?: RecordDelta;
+  /** The size of `records` as stored (bytes of JSON), so readers can bound what they hold. */
+  bytes?: number;
 }
+
+/** Detail bytes (record differences) one read of the change feed holds at most (at least one change). */
+export const CHANGES_MAX_BYTES = 4 * 1_048_576;
 
 export interface Snapshot {
   revision: number;
@@ -214,8 +219,12 @@ export interface Store {
 
   /** The revision of the last commit (0 for an empty store). */
   currentRevision(): Promise<number>;
-  /** Change entries after `since`, oldest first; `gone` when `since` predates the retained history. */
-  changesSince(since: number, limit: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }>;
+  /**
+   * Change entries after `since`, oldest first: at most `limit`, and no more record differences
+   * than `maxBytes` (default CHANGES_MAX_BYTES; at least one entry); `gone` when `since`
+   * predates the retained history.
+   */
+  changesSince(since: number, limit: number, maxBytes?: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }>;
 
   close(): Promise<void>;
 }

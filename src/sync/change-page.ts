@@ -37,8 +37,11 @@ export interface ChangePage {
 
 /** Reads one page of changes after `since`; `gone` when `since` predates the retained history. */
 export async function readChangePage(store: Store, since: number, limit: number, pageBytes = PAGE_BYTES): Promise<ChangePage | { gone: true; oldest: number }> {
+  // The store's reads are synchronous under their promises: let queries in before, and between
+  // documents below, so that reading a page never holds the event loop for long.
+  await yieldToIo();
   const current = await store.currentRevision();
-  const feed = await store.changesSince(since, limit);
+  const feed = await store.changesSince(since, limit, pageBytes);
   if ('gone' in feed) return feed;
   const docs = new Map<string, unknown>();
   let bytes = 0;
@@ -46,8 +49,9 @@ export async function readChangePage(store: Store, since: number, limit: number,
   for (let i = 0; i < feed.changes.length; i++) {
     const change = feed.changes[i]!;
     let size = 0;
-    if (change.records) size = JSON.stringify(change.records).length;
+    if (change.records) size = change.bytes ?? 0;
     else if (change.op === 'put' && !docs.has(docKey(change)) && change.kind !== 'user' && change.kind !== 'consumer') {
+      await yieldToIo();
       const data = await documentOf(store, change);
       docs.set(docKey(change), data);
       size = data === undefined ? 0 : JSON.stringify(data).length;
@@ -66,7 +70,10 @@ export async function readChangePage(store: Store, since: number, limit: number,
   });
   const changes = included.flatMap((change, i): FeedChange[] => {
     const whole = lastWhole.get(docKey(change));
-    if (change.records) return whole !== undefined && whole > i ? [] : [change];
+    if (change.records) {
+      const { bytes: _size, ...difference } = change;
+      return whole !== undefined && whole > i ? [] : [difference];
+    }
     if (whole !== i) return [];
     if (change.op === 'delete' || change.kind === 'user' || change.kind === 'consumer') return [change];
     const data = docs.get(docKey(change));
@@ -76,6 +83,8 @@ export async function readChangePage(store: Store, since: number, limit: number,
   const last = included[included.length - 1];
   return { since, revision: last ? last.revision : Math.max(since, 0), current, changes };
 }
+
+const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const docKey = (change: Change | FeedChange) => `${change.kind}:${change.key}`;
 

@@ -115,8 +115,8 @@ describe('damaged local state', () => {
     await recoversFrom(async () => {
       const env = open({ path: stateDir, compression: false, noSubdir: false });
       for (const side of ['a', 'b']) {
-        const changed = env.openDB<string, string>({ name: `changed-${side}`, encoding: 'string' });
-        changed.putSync('state.example', '{"domain": {"domain": "state.example", "recor');
+        const heads = env.openDB<string, string>({ name: `heads-${side}`, encoding: 'string' });
+        heads.putSync('state.example', '{"domain": {"domain": "state.example", "recor');
       }
       await env.close();
     });

@@ -148,7 +148,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(moved.delta).toEqual({ put: [{ ...w2!, name: 'shop' }], del: [{ id: mail!.id, name: 'mail' }, { id: w2!.id, name: 'www' }] });
       const feed = await store.changesSince(moved.head.domain.revision - 1, 10);
       expect('changes' in feed && feed.changes).toEqual([
-        { revision: moved.head.domain.revision, at: expect.any(String), kind: 'zone', key: 'rec.example', op: 'put', records: moved.delta },
+        { revision: moved.head.domain.revision, at: expect.any(String), kind: 'zone', key: 'rec.example', op: 'put', records: moved.delta, bytes: JSON.stringify(moved.delta).length },
       ]);
       await store.changeRecords('rec.example', user.id, (view) => {
         expect(view.at('www').map((r) => r.id)).toEqual([w1!.id]);
@@ -162,6 +162,21 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
         ['www', '192.0.2.2'],
         ['shop', '192.0.2.3'],
       ]);
+      // Reading the feed holds no more differences than asked for (at least one change).
+      const bulkStart = await store.currentRevision();
+      for (let i = 0; i < 3; i++) {
+        await store.changeRecords('rec.example', user.id, (_view, ctx) => ({
+          put: Array.from({ length: 300 }, () => ({ ...aRecord(ctx.nextRecordId(), `bulk${i}`, '192.0.2.9'), type: 6 as const, value: 'x'.repeat(3000) })),
+          del: [],
+        }));
+      }
+      const bounded = await store.changesSince(bulkStart, 100, 1_500_000);
+      expect('changes' in bounded && bounded.changes.map((c) => c.records!.put.length)).toEqual([300]);
+      const two = await store.changesSince(bulkStart, 100, 2_000_000);
+      expect('changes' in two && two.changes).toHaveLength(2);
+      const all = await store.changesSince(bulkStart, 100, 10_000_000);
+      expect('changes' in all && all.changes).toHaveLength(3);
+      await store.changeRecords('rec.example', user.id, (view) => ({ put: [], del: [0, 1, 2].flatMap((i) => view.at(`bulk${i}`).map((r) => r.id)) }));
       // Another owner cannot change them; a settings change keeps them and the count.
       const other = await store.createUser({ name: 'rec2', email: 'rec2@example.org' });
       await expectApiError(store.changeRecords('rec.example', other.id, () => ({ put: [], del: [w1!.id] })), 'NOT_FOUND');

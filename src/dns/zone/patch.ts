@@ -7,48 +7,59 @@ import type { RecordState } from '../../model/record.ts';
 import { absoluteName } from '../../model/names.ts';
 import { TYPE } from '../../model/record-types.ts';
 import type { RecordDelta } from '../../store/types.ts';
-import { addProtected, addRecords, apexSets, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
+import { addProtected, addRecords, apexSets, buildZone, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
 import type { NameNode, ZoneData } from './types.ts';
 
 const NO_NAMES: ReadonlySet<string> = new Set();
+/** Below this many records changed, a change is always patched name by name. */
+const WHOLE_REBUILD_MIN = 64;
 
-/** The proper ancestors of an absolute name down to (not including) the apex. */
-function* ancestors(name: string, apex: string): Generator<string> {
-  let at = name;
-  for (;;) {
-    const dot = at.indexOf('.');
-    if (dot === -1) return;
-    at = at.slice(dot + 1);
-    if (at.length <= apex.length) return;
-    yield at;
-  }
-}
-
-/** Counts, for each name, the owner names below it (once, at a zone's first change of its names: from the names as they now are). */
-function countBelow(zone: ZoneData): Map<string, number> {
-  const below = new Map<string, number>();
-  for (const name of zone.nodes.keys()) for (const parent of ancestors(name, zone.apex)) below.set(parent, (below.get(parent) ?? 0) + 1);
-  return below;
+/** The zone built again from its kept records with the change applied (a change of much of it). */
+function rebuiltWhole(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
+  const byId = new Map<number, RecordState>();
+  for (const list of zone.sources.values()) for (const record of list) byId.set(record.id, record);
+  for (const { id } of delta.del) byId.delete(id);
+  for (const record of delta.put) byId.set(record.id, record);
+  return buildZone({ domain: { ...zone.domain, revision }, records: [...byId.values()] }, ctx);
 }
 
 export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
   const { apex, sources, nodes } = zone;
+  // A change that touches much of the zone costs a build of it anyway: build it whole.
+  if (delta.put.length + delta.del.length > WHOLE_REBUILD_MIN && (delta.put.length + delta.del.length) * 4 > sources.size) {
+    return rebuiltWhole(zone, delta, revision, ctx);
+  }
   const touched = new Set<string>();
+  // Per owner name: ids removed, records written (one new list per name, however many records).
+  const removed = new Map<string, Set<number>>();
+  const written = new Map<string, Map<number, RecordState>>();
   for (const { id, name } of delta.del) {
     const owner = absoluteName(name, apex);
-    const list = sources.get(owner);
-    if (!list) continue;
-    const kept = list.filter((r) => r.id !== id);
-    if (kept.length === 0) sources.delete(owner);
-    else sources.set(owner, kept);
+    let ids = removed.get(owner);
+    if (!ids) removed.set(owner, (ids = new Set()));
+    ids.add(id);
     touched.add(owner);
   }
   for (const record of delta.put) {
     const owner = absoluteName(record.name, apex);
-    const list = sources.get(owner) ?? [];
-    const at = list.findIndex((r) => r.id === record.id);
-    sources.set(owner, at === -1 ? [...list, record] : list.map((r, i) => (i === at ? record : r)));
+    let byId = written.get(owner);
+    if (!byId) written.set(owner, (byId = new Map()));
+    byId.set(record.id, record);
     touched.add(owner);
+  }
+  for (const owner of touched) {
+    const gone = removed.get(owner);
+    const puts = written.get(owner);
+    const list: RecordState[] = [];
+    for (const record of sources.get(owner) ?? []) {
+      if (gone?.has(record.id) && !puts?.has(record.id)) continue;
+      const replaced = puts?.get(record.id);
+      list.push(replaced ?? record);
+      if (replaced) puts!.delete(record.id);
+    }
+    if (puts) for (const record of puts.values()) list.push(record);
+    if (list.length === 0) sources.delete(owner);
+    else sources.set(owner, list);
   }
 
   // Delegations among the touched names; if one appears or goes, the protected names are re-judged.
@@ -92,38 +103,17 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   // The serial changes with every change: the apex's SOA set is replaced whether or not touched.
   if (!rebuild.has(apex)) nodes.set(apex, withApexSets(nodes.get(apex), sets.soa, sets.ns));
 
-  // Empty non-terminals: a name exists while an owner lies below it.
-  let below = zone.below;
-  let ents = zone.ents;
+  // Empty non-terminals: a name exists while it holds data or an existing name lies below it.
+  let { children, ents } = zone;
   if (appeared.length + vanished.length > 0) {
-    const judge = new Set<string>([...appeared, ...vanished]);
-    for (const name of judge) for (const parent of ancestors(name, apex)) judge.add(parent);
-    if (!below) below = countBelow(zone);
-    else {
-      for (const name of appeared) for (const parent of ancestors(name, apex)) below.set(parent, (below.get(parent) ?? 0) + 1);
-      for (const name of vanished) {
-        for (const parent of ancestors(name, apex)) {
-          const left = (below.get(parent) ?? 1) - 1;
-          if (left === 0) below.delete(parent);
-          else below.set(parent, left);
-        }
-      }
-    }
-    let next: Set<string> | undefined;
-    for (const name of judge) {
-      const isEnt = !nodes.has(name) && (below.get(name) ?? 0) > 0;
-      if (isEnt === ents.has(name)) continue;
-      next ??= new Set(ents);
-      if (isEnt) next.add(name);
-      else next.delete(name);
-    }
-    if (next) ents = next.size > 0 ? next : NO_NAMES;
+    const had = new Map<string, boolean>([...appeared.map((n) => [n, false] as const), ...vanished.map((n) => [n, true] as const)]);
+    ({ children, ents } = settleExistence(zone, had));
   }
 
   return {
     ...zone,
     domain,
-    below,
+    children,
     ents,
     cuts: cuts.size > 0 ? cuts : NO_NAMES,
     soa: sets.soa,
@@ -138,4 +128,57 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
 /** Every record a zone holds, for a whole rebuild (a node change). */
 export function recordsOf(zone: ZoneData): RecordState[] {
   return [...zone.sources.values()].flat();
+}
+
+/**
+ * Keeps the empty non-terminals right after owner names appeared or vanished (`had`: name →
+ * whether it held data before), in O(labels) per name. A name exists while it holds data or has
+ * an existing child; each existing name below the apex counts once for its parent (`children`,
+ * counted from the zone's names the first time it is needed: O(names), once). A name whose
+ * existence flips passes the change to its parent.
+ */
+function settleExistence(zone: ZoneData, had: Map<string, boolean>): { children: Map<string, number>; ents: ReadonlySet<string> } {
+  const { apex, nodes } = zone;
+  const ents = new Set(zone.ents);
+  const pending = new Map(had);
+  const parentOf = (name: string): string | undefined => {
+    const parent = name.slice(name.indexOf('.') + 1);
+    return parent.length > apex.length ? parent : undefined;
+  };
+  // Data as recorded so far: a name not yet settled still counts as it was.
+  const holdsData = (name: string) => pending.get(name) ?? nodes.has(name);
+  const exists = (name: string) => holdsData(name) || ents.has(name);
+  let children = zone.children;
+  if (!children) {
+    const counted = new Map<string, number>();
+    const count = (name: string) => {
+      const parent = parentOf(name);
+      if (parent !== undefined) counted.set(parent, (counted.get(parent) ?? 0) + 1);
+    };
+    for (const name of nodes.keys()) if (holdsData(name)) count(name);
+    for (const [name, held] of had) if (held) count(name);
+    for (const name of ents) count(name);
+    children = counted;
+  }
+  const counts = children;
+  const judge = (name: string): void => {
+    if ((counts.get(name) ?? 0) > 0 && !holdsData(name)) ents.add(name);
+    else ents.delete(name);
+  };
+  const adjust = (name: string | undefined, by: number): void => {
+    if (name === undefined) return;
+    const before = exists(name);
+    const left = (counts.get(name) ?? 0) + by;
+    if (left === 0) counts.delete(name);
+    else counts.set(name, left);
+    judge(name);
+    if (exists(name) !== before) adjust(parentOf(name), before ? -1 : 1);
+  };
+  for (const name of had.keys()) {
+    const before = exists(name);
+    pending.delete(name);
+    judge(name);
+    if (exists(name) !== before) adjust(parentOf(name), before ? -1 : 1);
+  }
+  return { children: counts, ents: ents.size > 0 ? ents : NO_NAMES };
 }

@@ -48,10 +48,10 @@ export interface ZoneData {
    */
   sources: Map<string, RecordState[]>;
   /**
-   * Owner names below each name (strictly between owner and apex), counted once a change first
-   * adds or removes a name: what keeps the empty non-terminals right without a full rebuild.
+   * How many existing names (holding data, or empty non-terminals) lie directly below each name
+   * under the apex; counted when a change first adds or removes a name (patch.ts), then kept.
    */
-  below?: Map<string, number>;
+  children?: Map<string, number>;
   /** Owner names that hold data (absolute) → their sets. */
   nodes: Map<string, NameNode>;
   /** Names that exist only because something exists below them (RFC 8020 empty non-terminals). */

@@ -72,7 +72,8 @@ describe('record-level changes patched into a built zone', () => {
       let built = buildZone({ domain, records }, ctx);
       for (let step = 0; step < 150; step++) {
         const delta: RecordDelta = { put: [], del: [] };
-        const changes = 1 + pick(4);
+        // Now and then a bulk change (past the size where the zone is rebuilt whole).
+        const changes = step % 25 === 24 ? 80 : 1 + pick(4);
         for (let c = 0; c < changes; c++) {
           const what = pick(3);
           if (what === 0 || records.length < 3) {
