@@ -47,3 +47,15 @@ export function canonicalIpEntries(ips: readonly string[], errors: FieldError[],
   });
   return [...out].sort();
 }
+
+/** Where `entry` is or would go in sorted `entries` (code-unit order, as Array.sort). */
+export function sortedIndex(entries: readonly string[], entry: string): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (entries[middle]! < entry) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

@@ -5,7 +5,7 @@
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { ApiError, notFound } from '../errors.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
-import type { IpListState } from '../model/iplist.ts';
+import { sortedIndex, type IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
@@ -16,7 +16,7 @@ import { collectSnapshot } from './snapshot.ts';
 import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, IpEntryChange, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -36,6 +36,12 @@ interface Tx {
 }
 
 const END = '\uffff';
+
+/** Entries per stored block of an IP list, at most (blocks are written half full). */
+const IP_BLOCK = 1024;
+
+/** An IP list as kept: everything but its entries, which are kept in blocks. */
+type IpListHead = Omit<IpListState, 'ips'> & { count: number };
 
 const ignore = () => undefined;
 
@@ -83,6 +89,7 @@ export class EmbeddedStore implements Store {
     this.records = this.db.openDB<string, [string, number]>({ name: 'records', encoding: 'string' });
     this.retention = options.changeRetention ?? 100_000;
     this.splitZoneDocuments();
+    this.splitIpLists();
     this.indexZoneTree();
   }
 
@@ -502,6 +509,11 @@ export class EmbeddedStore implements Store {
 
   // ---- IP lists
 
+  // An IP list is kept as a head (['iplist', id]: everything but the entries, and their count)
+  // and its entries in sorted blocks of at most IP_BLOCK (['ipb', id, first entry] → entries):
+  // adding or removing one entry rewrites one block, whatever the list's size, and reading the
+  // whole list reads a few blocks.
+
   createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState> {
     return this.commit((tx) => {
       const ctx = tx.ctx();
@@ -514,14 +526,51 @@ export class EmbeddedStore implements Store {
       const id = tx.seq('iplist');
       const revision = tx.change('iplist', id, 'put');
       const list: IpListState = { ...draft, id, created: tx.now, updated: tx.now, revision };
-      this.put(['iplist', id], list);
+      this.putIpList(list, true);
       this.put(['uipl', list.ownerId, id], 1);
       return list;
     });
   }
 
+  /** Writes a list's head and, when `entries`, all its entries anew. */
+  private putIpList(list: IpListState, entries: boolean): void {
+    const { ips, ...head } = list;
+    this.put(['iplist', list.id], { ...head, count: ips.length } satisfies IpListHead);
+    if (!entries) return;
+    this.dropIpBlocks(list.id);
+    for (let i = 0; i < ips.length; i += IP_BLOCK / 2) this.put(['ipb', list.id, ips[i]!], ips.slice(i, i + IP_BLOCK / 2));
+  }
+
+  private dropIpBlocks(id: number): void {
+    for (const key of this.db.getKeys({ start: ['ipb', id, ''], end: ['ipb', id, END] })) this.del(key as Key);
+  }
+
+  /** A head with its entries joined from the blocks (inside or outside a transaction). */
+  private ipListOf(head: IpListHead | undefined): IpListState | undefined {
+    if (!head) return undefined;
+    const { count: _count, ...rest } = head;
+    const ips: string[] = [];
+    for (const { value } of this.db.getRange({ start: ['ipb', head.id, ''], end: ['ipb', head.id, END] })) for (const ip of value as string[]) ips.push(ip);
+    return { ...rest, ips };
+  }
+
+  /** The block that holds (or would hold) `ip`: the last whose first entry is at most `ip`, else the first. */
+  private ipBlockFor(id: number, ip: string): { key: Key; entries: string[] } | undefined {
+    for (const { key, value } of this.db.getRange({ start: ['ipb', id, ip], end: ['ipb', id, ''], reverse: true, limit: 1 })) return { key: key as Key, entries: value as string[] };
+    for (const { key, value } of this.db.getRange({ start: ['ipb', id, ''], end: ['ipb', id, END], limit: 1 })) return { key: key as Key, entries: value as string[] };
+    return undefined;
+  }
+
+  /** Writes a changed block under its (possibly new) first entry; split in two past IP_BLOCK. */
+  private putIpBlock(id: number, oldKey: Key | undefined, entries: string[]): void {
+    if (oldKey) this.del(oldKey);
+    if (entries.length === 0) return;
+    if (entries.length <= IP_BLOCK) return this.put(['ipb', id, entries[0]!], entries);
+    for (let i = 0; i < entries.length; i += IP_BLOCK / 2) this.put(['ipb', id, entries[i]!], entries.slice(i, i + IP_BLOCK / 2));
+  }
+
   async getIpList(id: number): Promise<IpListState | undefined> {
-    return this.get<IpListState>(['iplist', id]);
+    return this.ipListOf(this.get<IpListHead>(['iplist', id]));
   }
 
   async listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>> {
@@ -533,7 +582,7 @@ export class EmbeddedStore implements Store {
         more = true;
         break;
       }
-      items.push(this.get<IpListState>(['iplist', key[2] as number])!);
+      items.push(this.ipListOf(this.get<IpListHead>(['iplist', key[2] as number]))!);
     }
     const last = items[items.length - 1];
     return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
@@ -545,22 +594,64 @@ export class EmbeddedStore implements Store {
 
   updateIpList(id: number, ownerId: number, mutate: (list: IpListState, ctx: MutationContext) => IpListState | undefined): Promise<IpListState> {
     return this.commit((tx) => {
-      const list = this.get<IpListState>(['iplist', id]);
+      const list = this.ipListOf(this.get<IpListHead>(['iplist', id]));
       if (!list || list.ownerId !== ownerId) throw notFound(`IP list ${id}`);
       const next = mutate(list, tx.ctx());
       if (!next) return list;
       const revision = tx.change('iplist', id, 'put');
       const stored: IpListState = { ...next, id, ownerId, created: list.created, updated: tx.now, revision };
-      this.put(['iplist', id], stored);
+      this.putIpList(stored, next.ips !== list.ips);
       return stored;
+    });
+  }
+
+  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListState> {
+    return this.commit((tx) => {
+      const head = this.get<IpListHead>(['iplist', id]);
+      if (!head || head.ownerId !== ownerId) throw notFound(`IP list ${id}`);
+      let count = head.count;
+      let changed = false;
+      // Blocks changed so far in this step, by their key as read (an entry's block may change twice).
+      const pending = new Map<string, { key: Key | undefined; entries: string[] }>();
+      const blockFor = (ip: string) => {
+        const found = this.ipBlockFor(id, ip);
+        const tag = found ? String(found.key[2]) : '';
+        let block = pending.get(tag);
+        if (!block) pending.set(tag, (block = { key: found?.key, entries: found ? [...found.entries] : [] }));
+        return block;
+      };
+      for (const ip of change.del) {
+        const block = blockFor(ip);
+        const at = sortedIndex(block.entries, ip);
+        if (block.entries[at] !== ip) continue;
+        block.entries.splice(at, 1);
+        count--;
+        changed = true;
+      }
+      for (const ip of change.add) {
+        const block = blockFor(ip);
+        const at = sortedIndex(block.entries, ip);
+        if (block.entries[at] === ip) continue;
+        block.entries.splice(at, 0, ip);
+        count++;
+        changed = true;
+      }
+      if (!changed) return this.ipListOf(head)!;
+      checkCount(count);
+      const revision = tx.change('iplist', id, 'put');
+      for (const block of pending.values()) this.putIpBlock(id, block.key, block.entries);
+      const stored: IpListHead = { ...head, count, updated: tx.now, revision };
+      this.put(['iplist', id], stored);
+      return this.ipListOf(stored)!;
     });
   }
 
   deleteIpList(id: number, ownerId: number): Promise<boolean> {
     return this.commit((tx) => {
-      const list = this.get<IpListState>(['iplist', id]);
+      const list = this.get<IpListHead>(['iplist', id]);
       if (!list || list.ownerId !== ownerId) return false;
       this.del(['iplist', id]);
+      this.dropIpBlocks(id);
       this.del(['uipl', ownerId, id]);
       tx.change('iplist', id, 'delete');
       return true;
@@ -576,10 +667,22 @@ export class EmbeddedStore implements Store {
         more = true;
         break;
       }
-      items.push(value as IpListState);
+      items.push(this.ipListOf(value as IpListHead)!);
     }
     const last = items[items.length - 1];
     return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
+  }
+
+  /** Lists written whole by an earlier release get their entries moved into blocks, once, at open. */
+  private splitIpLists(): void {
+    if (this.db.get(['meta', 'ipBlocks']) === 1) return;
+    this.db.transactionSync(() => {
+      for (const { value } of this.db.getRange({ start: ['iplist', 0], end: ['iplist', Number.MAX_SAFE_INTEGER] })) {
+        const list = value as IpListState & { count?: number };
+        if (Array.isArray(list.ips)) this.putIpList(list, true);
+      }
+      this.put(['meta', 'ipBlocks'], 1);
+    });
   }
 
   // ---- certificates
@@ -663,7 +766,7 @@ export class EmbeddedStore implements Store {
       if (zone.domain.bind_node.includes(nodeId)) out.push(`domain ${zone.domain.domain}`);
     }
     for (const { value } of this.db.getRange({ start: ['iplist', 0], end: ['iplist', Number.MAX_SAFE_INTEGER] })) {
-      const list = value as IpListState;
+      const list = value as IpListHead;
       if (!list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
     }
     return out;

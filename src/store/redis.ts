@@ -22,9 +22,12 @@ import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, IpEntryChange, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
+
+/** An IP list as kept: everything but its entries, which are kept in a sorted set. */
+type IpListHead = Omit<IpListState, 'ips'> & { count: number };
 /** Zones per streamed snapshot chunk (one MGET). */
 const SNAPSHOT_BATCH = 500;
 export interface RedisStoreOptions {
@@ -685,6 +688,67 @@ export class RedisStore implements Store {
   }
 
   // ---- IP lists
+  //
+  // An IP list is kept as a head (iplist:ID: everything but its entries, and their count) and
+  // its entries in a sorted set (ipe:ID): adding or removing one entry is one ZADD or ZREM,
+  // whatever the list's size. Every change rewrites the head (its revision), so checking the
+  // head's text covers the entries read beside it.
+
+  private ipListOps(list: IpListState, entries: boolean): Op[] {
+    const { ips, ...head } = list;
+    const ops: Op[] = [withRevision(this.k('iplist', list.id), { ...head, count: ips.length } satisfies IpListHead, (l) => l)];
+    if (entries) {
+      ops.push({ op: 'del', key: this.k('ipe', list.id) });
+      for (const ip of ips) ops.push({ op: 'zaddv', key: this.k('ipe', list.id), v: ip });
+    }
+    return ops;
+  }
+
+  /**
+   * Lists written whole by an earlier release (their entries inside the document) get their
+   * entries moved into the sorted set, list by list under WATCH, once.
+   */
+  private ipListsSplit?: Promise<void>;
+  private splitIpLists(): Promise<void> {
+    this.ipListsSplit ??= (async () => {
+      if ((await this.redis.exists(this.k('meta', 'ipEntries'))) === 1) return;
+      for (const id of await this.redis.zrange(this.k('iplists'), '0', '-1')) {
+        const key = this.k('iplist', id);
+        for (let attempt = 0; attempt < 10; attempt++) {
+          await this.redis.watch(key);
+          const text = await this.redis.get(key);
+          const old = text === null ? undefined : (JSON.parse(text) as Partial<IpListState>);
+          if (!old || !Array.isArray(old.ips)) {
+            await this.redis.unwatch();
+            break;
+          }
+          const { ips, ...head } = old;
+          const multi = this.redis.multi().set(key, JSON.stringify({ ...head, count: ips.length })).del(this.k('ipe', id));
+          for (let i = 0; i < ips.length; i += 1000) multi.zadd(this.k('ipe', id), ...ips.slice(i, i + 1000).flatMap((ip) => [0, ip]));
+          if ((await multi.exec()) !== null) break;
+        }
+      }
+      await this.redis.set(this.k('meta', 'ipEntries'), '1');
+    })().catch((error: unknown) => {
+      this.ipListsSplit = undefined;
+      throw error;
+    });
+    return this.ipListsSplit;
+  }
+
+  /** Heads with their entries (in entry order), one round trip for the entries of all. */
+  private async ipListsOf(heads: Array<string | null>): Promise<IpListState[]> {
+    const found = heads.flatMap((text) => (text ? [JSON.parse(text) as IpListHead] : []));
+    if (found.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const head of found) pipeline.zrange(this.k('ipe', head.id), '0', '-1');
+    const results = (await pipeline.exec()) ?? [];
+    return found.map(({ count: _count, ...head }, i) => {
+      const [error, ips] = results[i]!;
+      if (error) throw error;
+      return { ...head, ips: ips as string[] };
+    });
+  }
 
   async createIpList(build: (ctx: MutationContext & { id: number }) => IpListState): Promise<IpListState> {
     const nodes = await this.guard(() => this.nodeIds());
@@ -703,7 +767,7 @@ export class RedisStore implements Store {
         error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`),
       },
       ops: [
-        withRevision(this.k('iplist', id), list, (l) => l),
+        ...this.ipListOps(list, true),
         { op: 'zadd', key: this.k('uipl', list.ownerId), s: id, v: String(id) },
         { op: 'zadd', key: this.k('iplists'), s: id, v: String(id) },
       ],
@@ -713,7 +777,10 @@ export class RedisStore implements Store {
   }
 
   getIpList(id: number): Promise<IpListState | undefined> {
-    return this.guard(() => this.json<IpListState>(this.k('iplist', id)));
+    return this.guard(async () => {
+      await this.splitIpLists();
+      return (await this.ipListsOf([await this.redis.get(this.k('iplist', id))]))[0];
+    });
   }
 
   listIpLists(ownerId: number, page: PageRequest): Promise<Page<IpListState>> {
@@ -723,12 +790,12 @@ export class RedisStore implements Store {
   /** A page of the IP lists an id set names (an owner's, or all), in id order. */
   private ipListPage(ids: string, page: PageRequest): Promise<Page<IpListState>> {
     return this.guard(async () => {
+      await this.splitIpLists();
       const after = page.cursor === undefined ? 0 : decodeIdCursor(page.cursor);
       const chosenAll = await this.redis.zrangebyscore(ids, `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
       const more = chosenAll.length > page.limit;
       const chosen = chosenAll.slice(0, page.limit);
-      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((id) => this.k('iplist', id)));
-      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as IpListState] : []));
+      const items = chosen.length === 0 ? [] : await this.ipListsOf(await this.redis.mget(chosen.map((id) => this.k('iplist', id))));
       const last = items[items.length - 1];
       return { items, next: more && last ? encodeCursor(String(last.id)) : undefined };
     });
@@ -741,32 +808,72 @@ export class RedisStore implements Store {
   updateIpList(id: number, ownerId: number, mutate: (list: IpListState, ctx: MutationContext) => IpListState | undefined): Promise<IpListState> {
     const key = this.k('iplist', id);
     return this.mutate<IpListState>(async () => {
+      await this.splitIpLists();
       const text = await this.redis.get(key);
-      const list = text === null ? undefined : (JSON.parse(text) as IpListState);
+      const list = (await this.ipListsOf([text]))[0];
       if (!list || list.ownerId !== ownerId) throw notFound(`IP list ${id}`);
       const nodes = await this.nodeIds();
-      const next = mutate(JSON.parse(text!) as IpListState, { now: new Date().toISOString(), nodeExists: (n) => nodes.has(n), nextRecordId: () => 0 });
+      const next = mutate(list, { now: new Date().toISOString(), nodeExists: (n) => nodes.has(n), nextRecordId: () => 0 });
       if (!next) return { unchanged: list };
       const stored: IpListState = { ...next, id, ownerId, created: list.created, updated: new Date().toISOString() };
       return {
         checks: [[key, text]],
-        ops: [withRevision(key, stored, (l) => l)],
+        ops: this.ipListOps(stored, next.ips !== list.ips),
         change: { kind: 'iplist', key: String(id), op: 'put' },
         result: (revision) => ({ ...stored, revision }),
       };
     });
   }
 
+  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListState> {
+    const key = this.k('iplist', id);
+    const entries = this.k('ipe', id);
+    return this.mutate<IpListState | undefined>(async () => {
+      await this.splitIpLists();
+      const text = await this.redis.get(key);
+      const head = text === null ? undefined : (JSON.parse(text) as IpListHead);
+      if (!head || head.ownerId !== ownerId) throw notFound(`IP list ${id}`);
+      const asked = [...change.del, ...change.add];
+      const scores = asked.length === 0 ? [] : await this.redis.zmscore(entries, ...asked);
+      const present = new Set(asked.filter((_, i) => scores[i] !== null));
+      const ops: Op[] = [];
+      let count = head.count;
+      for (const ip of new Set(change.del)) {
+        if (!present.has(ip)) continue;
+        present.delete(ip);
+        ops.push({ op: 'zremv', key: entries, v: ip });
+        count--;
+      }
+      for (const ip of new Set(change.add)) {
+        if (present.has(ip)) continue;
+        present.add(ip);
+        ops.push({ op: 'zaddv', key: entries, v: ip });
+        count++;
+      }
+      if (ops.length === 0) return { unchanged: undefined };
+      checkCount(count);
+      const stored: IpListHead = { ...head, count, updated: new Date().toISOString() };
+      return {
+        checks: [[key, text]],
+        ops: [withRevision(key, stored, (l) => l), ...ops],
+        change: { kind: 'iplist', key: String(id), op: 'put' },
+        result: () => undefined,
+      };
+    }).then(async (list) => list ?? (await this.getIpList(id))!);
+  }
+
   deleteIpList(id: number, ownerId: number): Promise<boolean> {
     const key = this.k('iplist', id);
     return this.mutate<boolean>(async () => {
+      await this.splitIpLists();
       const text = await this.redis.get(key);
-      const list = text === null ? undefined : (JSON.parse(text) as IpListState);
+      const list = text === null ? undefined : (JSON.parse(text) as IpListHead);
       if (!list || list.ownerId !== ownerId) return { unchanged: false };
       return {
         checks: [[key, text]],
         ops: [
           { op: 'del', key },
+          { op: 'del', key: this.k('ipe', id) },
           { op: 'zrem', key: this.k('uipl', ownerId), v: String(id) },
           { op: 'zrem', key: this.k('iplists'), v: String(id) },
         ],
@@ -902,7 +1009,7 @@ export class RedisStore implements Store {
         if (zone && zone.domain.bind_node.includes(nodeId)) out.push(`domain ${zone.domain.domain}`);
       }
     }
-    for (const list of await this.documents<IpListState>(this.k('iplists'), 'iplist')) {
+    for (const list of await this.documents<IpListHead>(this.k('iplists'), 'iplist')) {
       if (!list.allnodes && list.nodes.includes(nodeId)) out.push(`IP list ${list.id}`);
     }
     return out;

@@ -139,6 +139,11 @@ export interface MutationContext {
 export type ZoneMutation = (zone: ZoneHead, ctx: MutationContext) => { domain: DomainState } | undefined;
 /** Returns the records to write and remove, or undefined when nothing changes (no revision is spent). */
 export type RecordMutation = (zone: RecordView, ctx: MutationContext) => RecordEdit | undefined;
+/** Entries to add to and remove from an IP list (those already so are left alone). */
+export interface IpEntryChange {
+  add: string[];
+  del: string[];
+}
 export type IpListMutation = (list: IpListState, ctx: MutationContext) => IpListState | undefined;
 
 export interface Store {
@@ -184,6 +189,12 @@ export interface Store {
   listAllIpLists(page: PageRequest): Promise<Page<IpListState>>;
   countIpLists(ownerId: number): Promise<number>;
   updateIpList(id: number, ownerId: number, mutate: IpListMutation): Promise<IpListState>;
+  /**
+   * Adds and removes single entries in one revision, at a cost that does not grow with the
+   * list; `checkCount` sees the count the list would have (and may throw to refuse). No
+   * revision when nothing changes. Resolves to the list as it now is.
+   */
+  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListState>;
   deleteIpList(id: number, ownerId: number): Promise<boolean>;
 
   createNode(node: Omit<EdgeNode, 'id'>): Promise<EdgeNode>;

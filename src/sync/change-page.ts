@@ -3,11 +3,13 @@
 //
 // - A change of records carries its difference (like IXFR): bytes grow with the change, never
 //   with the zone.
-// - Any other change carries the document as it now is (it may be newer than the change: applying
+// - Zone and node changes carry the document as it now is (it may be newer than the change: applying
 //   it is idempotent, and the differences after it in the page are applied again harmlessly, since
 //   they name records by id). A zone whose name servers are not active comes without records: a
 //   consumer only stops serving it. A document changed several times in a page comes once, at its
 //   key's last change; differences before that are dropped (the document supersedes them).
+//   Other kinds (accounts, consumers, IP lists, certificates) are none of a name server's
+//   business: bare entries.
 // - A page holds at most PAGE_BYTES of data (at least one change), so it is never huge.
 import type { EdgeNode } from '../model/node.ts';
 import type { Change, RecordDelta, Store, Zone } from '../store/types.ts';
@@ -50,7 +52,7 @@ export async function readChangePage(store: Store, since: number, limit: number,
     const change = feed.changes[i]!;
     let size = 0;
     if (change.records) size = change.bytes ?? 0;
-    else if (change.op === 'put' && !docs.has(docKey(change)) && change.kind !== 'user' && change.kind !== 'consumer') {
+    else if (change.op === 'put' && !docs.has(docKey(change)) && carriesDocument(change)) {
       await yieldToIo();
       const data = await documentOf(store, change);
       docs.set(docKey(change), data);
@@ -75,7 +77,7 @@ export async function readChangePage(store: Store, since: number, limit: number,
       return whole !== undefined && whole > i ? [] : [difference];
     }
     if (whole !== i) return [];
-    if (change.op === 'delete' || change.kind === 'user' || change.kind === 'consumer') return [change];
+    if (change.op === 'delete' || !carriesDocument(change)) return [change];
     const data = docs.get(docKey(change));
     // Gone since: report the state the consumer must reach.
     return [data === undefined ? { ...change, op: 'delete' } : { ...change, data }];
@@ -83,6 +85,12 @@ export async function readChangePage(store: Store, since: number, limit: number,
   const last = included[included.length - 1];
   return { since, revision: last ? last.revision : Math.max(since, 0), current, changes };
 }
+
+/**
+ * Name servers answer from zones and nodes only: other changes (accounts, consumers, IP lists,
+ * certificates) travel as bare entries, so that a big IP list changed often costs them nothing.
+ */
+const carriesDocument = (change: Change) => change.kind === 'zone' || change.kind === 'node';
 
 const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -98,8 +106,6 @@ async function documentOf(store: Store, change: Change): Promise<unknown> {
     }
     case 'node':
       return store.getNode(Number(change.key));
-    case 'iplist':
-      return store.getIpList(Number(change.key));
     default:
       return undefined;
   }

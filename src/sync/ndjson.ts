@@ -9,30 +9,40 @@ export interface Line {
 }
 
 export class LineSplitter {
-  private pending: Buffer | undefined;
-  /** Stream offset of pending[0] (or of the next chunk when nothing is pending). */
+  /** The parts of a line not yet ended (a long line arrives over many chunks: joined once, at its end). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Stream offset of the pending line's first byte (or of the next chunk when nothing is pending). */
   private position = 0;
 
   /** The lines completed by this chunk (empty lines are skipped). */
   push(chunk: Uint8Array): Line[] {
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const buffer = this.pending ? Buffer.concat([this.pending, bytes]) : bytes;
     const lines: Line[] = [];
     let start = 0;
-    for (let end = buffer.indexOf(10); end !== -1; end = buffer.indexOf(10, start)) {
-      if (end > start) lines.push({ text: buffer.toString('utf8', start, end), offset: this.position + start });
+    // Only the new bytes are searched: a line of any length costs O(its length) in all.
+    for (let end = bytes.indexOf(10); end !== -1; end = bytes.indexOf(10, start)) {
+      const text =
+        this.pending.length > 0 ? Buffer.concat([...this.pending, bytes.subarray(start, end)]).toString('utf8') : bytes.toString('utf8', start, end);
+      if (text.length > 0) lines.push({ text, offset: this.position });
+      this.position += this.pendingBytes + (end - start) + 1;
+      this.pending = [];
+      this.pendingBytes = 0;
       start = end + 1;
     }
-    this.position += start;
-    // Copied, so a partial line does not keep a whole network chunk alive.
-    this.pending = start < buffer.length ? Buffer.from(buffer.subarray(start)) : undefined;
+    if (start < bytes.length) {
+      // Copied, so a partial line does not keep a whole network chunk alive.
+      this.pending.push(Buffer.from(bytes.subarray(start)));
+      this.pendingBytes += bytes.length - start;
+    }
     return lines;
   }
 
   /** The last line, if the stream did not end with a newline. */
   end(): Line[] {
-    const rest = this.pending;
-    this.pending = undefined;
-    return rest && rest.length > 0 ? [{ text: rest.toString('utf8'), offset: this.position }] : [];
+    const rest = Buffer.concat(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    return rest.length > 0 ? [{ text: rest.toString('utf8'), offset: this.position }] : [];
   }
 }

@@ -9,6 +9,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ConsumerState, Store } from '../store/types.ts';
+import { coalesced } from './coalesce.ts';
 
 export function signNotification(secret: string, timestamp: number, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
@@ -62,15 +63,31 @@ export class PushNotifier {
     this.pending = true;
     setImmediate(() => {
       this.pending = false;
-      void this.notifyAll();
+      this.notifyAll();
     });
   }
 
-  private async notifyAll(): Promise<void> {
-    if (this.consumers.length === 0) return;
-    const revision = await this.store.currentRevision().catch(() => undefined);
-    if (revision === undefined) return;
-    await Promise.all(this.consumers.map((c) => this.notify(c, JSON.stringify({ revision, id: randomBytes(12).toString('hex') }))));
+  /**
+   * One push in flight per consumer: commits while it is out become one more push (at the
+   * revision then current), so a burst of writes makes a few pulls, not one per write, and a
+   * slow consumer delays only its own pushes.
+   */
+  private readonly pushes = new Map<number, () => Promise<void>>();
+
+  private notifyAll(): void {
+    for (const consumer of this.consumers) {
+      let push = this.pushes.get(consumer.id);
+      if (!push) {
+        push = coalesced(async () => {
+          const current = this.consumers.find((c) => c.id === consumer.id);
+          if (!current) return;
+          const revision = await this.store.currentRevision().catch(() => undefined);
+          if (revision !== undefined) await this.notify(current, JSON.stringify({ revision, id: randomBytes(12).toString('hex') }));
+        });
+        this.pushes.set(consumer.id, push);
+      }
+      void push();
+    }
   }
 
   private healthOf(consumer: ConsumerState): ConsumerHealth {

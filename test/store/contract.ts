@@ -252,6 +252,47 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       await store.close();
     });
 
+    it('IP list entries one at a time: the same list as a sorted set would be, a revision only when something changes, the count checked inside the step', async () => {
+      const { store } = await open();
+      const u = await store.createUser({ name: 'ipe', email: 'ipe@example.org' });
+      const start = Array.from({ length: 3000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).sort();
+      const list = await store.createIpList((ctx) => ({ id: ctx.id, ownerId: u.id, name: 'big', ips: start, allnodes: true, nodes: [], created: ctx.now, updated: ctx.now, revision: 0 }));
+      const want = new Set(start);
+      let seed = 11;
+      const next = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+      const lots = Array.from({ length: 300 }, () => `${next(2) === 0 ? '10.0' : '10.1'}.${next(16)}.${next(256)}`);
+      for (const [i, ip] of lots.entries()) {
+        const remove = i % 3 === 2;
+        const before = await store.currentRevision();
+        const changed = remove ? want.has(ip) : !want.has(ip);
+        const after = await store.changeIpEntries(list.id, u.id, remove ? { add: [], del: [ip] } : { add: [ip], del: [] }, () => undefined);
+        if (remove) want.delete(ip);
+        else want.add(ip);
+        expect(await store.currentRevision()).toBe(before + (changed ? 1 : 0));
+        if (i % 30 === 0) expect(after.ips).toEqual([...want].sort());
+      }
+      // Emptied entirely in one change, then filled again from nothing.
+      await store.changeIpEntries(list.id, u.id, { add: [], del: [...want] }, () => undefined);
+      expect((await store.getIpList(list.id))!.ips).toEqual([]);
+      await store.changeIpEntries(list.id, u.id, { add: ['192.0.2.1', '2001:db8::1', '192.0.2.0/24'], del: [] }, () => undefined);
+      expect((await store.getIpList(list.id))!.ips).toEqual(['192.0.2.0/24', '192.0.2.1', '2001:db8::1']);
+      // Refused by the count check: nothing written.
+      const before = await store.currentRevision();
+      await expectApiError(
+        store.changeIpEntries(list.id, u.id, { add: ['198.51.100.1'], del: [] }, (count) => {
+          throw new ApiError('LIMIT_EXCEEDED', `would be ${count}`);
+        }),
+        'LIMIT_EXCEEDED',
+      );
+      expect(await store.currentRevision()).toBe(before);
+      const other = await store.createUser({ name: 'ipe2', email: 'ipe2@example.org' });
+      await expectApiError(store.changeIpEntries(list.id, other.id, { add: ['198.51.100.1'], del: [] }, () => undefined), 'NOT_FOUND');
+      // A whole replacement (PATCH) and the pages of lists see the same entries.
+      await store.updateIpList(list.id, u.id, (l) => ({ ...l, ips: ['203.0.113.0/24'] }));
+      expect((await store.listIpLists(u.id, { limit: 10 })).items.map((l) => l.ips)).toEqual([['203.0.113.0/24']]);
+      await store.close();
+    });
+
     it('nodes: create, update, and no removal while a domain names them', async () => {
       const { store } = await open();
       const node = await store.createNode({ name: 'edge1', ipv4: '192.0.2.10', ipv6: null, location: 'DE', status: 'active' });

@@ -61,6 +61,26 @@ describe('embedded store layout upgrade', () => {
   });
 });
 
+describe('embedded store IP list upgrade', () => {
+  it('moves the entries of lists written whole (an earlier release) into blocks, once, at open', async () => {
+    const path = tempDir();
+    const store = new EmbeddedStore({ path });
+    const user = await store.createUser({ name: 'old', email: 'old@example.org' });
+    const list = await store.createIpList((ctx) => ({ id: ctx.id, ownerId: user.id, name: 'old', ips: [], allnodes: true, nodes: [], created: ctx.now, updated: ctx.now, revision: 0 }));
+    await store.close();
+    const ips = Array.from({ length: 2500 }, (_, i) => `10.9.${i >> 8}.${i & 255}`).sort();
+    const raw = open({ path, noSubdir: false });
+    await raw.put(['iplist', list.id], { ...list, ips });
+    await raw.remove(['meta', 'ipBlocks']);
+    await raw.close();
+    const again = new EmbeddedStore({ path });
+    expect(await again.getIpList(list.id)).toEqual({ ...list, ips });
+    const changed = await again.changeIpEntries(list.id, user.id, { add: ['10.9.0.0/16'], del: [ips[0]!] }, () => undefined);
+    expect(changed.ips).toEqual(['10.9.0.0/16', ...ips.slice(1)].sort());
+    await again.close();
+  });
+});
+
 describe('embedded store retention', () => {
   it('keeps only the configured number of change entries and says gone before them', async () => {
     const store = new EmbeddedStore({ path: tempDir(), changeRetention: 5 });

@@ -61,3 +61,23 @@ describe('redis store layout upgrade', () => {
     await again.close();
   });
 });
+
+describe('redis store IP list upgrade', () => {
+  it('moves the entries of lists written whole (an earlier release) into the sorted set, once', async () => {
+    const prefix = '{ipupgrade}:';
+    const store = new RedisStore({ url: redis.url, prefix });
+    const user = await store.createUser({ name: 'old', email: 'old@example.org' });
+    const list = await store.createIpList((ctx) => ({ id: ctx.id, ownerId: user.id, name: 'old', ips: [], allnodes: true, nodes: [], created: ctx.now, updated: ctx.now, revision: 0 }));
+    await store.close();
+    const ips = Array.from({ length: 2500 }, (_, i) => `10.9.${i >> 8}.${i & 255}`).sort();
+    const raw = new Redis(redis.url);
+    await raw.set(`${prefix}iplist:${list.id}`, JSON.stringify({ ...list, ips }));
+    await raw.del(`${prefix}meta:ipEntries`, `${prefix}ipe:${list.id}`);
+    await raw.quit();
+    const again = new RedisStore({ url: redis.url, prefix });
+    expect(await again.getIpList(list.id)).toEqual({ ...list, ips });
+    const changed = await again.changeIpEntries(list.id, user.id, { add: ['10.9.0.0/16'], del: [ips[0]!] }, () => undefined);
+    expect(changed.ips).toEqual(['10.9.0.0/16', ...ips.slice(1)].sort());
+    await again.close();
+  });
+});

@@ -126,11 +126,9 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, summary: 'Add one address or prefix (idempotent)', params: EntryParams, response: { 200: IpList, ...errorResponses(404, 422) } } },
     async (request) => {
       const ip = entry(request.params.ip);
-      const list = await app.store.updateIpList(request.params.listid, request.user.id, (current) => {
-        if (current.ips.includes(ip)) return undefined;
-        const ips = [...current.ips, ip].sort();
-        checkSize(ips, request.user);
-        return { ...current, ips };
+      const max = request.user.limits.max_ips_per_list;
+      const list = await app.store.changeIpEntries(request.params.listid, request.user.id, { add: [ip], del: [] }, (count) => {
+        if (count > max) throw new ApiError('LIMIT_EXCEEDED', `an IP list may hold at most ${max} entries`, [{ field: 'ips', message: `would have ${count} entries` }]);
       });
       return render(list);
     },
@@ -141,9 +139,7 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, summary: 'Remove one address or prefix (idempotent)', params: EntryParams, response: { 200: IpList, ...errorResponses(404) } } },
     async (request) => {
       const ip = entry(request.params.ip);
-      const list = await app.store.updateIpList(request.params.listid, request.user.id, (current) =>
-        current.ips.includes(ip) ? { ...current, ips: current.ips.filter((x) => x !== ip) } : undefined,
-      );
+      const list = await app.store.changeIpEntries(request.params.listid, request.user.id, { add: [], del: [ip] }, () => undefined);
       return render(list);
     },
   );

@@ -18,7 +18,7 @@ const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds
 const ChangeWithData = Type.Object({
   revision: Type.Integer(),
   at: Type.String(),
-  kind: Type.String({ description: 'zone | node | iplist | user | consumer' }),
+  kind: Type.String({ description: 'zone | node carry data; iplist | user | consumer | certificate come bare (nothing for a name server)' }),
   key: Type.String(),
   op: Type.Union([Type.Literal('put'), Type.Literal('delete')]),
   data: Type.Optional(Any),
