@@ -16,7 +16,7 @@ import { collectSnapshot } from './snapshot.ts';
 import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, IpEntryChange, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -41,7 +41,7 @@ const END = '\uffff';
 const IP_BLOCK = 1024;
 
 /** An IP list as kept: everything but its entries, which are kept in blocks. */
-type IpListHead = Omit<IpListState, 'ips'> & { count: number };
+type IpListHead = IpListSummary;
 
 const ignore = () => undefined;
 
@@ -605,7 +605,7 @@ export class EmbeddedStore implements Store {
     });
   }
 
-  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListState> {
+  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListSummary> {
     return this.commit((tx) => {
       const head = this.get<IpListHead>(['iplist', id]);
       if (!head || head.ownerId !== ownerId) throw notFound(`IP list ${id}`);
@@ -636,13 +636,13 @@ export class EmbeddedStore implements Store {
         count++;
         changed = true;
       }
-      if (!changed) return this.ipListOf(head)!;
+      if (!changed) return head;
       checkCount(count);
       const revision = tx.change('iplist', id, 'put');
       for (const block of pending.values()) this.putIpBlock(id, block.key, block.entries);
       const stored: IpListHead = { ...head, count, updated: tx.now, revision };
       this.put(['iplist', id], stored);
-      return this.ipListOf(stored)!;
+      return stored;
     });
   }
 

@@ -22,12 +22,12 @@ import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, IpEntryChange, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
 
 /** An IP list as kept: everything but its entries, which are kept in a sorted set. */
-type IpListHead = Omit<IpListState, 'ips'> & { count: number };
+type IpListHead = IpListSummary;
 /** Zones per streamed snapshot chunk (one MGET). */
 const SNAPSHOT_BATCH = 500;
 export interface RedisStoreOptions {
@@ -825,10 +825,10 @@ export class RedisStore implements Store {
     });
   }
 
-  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListState> {
+  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListSummary> {
     const key = this.k('iplist', id);
     const entries = this.k('ipe', id);
-    return this.mutate<IpListState | undefined>(async () => {
+    return this.mutate<IpListSummary>(async () => {
       await this.splitIpLists();
       const text = await this.redis.get(key);
       const head = text === null ? undefined : (JSON.parse(text) as IpListHead);
@@ -850,16 +850,16 @@ export class RedisStore implements Store {
         ops.push({ op: 'zaddv', key: entries, v: ip });
         count++;
       }
-      if (ops.length === 0) return { unchanged: undefined };
+      if (ops.length === 0) return { unchanged: head };
       checkCount(count);
       const stored: IpListHead = { ...head, count, updated: new Date().toISOString() };
       return {
         checks: [[key, text]],
         ops: [withRevision(key, stored, (l) => l), ...ops],
         change: { kind: 'iplist', key: String(id), op: 'put' },
-        result: () => undefined,
+        result: (revision) => ({ ...stored, revision }),
       };
-    }).then(async (list) => list ?? (await this.getIpList(id))!);
+    });
   }
 
   deleteIpList(id: number, ownerId: number): Promise<boolean> {

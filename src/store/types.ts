@@ -139,6 +139,9 @@ export interface MutationContext {
 export type ZoneMutation = (zone: ZoneHead, ctx: MutationContext) => { domain: DomainState } | undefined;
 /** Returns the records to write and remove, or undefined when nothing changes (no revision is spent). */
 export type RecordMutation = (zone: RecordView, ctx: MutationContext) => RecordEdit | undefined;
+/** An IP list without its entries: what a change of entries answers (reading them all is the caller's choice). */
+export type IpListSummary = Omit<IpListState, 'ips'> & { count: number };
+
 /** Entries to add to and remove from an IP list (those already so are left alone). */
 export interface IpEntryChange {
   add: string[];
@@ -192,9 +195,10 @@ export interface Store {
   /**
    * Adds and removes single entries in one revision, at a cost that does not grow with the
    * list; `checkCount` sees the count the list would have (and may throw to refuse). No
-   * revision when nothing changes. Resolves to the list as it now is.
+   * revision when nothing changes. Resolves to the list's head and count (its entries are not
+   * read: that would cost what the list holds).
    */
-  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListState>;
+  changeIpEntries(id: number, ownerId: number, change: IpEntryChange, checkCount: (count: number) => void): Promise<IpListSummary>;
   deleteIpList(id: number, ownerId: number): Promise<boolean>;
 
   createNode(node: Omit<EdgeNode, 'id'>): Promise<EdgeNode>;

@@ -48,6 +48,24 @@ describe('IP lists', () => {
     expect(del2.body.revision).toBe(del1.body.revision);
   });
 
+  it('with Prefer: return=minimal, a one-entry change answers 204 without the list; the change is made all the same', async () => {
+    const list = (await create({ name: 'minimal' })).body;
+    const p = `/security/iplist/${list.id}`;
+    const put = await api.request('PUT', `${p}/192.0.2.77`, { key, headers: { prefer: 'return=minimal' } });
+    expect(put.status).toBe(204);
+    expect(put.headers.get('preference-applied')).toBe('return=minimal');
+    expect(put.body).toBe('');
+    expect((await api.request('GET', p, { key })).body.ips).toEqual(['192.0.2.77']);
+    const del = await api.request('DELETE', `${p}/192.0.2.77`, { key, headers: { prefer: 'respond-async, return=minimal' } });
+    expect(del.status).toBe(204);
+    expect((await api.request('GET', p, { key })).body.ips).toEqual([]);
+    // Any other preference: the list as usual.
+    expect((await api.request('PUT', `${p}/192.0.2.78`, { key, headers: { prefer: 'return=representation' } })).body.ips).toEqual(['192.0.2.78']);
+    // Someone else's list is still not found, preference or not.
+    const other = await api.user();
+    expect((await api.request('PUT', `${p}/192.0.2.79`, { key: other.key, headers: { prefer: 'return=minimal' } })).status).toBe(404);
+  });
+
   it('PATCH changes only the supplied fields; node ids must exist', async () => {
     const node = await api.store.createNode({ name: 'edge-x', ipv4: '192.0.2.60', ipv6: null, location: 'FR', status: 'active' });
     const list = (await create({ name: 'scoped', ips: ['192.0.2.1'] })).body;

@@ -1,6 +1,7 @@
 // /security/iplist/: named lists of IP addresses and CIDR prefixes for the edge nodes.
 // PUT and DELETE of one entry are idempotent and answer the list as it now is.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound } from '../../errors.ts';
 import { canonicalIpOrPrefix } from '../../model/ip.ts';
@@ -121,26 +122,61 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
+  /**
+   * After a one-entry change: the list as it now is (the documented answer), or with
+   * `Prefer: return=minimal` (RFC 7240) 204 and no body — a client adding thousands of entries
+   * one by one need not receive the whole list each time. The list is rendered with
+   * JSON.stringify (its schema still documents the shape): many entries serialise faster so.
+   */
+  const answerEntryChange = async (request: FastifyRequest, reply: FastifyReply, id: number) => {
+    if (/(^|[\s,;])return=minimal\b/i.test(String(request.headers.prefer ?? ''))) {
+      return reply.code(204).header('preference-applied', 'return=minimal').send(null);
+    }
+    const list = await app.store.getIpList(id);
+    if (!list) throw notFound(`IP list ${id}`);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(render(list)) as never);
+  };
+  const entryChangeResponses = { 200: IpList, 204: { ...Type.Null(), description: 'With `Prefer: return=minimal`: done, no body' } };
+  const preferHeader = Type.Object({ prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 204 without the list' })) });
+
   app.put(
     '/security/iplist/:listid/:ip',
-    { schema: { tags, summary: 'Add one address or prefix (idempotent)', params: EntryParams, response: { 200: IpList, ...errorResponses(404, 422) } } },
-    async (request) => {
+    {
+      schema: {
+        tags,
+        summary: 'Add one address or prefix (idempotent)',
+        description: 'Costs the same whatever the list holds; answers the list as it now is, or 204 with `Prefer: return=minimal`.',
+        params: EntryParams,
+        headers: preferHeader,
+        response: { ...entryChangeResponses, ...errorResponses(404, 422) },
+      },
+    },
+    async (request, reply) => {
       const ip = entry(request.params.ip);
       const max = request.user.limits.max_ips_per_list;
-      const list = await app.store.changeIpEntries(request.params.listid, request.user.id, { add: [ip], del: [] }, (count) => {
+      await app.store.changeIpEntries(request.params.listid, request.user.id, { add: [ip], del: [] }, (count) => {
         if (count > max) throw new ApiError('LIMIT_EXCEEDED', `an IP list may hold at most ${max} entries`, [{ field: 'ips', message: `would have ${count} entries` }]);
       });
-      return render(list);
+      return answerEntryChange(request, reply, request.params.listid);
     },
   );
 
   app.delete(
     '/security/iplist/:listid/:ip',
-    { schema: { tags, summary: 'Remove one address or prefix (idempotent)', params: EntryParams, response: { 200: IpList, ...errorResponses(404) } } },
-    async (request) => {
+    {
+      schema: {
+        tags,
+        summary: 'Remove one address or prefix (idempotent)',
+        description: 'Costs the same whatever the list holds; answers the list as it now is, or 204 with `Prefer: return=minimal`.',
+        params: EntryParams,
+        headers: preferHeader,
+        response: { ...entryChangeResponses, ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
       const ip = entry(request.params.ip);
-      const list = await app.store.changeIpEntries(request.params.listid, request.user.id, { add: [], del: [ip] }, () => undefined);
-      return render(list);
+      await app.store.changeIpEntries(request.params.listid, request.user.id, { add: [], del: [ip] }, () => undefined);
+      return answerEntryChange(request, reply, request.params.listid);
     },
   );
 };
