@@ -50,6 +50,9 @@ export class LocalState {
   private readonly root: RootDatabase<unknown, MetaKey>;
   private readonly sides: Record<Side, SideDbs>;
   private active: Side;
+  /** Where each zone's line starts in the active snapshot, and where each stored chunk starts. */
+  private offsets = new Map<string, number>();
+  private chunkStarts: number[] = [];
 
   constructor(path: string) {
     guardLmdbCommitFailures();
@@ -121,12 +124,15 @@ export class LocalState {
     for (const { key, value } of heads.getRange()) changed.set(key, value === '' ? undefined : (JSON.parse(value) as StoredHead));
     const splitter = new LineSplitter();
     const done = new Set<string>();
+    this.offsets = new Map();
+    this.chunkStarts = [];
     const zonesOf = function* (this: LocalState, lines: Line[]): Generator<Zone> {
       for (const line of lines) {
         const json = zoneJson(line.text);
         if (json === undefined) continue;
         const zone = JSON.parse(json) as Zone;
         const name = zone.domain.domain;
+        this.offsets.set(name, line.offset);
         if (!changed.has(name)) {
           yield zone;
           continue;
@@ -136,9 +142,52 @@ export class LocalState {
         if (head) yield this.withChanges(head.own ? { domain: head.domain, records: [] } : { domain: head.domain, records: zone.records });
       }
     };
-    for (const { value } of snapshot.getRange()) yield* zonesOf.call(this, splitter.push(value));
+    for (const { key, value } of snapshot.getRange()) {
+      this.chunkStarts.push(key);
+      yield* zonesOf.call(this, splitter.push(value));
+    }
     yield* zonesOf.call(this, splitter.end());
     for (const [name, head] of changed) if (head && !done.has(name)) yield this.withChanges({ domain: head.domain, records: [] });
+  }
+
+  /**
+   * One stored zone as it now is (a zone's first record difference patches from it): its line
+   * read back from the stored snapshot by offset, with the changes since on top.
+   */
+  zone(name: string): Zone | undefined {
+    const { heads } = this.sides[this.active];
+    const stored = heads.get(name);
+    if (stored === '') return undefined;
+    const head = stored === undefined ? undefined : (JSON.parse(stored) as StoredHead);
+    if (head?.own) return this.withChanges({ domain: head.domain, records: [] });
+    const line = this.snapshotZone(name);
+    if (!line) return head ? this.withChanges({ domain: head.domain, records: [] }) : undefined;
+    return head ? this.withChanges({ domain: head.domain, records: line.records }) : line;
+  }
+
+  /** A zone's line in the stored snapshot: the chunk holding its start, then chunks until its newline. */
+  private snapshotZone(name: string): Zone | undefined {
+    const offset = this.offsets.get(name);
+    if (offset === undefined) return undefined;
+    const { snapshot } = this.sides[this.active];
+    let low = 0;
+    let high = this.chunkStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.chunkStarts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    const parts: Buffer[] = [];
+    for (let i = low; i < this.chunkStarts.length; i++) {
+      const chunk = snapshot.get(this.chunkStarts[i]!);
+      if (!chunk) break;
+      const from = parts.length === 0 ? offset - this.chunkStarts[i]! : 0;
+      const newline = chunk.indexOf(10, from);
+      parts.push(chunk.subarray(from, newline === -1 ? chunk.length : newline));
+      if (newline !== -1) break;
+    }
+    const json = zoneJson(Buffer.concat(parts).toString('utf8'));
+    return json === undefined ? undefined : (JSON.parse(json) as Zone);
   }
 
   /** A zone's records with the stored changes on top (by id; '' removes). */
@@ -158,10 +207,13 @@ export class LocalState {
     const target: Side = this.active === 'a' ? 'b' : 'a';
     const { snapshot, heads, records } = this.sides[target];
     await Promise.all([snapshot.clearAsync(), heads.clearAsync(), records.clearAsync()]);
+    const offsets = new Map<string, number>();
+    const chunkStarts: number[] = [];
     let position = 0;
     let pending: Array<Promise<boolean>> = [];
     return {
       write: async (chunk) => {
+        chunkStarts.push(position);
         pending.push(snapshot.put(position, Buffer.from(chunk)));
         position += chunk.byteLength;
         if (pending.length >= MAX_PENDING_WRITES) {
@@ -169,6 +221,7 @@ export class LocalState {
           pending = [];
         }
       },
+      noteZone: (name, offset) => void offsets.set(name, offset),
       commit: async (header) => {
         await Promise.all(pending);
         await this.root.transaction(() => {
@@ -177,6 +230,8 @@ export class LocalState {
         });
         const previous = this.sides[this.active];
         this.active = target;
+        this.offsets = offsets;
+        this.chunkStarts = chunkStarts;
         // The old side is emptied in the background; it is emptied again before its next use.
         void previous.snapshot.clearAsync();
         void previous.heads.clearAsync();
@@ -232,6 +287,8 @@ export class LocalState {
 export interface SnapshotWriter {
   /** Stores the next chunk of the snapshot's bytes, as received. */
   write(chunk: Uint8Array): Promise<void>;
+  /** Remembers where a zone's line starts (to read that zone back later). */
+  noteZone(name: string, offset: number): void;
   /** Makes the stored snapshot, with this header, the local state (one transaction). */
   commit(header: SnapshotHeader): Promise<void>;
 }

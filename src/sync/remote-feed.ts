@@ -93,6 +93,7 @@ export class RemoteFeed extends PullLoop<ChangePage> {
       } else if (parsed.kind === 'zone') {
         const zone = JSON.parse(parsed.json) as Zone;
         staged.put(zone);
+        writer.noteZone(zone.domain.domain, line.offset);
         count++;
       } else if (parsed.kind === 'end') {
         if (parsed.zones !== count) throw new Error(`snapshot: the end line says ${parsed.zones} zones, ${count} arrived`);
@@ -116,7 +117,9 @@ export class RemoteFeed extends PullLoop<ChangePage> {
   protected async apply(page: ChangePage): Promise<void> {
     const batch = indexBatchOf(page.changes, this.state.header().nodes);
     if (batch.nodes) this.nodesRevision = batch.nodes.revision;
-    applyBatch(this.index, batch);
+    // A zone's first difference, or a node change, rebuilds from the zone as stored here (the
+    // state before this page: persisted below, after applying).
+    applyBatch(this.index, batch, (name) => this.state.zone(name)?.records);
     this.applied = page.revision;
     // Stored at the size of each change; a difference only for zones served here.
     const stored: StoredChange[] = batch.zones.flatMap((change): StoredChange[] => {

@@ -65,9 +65,15 @@ export class StoreFeed {
       return false;
     }
     if (page.revision <= this.applied) return false;
-    // Read first (above); applied here without awaiting, so the batch lands as one step.
+    // Read first (above, and the records of zones the index keeps none of that the page
+    // patches or, on a node change, rebuilds); applied without awaiting, so the batch lands as
+    // one step. Records read now may be newer than the page: differences apply by id, so the
+    // zone converges on the store's as the feed catches up.
     const batch = indexBatchOf(page.changes, this.nodes);
-    applyBatch(this.index, batch);
+    const wanted = new Set(batch.zones.flatMap((c) => ('delta' in c && this.index.needsRecords(c.name) ? [c.name] : [])));
+    if (batch.nodes) for (const name of this.index.nodeDependentWithoutRecords()) wanted.add(name);
+    const records = new Map(await Promise.all([...wanted].map(async (name) => [name, (await this.store.getZone(name))?.records] as const)));
+    applyBatch(this.index, batch, (name) => records.get(name));
     this.nodes = batch.nodeList;
     this.applied = page.revision;
     return page.revision < page.current;

@@ -7,6 +7,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZoneIndex } from '../../src/dns/zone/index.ts';
 import { LocalState } from '../../src/sync/local-state.ts';
+import { LineSplitter } from '../../src/sync/ndjson.ts';
+import { zoneJson } from '../../src/sync/snapshot-format.ts';
 import { RemoteFeed } from '../../src/sync/remote-feed.ts';
 import type { Zone } from '../../src/store/types.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
@@ -128,9 +130,20 @@ describe('snapshot load', () => {
     );
     const bytes = Buffer.from(ndjson(5, zones));
     const writer = await state.beginSnapshot();
+    const splitter = new LineSplitter();
     // Odd-sized chunks, so lines straddle them.
-    for (let i = 0; i < bytes.length; i += 97) await writer.write(bytes.subarray(i, i + 97));
+    for (let i = 0; i < bytes.length; i += 97) {
+      const chunk = bytes.subarray(i, i + 97);
+      await writer.write(chunk);
+      for (const line of splitter.push(chunk)) {
+        const json = zoneJson(line.text);
+        if (json) writer.noteZone((JSON.parse(json) as Zone).domain.domain, line.offset);
+      }
+    }
     await writer.commit({ revision: 5, nodesRevision: 0, nodes: [] });
+    // Single zones read back from the stored bytes (what a zone's first difference patches from).
+    for (const zone of zones) expect(state.zone(zone.domain.domain)).toEqual(zone);
+    expect(state.zone('missing.example')).toBeUndefined();
     expect([...state.zones()]).toEqual(zones);
 
     const whole = makeZone({ domain: 'z3.example' }, [{ name: 'www', type: 1, value: '198.51.100.3' }], 6);
@@ -166,10 +179,13 @@ describe('snapshot load', () => {
       { ...whole, domain: { ...whole.domain, domain: 'brand-new.example' } },
     ]);
     expect(expected([...state.zones()])).toEqual(want);
+    for (const zone of want) expect(expected([state.zone(zone.domain.domain)!])).toEqual([zone]);
+    expect(state.zone('z4.example')).toBeUndefined();
     await state.close();
 
     const reopened = new LocalState(dataDir);
     expect(expected([...reopened.zones()])).toEqual(want);
+    expect(expected([reopened.zone('z5.example')!, reopened.zone('z17.example')!])).toEqual(want.filter((z) => ['z5.example', 'z17.example'].includes(z.domain.domain)));
     expect(reopened.header().revision).toBe(8);
     await reopened.close();
   });

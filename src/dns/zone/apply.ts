@@ -3,7 +3,7 @@
 // revision order — whole zones, removals, and record-level differences.
 import type { EdgeNode } from '../../model/node.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
-import type { ZoneIndex } from './index.ts';
+import type { RecordSource, ZoneIndex } from './index.ts';
 
 export type ZoneChange =
   /** The zone as it now is (served if its name servers are active), or undefined: no longer served. */
@@ -17,11 +17,20 @@ export interface IndexBatch {
   nodes?: { list: EdgeNode[]; revision: number };
 }
 
-export function applyBatch(index: ZoneIndex, batch: IndexBatch): void {
-  if (batch.nodes) index.setNodes(batch.nodes.list, batch.nodes.revision);
+/** `records`: zones' records as the feeder holds them, for zones the index keeps none of. */
+export function applyBatch(index: ZoneIndex, batch: IndexBatch, records: RecordSource): void {
+  if (batch.nodes) index.setNodes(batch.nodes.list, batch.nodes.revision, records);
+  // A zone that came whole earlier in this batch is patched from that, not from the feeder's copy.
+  const whole = new Map<string, Zone>();
+  const source: RecordSource = (name) => whole.get(name)?.records ?? records(name);
   for (const change of batch.zones) {
-    if ('delta' in change) index.patchZone(change.name, change.delta, change.revision);
-    else if (change.zone) index.putZone(change.zone);
-    else index.deleteZone(change.name);
+    if ('delta' in change) index.patchZone(change.name, change.delta, change.revision, source);
+    else if (change.zone) {
+      index.putZone(change.zone);
+      whole.set(change.name, change.zone);
+    } else {
+      index.deleteZone(change.name);
+      whole.delete(change.name);
+    }
   }
 }

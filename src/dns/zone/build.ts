@@ -321,7 +321,7 @@ export function soaRecordOf(records: readonly RecordState[] | undefined): Record
 }
 
 /** Each owner name's records (absolute names): what a later change rebuilds a name from. */
-function bySource(records: readonly RecordState[], apex: string): Map<string, RecordState[]> {
+export function bySource(records: readonly RecordState[], apex: string): Map<string, RecordState[]> {
   const out = new Map<string, RecordState[]>();
   for (const record of records) {
     const name = absoluteName(record.name, apex);
@@ -332,7 +332,12 @@ function bySource(records: readonly RecordState[], apex: string): Map<string, Re
   return out;
 }
 
-export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
+/**
+ * `keepSources`: keep the records by owner name in the result (what a later difference patches
+ * from). Off for the bulk of zones (a snapshot load): they would double the index's memory, and
+ * a zone's first difference reads its records from the feeder instead.
+ */
+export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false): ZoneData {
   const apex = zone.domain.domain;
   const nodes = new Map<string, NameNode>();
   const cuts = new Set<string>();
@@ -364,7 +369,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext): ZoneData {
   return {
     apex,
     domain: zone.domain,
-    sources,
+    sources: keepSources ? sources : undefined,
     nodes,
     // Most zones have neither: share one empty set rather than hold two per zone.
     ents: ents.size > 0 ? ents : NONE,

@@ -2,10 +2,14 @@
 // step (rebuilt whole, or patched name by name from a record-level change), so a query sees
 // either the old zone or the new one, never a mix.
 import type { EdgeNode } from '../../model/node.ts';
+import type { RecordState } from '../../model/record.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
 import { patchZone, recordsOf } from './patch.ts';
 import type { ZoneData } from './types.ts';
+
+/** A zone's records as the feeder holds them (at the revision applied before the batch). */
+export type RecordSource = (zone: string) => readonly RecordState[] | undefined;
 
 export interface StagedIndex {
   /** Builds a zone into the replacement (zones whose name servers are not active are skipped). */
@@ -59,35 +63,51 @@ export class ZoneIndex {
   /**
    * Applies a record-level change to a served zone, rebuilding only the names it touches. False
    * when the zone is not served here (its changes are none of this index's business).
+   * `records` gives the zone's records as they were before the change, for a zone that keeps
+   * none yet (see ZoneData.sources); `needsRecords` says which do.
    */
-  patchZone(name: string, delta: RecordDelta, revision: number): boolean {
+  patchZone(name: string, delta: RecordDelta, revision: number, records: RecordSource): boolean {
     const old = this.zones.get(name);
     if (!old) return false;
-    const patched = patchZone(old, delta, revision, this.context());
+    const patched = patchZone(old, delta, revision, this.context(), () => {
+      const found = records(name);
+      if (!found) throw new Error(`zone ${name}: no records to patch from`);
+      return found;
+    });
     old.stale = true;
     this.zones.set(name, patched);
+    if (patched.usesNodes) this.nodeDependent.add(name);
     return true;
   }
 
+  /** Whether a patch of this zone would ask for its records (served, and keeping none). */
+  needsRecords(name: string): boolean {
+    const zone = this.zones.get(name);
+    return zone !== undefined && zone.sources === undefined;
+  }
+
+  /** Zones a node change rebuilds that keep no records (the feeder supplies theirs to setNodes). */
+  nodeDependentWithoutRecords(): string[] {
+    return [...this.nodeDependent].filter((name) => this.needsRecords(name));
+  }
+
   /**
-   * New edge node list: rebuilds the zones whose answers use node addresses, from the records
-   * they keep, in the same synchronous step, so no query sees the new nodes in one zone and the
-   * old in another.
+   * New edge node list: rebuilds the zones whose answers use node addresses (from the records
+   * they keep, else from `records`), in the same synchronous step, so no query sees the new
+   * nodes in one zone and the old in another.
    */
-  setNodes(nodes: EdgeNode[], revision: number): void {
+  setNodes(nodes: EdgeNode[], revision: number, records: RecordSource): void {
     this.nodes = [...nodes].sort((a, b) => a.id - b.id);
     this.nodesRevision = revision;
     for (const name of this.nodeDependent) {
       const zone = this.zones.get(name);
-      if (zone) this.putZone({ domain: zone.domain, records: recordsOf(zone) });
+      if (!zone) continue;
+      const kept = recordsOf(zone) ?? records(name);
+      if (!kept) throw new Error(`zone ${name}: no records to rebuild from`);
+      this.putZone({ domain: zone.domain, records: [...kept] });
     }
   }
 
-  /** The records a served zone holds, as a whole zone (for comparison with the API's). */
-  zoneDocument(name: string): Zone | undefined {
-    const zone = this.zones.get(name);
-    return zone && { domain: zone.domain, records: recordsOf(zone).sort((a, b) => a.id - b.id) };
-  }
 
   /**
    * Replaces everything (a snapshot load). The loop is synchronous, so no query runs between the

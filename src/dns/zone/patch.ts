@@ -7,7 +7,7 @@ import type { RecordState } from '../../model/record.ts';
 import { absoluteName } from '../../model/names.ts';
 import { TYPE } from '../../model/record-types.ts';
 import type { RecordDelta } from '../../store/types.ts';
-import { addProtected, addRecords, apexSets, buildZone, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
+import { addProtected, addRecords, apexSets, buildZone, bySource, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
 import type { NameNode, ZoneData } from './types.ts';
 
 const NO_NAMES: ReadonlySet<string> = new Set();
@@ -15,19 +15,24 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 const WHOLE_REBUILD_MIN = 64;
 
 /** The zone built again from its kept records with the change applied (a change of much of it). */
-function rebuiltWhole(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
+function rebuiltWhole(zone: ZoneData, records: readonly RecordState[], delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
   const byId = new Map<number, RecordState>();
-  for (const list of zone.sources.values()) for (const record of list) byId.set(record.id, record);
+  for (const record of records) byId.set(record.id, record);
   for (const { id } of delta.del) byId.delete(id);
   for (const record of delta.put) byId.set(record.id, record);
-  return buildZone({ domain: { ...zone.domain, revision }, records: [...byId.values()] }, ctx);
+  return buildZone({ domain: { ...zone.domain, revision }, records: [...byId.values()] }, ctx, true);
 }
 
-export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
-  const { apex, sources, nodes } = zone;
+/**
+ * `records`: the zone's records as they were before this difference, asked for only when the
+ * zone keeps none yet (its first difference since a whole build).
+ */
+export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext, records: () => readonly RecordState[]): ZoneData {
+  const { apex, nodes } = zone;
+  const sources = zone.sources ?? bySource(records(), apex);
   // A change that touches much of the zone costs a build of it anyway: build it whole.
   if (delta.put.length + delta.del.length > WHOLE_REBUILD_MIN && (delta.put.length + delta.del.length) * 4 > sources.size) {
-    return rebuiltWhole(zone, delta, revision, ctx);
+    return rebuiltWhole(zone, [...sources.values()].flat(), delta, revision, ctx);
   }
   const touched = new Set<string>();
   // Per owner name: ids removed, records written (one new list per name, however many records).
@@ -113,6 +118,7 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   return {
     ...zone,
     domain,
+    sources,
     children,
     ents,
     cuts: cuts.size > 0 ? cuts : NO_NAMES,
@@ -125,9 +131,9 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   };
 }
 
-/** Every record a zone holds, for a whole rebuild (a node change). */
-export function recordsOf(zone: ZoneData): RecordState[] {
-  return [...zone.sources.values()].flat();
+/** Every record a zone keeps (undefined when it keeps none: the feeder has them). */
+export function recordsOf(zone: ZoneData): RecordState[] | undefined {
+  return zone.sources && [...zone.sources.values()].flat();
 }
 
 /**

@@ -43,10 +43,11 @@ export interface ZoneData {
   /** The domain's settings as built (protected names, serial, failover). */
   domain: DomainState;
   /**
-   * The customer's records by owner name (absolute): a change rebuilds only the names it
-   * touches from these (patch.ts), and a node change rebuilds the zone from them.
+   * The customer's records by owner name (absolute), kept once a zone has been patched: a
+   * difference rebuilds only the names it touches from these (patch.ts). Absent after a whole
+   * build (most zones never change after a load; keeping them all would double the memory).
    */
-  sources: Map<string, RecordState[]>;
+  sources?: Map<string, RecordState[]>;
   /**
    * How many existing names (holding data, or empty non-terminals) lie directly below each name
    * under the apex; counted when a change first adds or removes a name (patch.ts), then kept.

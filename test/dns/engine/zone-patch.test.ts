@@ -70,7 +70,10 @@ describe('record-level changes patched into a built zone', () => {
       let records: RecordState[] = Array.from({ length: 20 }, () => randomRecord(pick, nextId++));
       const domain = makeZone({ domain: 'patch.example', mask, enabled }, [], 10).domain;
       let built = buildZone({ domain, records }, ctx);
+      // The first difference asks for the records (a whole build keeps none); later ones use those kept.
+      let asked = 0;
       for (let step = 0; step < 150; step++) {
+        const previous = records;
         const delta: RecordDelta = { put: [], del: [] };
         // Now and then a bulk change (past the size where the zone is rebuilt whole).
         const changes = step % 25 === 24 ? 80 : 1 + pick(4);
@@ -95,7 +98,11 @@ describe('record-level changes patched into a built zone', () => {
           }
         }
         const revision = 11 + step;
-        built = patchZone(built, delta, revision, ctx);
+        built = patchZone(built, delta, revision, ctx, () => {
+          asked++;
+          return previous;
+        });
+        expect(asked, 'records asked for once').toBe(1);
         const fresh = buildZone({ domain: { ...domain, revision }, records }, ctx);
         expect(served(built), `seed ${seed}, step ${step}`).toEqual(served(fresh));
         if (fresh.hasGeo) expect(built.hasGeo).toBe(true);
@@ -111,17 +118,28 @@ describe('record-level changes patched into a built zone', () => {
     const before = index.get('idx.example')!;
     const otherBefore = index.get('other.example')!;
     const record: RecordState = { id: 100, name: 'www', type: 1, value: '203.0.113.7', ttl: 120, priority: null, target: [] };
-    expect(index.patchZone('idx.example', { put: [record], del: [{ id: 1, name: 'mail' }] }, 6)).toBe(true);
+    const asked: string[] = [];
+    const fromFeeder = (name: string) => {
+      asked.push(name);
+      return name === 'idx.example' ? zone.records : undefined;
+    };
+    expect(index.needsRecords('idx.example')).toBe(true);
+    expect(index.patchZone('idx.example', { put: [record], del: [{ id: 1, name: 'mail' }] }, 6, fromFeeder)).toBe(true);
+    expect(asked).toEqual(['idx.example']);
+    expect(index.needsRecords('idx.example')).toBe(false);
     expect(before.stale).toBe(true);
     expect(index.get('other.example')).toBe(otherBefore);
     const a = (qname: string) => answer(index, { qname, qtype: QTYPE.A }, {});
     expect(a('www.idx.example').answer[0]!.rdata).toEqual([{ type: 1, address: (203 << 24) | (0 << 16) | (113 << 8) | 7 }]);
     expect(a('mail.idx.example').rcode).toBe(3);
     expect((answer(index, { qname: 'idx.example', qtype: QTYPE.SOA }, {}).answer[0]!.rdata[0] as { serial: number }).serial).toBe(6);
-    expect(index.patchZone('unknown.example', { put: [record], del: [] }, 7)).toBe(false);
-    // The kept records rebuild the zone on a node change, the patched record included.
-    index.setNodes([EDGE_NODES[0]!], 8);
+    expect(index.patchZone('unknown.example', { put: [record], del: [] }, 7, fromFeeder)).toBe(false);
+    // A node change rebuilds the protected zones: the patched one from the records it keeps, the
+    // other from the feeder's.
+    index.setNodes([EDGE_NODES[0]!], 8, (name) => (name === 'other.example' ? other.records : fromFeeder(name)));
+    expect(asked).toEqual(['idx.example']);
     expect(a('www.idx.example').answer[0]!.rdata).toHaveLength(1);
-    expect(index.zoneDocument('idx.example')!.records.map((r) => r.id)).toEqual([100]);
+    expect(a('idx.example').answer[0]!.rdata).toHaveLength(1);
+    expect(a('mail.idx.example').rcode).toBe(3);
   });
 });
