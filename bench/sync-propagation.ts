@@ -3,6 +3,7 @@
 //   npm run bench:sync                      (1,000 writes with push, 50 with polling only, 100,000-zone snapshot)
 //   BENCH_WRITES=200 BENCH_ZONES=10000 npm run bench:sync
 //   BENCH_WRITES=0 BENCH_POLL_WRITES=0 npm run bench:sync   (the snapshot alone)
+//   BENCH_SEEDED_DIR=/path/seeded ...                        (a store seeded before by bench/sync/seed-store.ts)
 import { spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -91,9 +92,12 @@ function seedStore(dir: string): void {
 }
 
 async function snapshot(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'palisade-snap-'));
+  // BENCH_SEEDED_DIR: a store seeded before (bench/sync/seed-store.ts), kept afterwards: seeding
+  // 100,000 zones takes minutes.
+  const seeded = process.env.BENCH_SEEDED_DIR;
+  const dir = seeded ?? mkdtempSync(join(tmpdir(), 'palisade-snap-'));
   let seedMs = performance.now();
-  seedStore(dir);
+  if (!seeded) seedStore(dir);
   seedMs = performance.now() - seedMs;
   const { env, nsEnvs } = await setup(dir, false);
   const api = await startServe(env, 60_000, 'api');
@@ -129,7 +133,7 @@ async function snapshot(): Promise<void> {
   } finally {
     if (ns) await stopProcess(ns);
     await stopProcess(api);
-    rmSync(dir, { recursive: true, force: true });
+    if (!seeded) rmSync(dir, { recursive: true, force: true });
     for (const e of nsEnvs) rmSync(e.PALISADE_DATA_DIR!, { recursive: true, force: true });
   }
 }

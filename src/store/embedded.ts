@@ -259,7 +259,8 @@ export class EmbeddedStore implements Store {
   // and of 200,000: its head (['zone', name]: the domain and the record count), each record
   // as JSON text in the `records` database (key [zone, id]), and an index of the records at each
   // owner name (['rat', zone, owner, id]) for the rules a record must pass beside its neighbours.
-  // ['served', name] marks the zones whose name servers are active (what a snapshot carries).
+  // ['served', name] marks the zones whose name servers are active (what a snapshot carries),
+  // holding the domain's JSON text (written with the head: a snapshot serialises nothing).
 
   createZone(build: (ctx: MutationContext) => Zone): Promise<ZoneHead> {
     return this.commit((tx) => {
@@ -287,7 +288,7 @@ export class EmbeddedStore implements Store {
   private putHead(head: ZoneHead): void {
     const name = head.domain.domain;
     this.put(['zone', name], head);
-    if (head.domain.ns_active) this.put(['served', name], 1);
+    if (head.domain.ns_active) this.put(['served', name], JSON.stringify(head.domain));
     else this.del(['served', name]);
   }
 
@@ -325,8 +326,9 @@ export class EmbeddedStore implements Store {
         this.putHead({ domain: old.domain!, recordCount: old.records.length });
         for (const record of old.records) this.putRecord(name, record);
       }
-      for (const { key, value } of this.db.getRange({ start: ['served', ''], end: ['served', END] })) {
-        if (typeof value === 'string') this.put(key, 1);
+      for (const { key } of this.db.getRange({ start: ['served', ''], end: ['served', END] })) {
+        const head = this.get<ZoneHead>(['zone', key[1] as string]);
+        if (head) this.put(key as Key, JSON.stringify(head.domain));
       }
       this.put(['meta', 'recordLayout'], 1);
       this.put(['meta', 'servedJson'], 1);
@@ -821,12 +823,20 @@ export class EmbeddedStore implements Store {
         nodes: [...this.db.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER], transaction })].map((e) => e.value as EdgeNode),
       };
       let batch: string[] = [];
-      for (const key of this.db.getKeys({ start: ['served', ''], end: ['served', END], transaction })) {
+      // Served zones in name order beside all records in (zone, id) order: one walk of each, the
+      // records of zones not served skipped. Each zone's line is joined from stored texts.
+      const records = this.records.getRange({ transaction })[Symbol.iterator]();
+      let record = records.next();
+      for (const { key, value } of this.db.getRange({ start: ['served', ''], end: ['served', END], transaction })) {
         const name = key[1] as string;
-        const head = this.db.get(['zone', name], { transaction }) as ZoneHead | undefined;
-        if (!head) continue;
-        // The zone's JSON joined from the stored texts: no record is parsed or serialised.
-        batch.push(`{"domain":${JSON.stringify(head.domain)},"records":[${this.recordTexts(name, transaction).join(',')}]}`);
+        const domain = typeof value === 'string' ? value : JSON.stringify((this.db.get(['zone', name], { transaction }) as ZoneHead).domain);
+        while (!record.done && record.value.key[0] < name) record = records.next();
+        const texts: string[] = [];
+        while (!record.done && record.value.key[0] === name) {
+          texts.push(record.value.value);
+          record = records.next();
+        }
+        batch.push(`{"domain":${domain},"records":[${texts.join(',')}]}`);
         if (batch.length === SNAPSHOT_BATCH) {
           yield { kind: 'zones', json: batch };
           batch = [];

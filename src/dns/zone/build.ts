@@ -341,14 +341,13 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
   const apex = zone.domain.domain;
   const nodes = new Map<string, NameNode>();
   const cuts = new Set<string>();
-  const sources = bySource(zone.records, apex);
   let hasGeo = addRecords(nodes, zone.records, apex, cuts);
 
   // Protected names: the apex and the mask's names, where the customer set no address or alias.
   const addresses = protectedAddresses(zone.domain, ctx);
   for (const owner of protectedOwners(zone.domain)) if (addProtected(nodes, owner, addresses, apex, cuts)) hasGeo = true;
 
-  const { soa, ns, serial, negativeTtl } = apexSets(zone.domain, soaRecordOf(sources.get(apex)), ctx);
+  const { soa, ns, serial, negativeTtl } = apexSets(zone.domain, soaRecordOf(zone.records), ctx);
   nodes.set(apex, withApexSets(nodes.get(apex), soa, ns));
 
   // Every ancestor of an owner, up to the apex, exists: as itself or as an empty non-terminal.
@@ -369,7 +368,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
   return {
     apex,
     domain: zone.domain,
-    sources: keepSources ? sources : undefined,
+    sources: keepSources ? bySource(zone.records, apex) : undefined,
     nodes,
     // Most zones have neither: share one empty set rather than hold two per zone.
     ents: ents.size > 0 ? ents : NONE,
