@@ -119,13 +119,15 @@ export class RemoteFeed extends PullLoop<ChangePage> {
     if (batch.nodes) this.nodesRevision = batch.nodes.revision;
     // A zone's first difference, or a node change, rebuilds from the zone as stored here (the
     // state before this page: persisted below, after applying).
-    applyBatch(this.index, batch, (name) => this.state.zone(name)?.records);
+    applyBatch(this.index, batch, (name) => this.state.zone(name));
     this.applied = page.revision;
     // Stored at the size of each change; a difference only for zones served here.
     const stored: StoredChange[] = batch.zones.flatMap((change): StoredChange[] => {
       if (!('delta' in change)) return [change];
-      const served = this.index.get(change.name);
-      return served ? [{ name: change.name, domain: served.domain, delta: change.delta }] : [];
+      // A served zone keeps its domain once patched; without one, a whole zone later in this page
+      // replaced it (and is stored whole below).
+      const domain = this.index.get(change.name)?.domain;
+      return domain ? [{ name: change.name, domain, delta: change.delta }] : [];
     });
     await this.state.apply(stored, { revision: page.revision, nodesRevision: this.nodesRevision, nodes: batch.nodeList }, batch.nodes !== undefined);
   }

@@ -72,8 +72,8 @@ export class StoreFeed {
     const batch = indexBatchOf(page.changes, this.nodes);
     const wanted = new Set(batch.zones.flatMap((c) => ('delta' in c && this.index.needsRecords(c.name) ? [c.name] : [])));
     if (batch.nodes) for (const name of this.index.nodeDependentWithoutRecords()) wanted.add(name);
-    const records = new Map(await Promise.all([...wanted].map(async (name) => [name, (await this.store.getZone(name))?.records] as const)));
-    applyBatch(this.index, batch, (name) => records.get(name));
+    const zones = new Map(await Promise.all([...wanted].map(async (name) => [name, await this.store.getZone(name)] as const)));
+    applyBatch(this.index, batch, (name) => zones.get(name));
     this.nodes = batch.nodeList;
     this.applied = page.revision;
     return page.revision < page.current;

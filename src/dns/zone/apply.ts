@@ -3,7 +3,7 @@
 // revision order — whole zones, removals, and record-level differences.
 import type { EdgeNode } from '../../model/node.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
-import type { RecordSource, ZoneIndex } from './index.ts';
+import type { ZoneSource, ZoneIndex } from './index.ts';
 
 export type ZoneChange =
   /** The zone as it now is (served if its name servers are active), or undefined: no longer served. */
@@ -17,12 +17,12 @@ export interface IndexBatch {
   nodes?: { list: EdgeNode[]; revision: number };
 }
 
-/** `records`: zones' records as the feeder holds them, for zones the index keeps none of. */
-export function applyBatch(index: ZoneIndex, batch: IndexBatch, records: RecordSource): void {
-  if (batch.nodes) index.setNodes(batch.nodes.list, batch.nodes.revision, records);
+/** `zones`: zones as the feeder holds them, for zones the index keeps nothing of. */
+export function applyBatch(index: ZoneIndex, batch: IndexBatch, zones: ZoneSource): void {
+  if (batch.nodes) index.setNodes(batch.nodes.list, batch.nodes.revision, zones);
   // A zone that came whole earlier in this batch is patched from that, not from the feeder's copy.
   const whole = new Map<string, Zone>();
-  const source: RecordSource = (name) => whole.get(name)?.records ?? records(name);
+  const source: ZoneSource = (name) => whole.get(name) ?? zones(name);
   for (const change of batch.zones) {
     if ('delta' in change) index.patchZone(change.name, change.delta, change.revision, source);
     else if (change.zone) {

@@ -367,7 +367,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
   compact(nodes);
   return {
     apex,
-    domain: zone.domain,
+    domain: keepSources ? zone.domain : undefined,
     sources: keepSources ? bySource(zone.records, apex) : undefined,
     nodes,
     // Most zones have neither: share one empty set rather than hold two per zone.

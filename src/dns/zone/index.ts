@@ -2,14 +2,13 @@
 // step (rebuilt whole, or patched name by name from a record-level change), so a query sees
 // either the old zone or the new one, never a mix.
 import type { EdgeNode } from '../../model/node.ts';
-import type { RecordState } from '../../model/record.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
-import { patchZone, recordsOf } from './patch.ts';
+import { keptZone, patchZone } from './patch.ts';
 import type { ZoneData } from './types.ts';
 
-/** A zone's records as the feeder holds them (at the revision applied before the batch). */
-export type RecordSource = (zone: string) => readonly RecordState[] | undefined;
+/** A zone as the feeder holds it (at the revision applied before the batch). */
+export type ZoneSource = (zone: string) => Zone | undefined;
 
 export interface StagedIndex {
   /** Builds a zone into the replacement (zones whose name servers are not active are skipped). */
@@ -63,15 +62,15 @@ export class ZoneIndex {
   /**
    * Applies a record-level change to a served zone, rebuilding only the names it touches. False
    * when the zone is not served here (its changes are none of this index's business).
-   * `records` gives the zone's records as they were before the change, for a zone that keeps
-   * none yet (see ZoneData.sources); `needsRecords` says which do.
+   * `zones` gives the zone as it was before the change, for a zone that keeps nothing yet (see
+   * ZoneData.sources); `needsRecords` says which do.
    */
-  patchZone(name: string, delta: RecordDelta, revision: number, records: RecordSource): boolean {
+  patchZone(name: string, delta: RecordDelta, revision: number, zones: ZoneSource): boolean {
     const old = this.zones.get(name);
     if (!old) return false;
     const patched = patchZone(old, delta, revision, this.context(), () => {
-      const found = records(name);
-      if (!found) throw new Error(`zone ${name}: no records to patch from`);
+      const found = zones(name);
+      if (!found) throw new Error(`zone ${name}: nothing to patch from`);
       return found;
     });
     old.stale = true;
@@ -83,7 +82,7 @@ export class ZoneIndex {
   /** Whether a patch of this zone would ask for its records (served, and keeping none). */
   needsRecords(name: string): boolean {
     const zone = this.zones.get(name);
-    return zone !== undefined && zone.sources === undefined;
+    return zone !== undefined && (zone.sources === undefined || zone.domain === undefined);
   }
 
   /** Zones a node change rebuilds that keep no records (the feeder supplies theirs to setNodes). */
@@ -92,19 +91,19 @@ export class ZoneIndex {
   }
 
   /**
-   * New edge node list: rebuilds the zones whose answers use node addresses (from the records
-   * they keep, else from `records`), in the same synchronous step, so no query sees the new
+   * New edge node list: rebuilds the zones whose answers use node addresses (from what they
+   * keep, else from `zones`), in the same synchronous step, so no query sees the new
    * nodes in one zone and the old in another.
    */
-  setNodes(nodes: EdgeNode[], revision: number, records: RecordSource): void {
+  setNodes(nodes: EdgeNode[], revision: number, zones: ZoneSource): void {
     this.nodes = [...nodes].sort((a, b) => a.id - b.id);
     this.nodesRevision = revision;
     for (const name of this.nodeDependent) {
       const zone = this.zones.get(name);
       if (!zone) continue;
-      const kept = recordsOf(zone) ?? records(name);
-      if (!kept) throw new Error(`zone ${name}: no records to rebuild from`);
-      this.putZone({ domain: zone.domain, records: [...kept] });
+      const kept = keptZone(zone) ?? zones(name);
+      if (!kept) throw new Error(`zone ${name}: nothing to rebuild from`);
+      this.putZone(kept);
     }
   }
 

@@ -6,7 +6,8 @@
 import type { RecordState } from '../../model/record.ts';
 import { absoluteName } from '../../model/names.ts';
 import { TYPE } from '../../model/record-types.ts';
-import type { RecordDelta } from '../../store/types.ts';
+import type { DomainState } from '../../model/domain.ts';
+import type { RecordDelta, Zone } from '../../store/types.ts';
 import { addProtected, addRecords, apexSets, buildZone, bySource, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
 import type { NameNode, ZoneData } from './types.ts';
 
@@ -15,24 +16,26 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 const WHOLE_REBUILD_MIN = 64;
 
 /** The zone built again from its kept records with the change applied (a change of much of it). */
-function rebuiltWhole(zone: ZoneData, records: readonly RecordState[], delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
+function rebuiltWhole(domain: DomainState, records: readonly RecordState[], delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
   const byId = new Map<number, RecordState>();
   for (const record of records) byId.set(record.id, record);
   for (const { id } of delta.del) byId.delete(id);
   for (const record of delta.put) byId.set(record.id, record);
-  return buildZone({ domain: { ...zone.domain, revision }, records: [...byId.values()] }, ctx, true);
+  return buildZone({ domain: { ...domain, revision }, records: [...byId.values()] }, ctx, true);
 }
 
 /**
- * `records`: the zone's records as they were before this difference, asked for only when the
- * zone keeps none yet (its first difference since a whole build).
+ * `stored`: the zone as it was before this difference (domain and records), asked for only when
+ * the built zone keeps neither (its first difference since a whole build).
  */
-export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext, records: () => readonly RecordState[]): ZoneData {
+export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext, stored: () => Zone): ZoneData {
   const { apex, nodes } = zone;
-  const sources = zone.sources ?? bySource(records(), apex);
+  const base = zone.sources && zone.domain ? undefined : stored();
+  const sources = zone.sources ?? bySource(base!.records, apex);
+  const domain: DomainState = { ...(zone.domain ?? base!.domain), revision };
   // A change that touches much of the zone costs a build of it anyway: build it whole.
   if (delta.put.length + delta.del.length > WHOLE_REBUILD_MIN && (delta.put.length + delta.del.length) * 4 > sources.size) {
-    return rebuiltWhole(zone, [...sources.values()].flat(), delta, revision, ctx);
+    return rebuiltWhole(domain, [...sources.values()].flat(), delta, revision, ctx);
   }
   const touched = new Set<string>();
   // Per owner name: ids removed, records written (one new list per name, however many records).
@@ -79,11 +82,10 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
     if (isCut) (cuts as Set<string>).add(owner);
     else (cuts as Set<string>).delete(owner);
   }
-  const owners = protectedOwners(zone.domain);
+  const owners = protectedOwners(domain);
   const rebuild = new Set(touched);
   if (cutsChanged) for (const owner of owners) rebuild.add(owner);
 
-  const domain = { ...zone.domain, revision };
   const sets = apexSets(domain, soaRecordOf(sources.get(apex)), ctx);
   let addresses: ProtectedAddresses | undefined;
   let hasGeo = zone.hasGeo;
@@ -131,9 +133,9 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   };
 }
 
-/** Every record a zone keeps (undefined when it keeps none: the feeder has them). */
-export function recordsOf(zone: ZoneData): RecordState[] | undefined {
-  return zone.sources && [...zone.sources.values()].flat();
+/** The zone as kept (undefined when it keeps nothing: the feeder has it). */
+export function keptZone(zone: ZoneData): Zone | undefined {
+  return zone.sources && zone.domain && { domain: zone.domain, records: [...zone.sources.values()].flat() };
 }
 
 /**

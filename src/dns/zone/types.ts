@@ -40,8 +40,8 @@ export function typeSet(node: NameNode, type: number): TypeSet | undefined {
 
 export interface ZoneData {
   apex: string;
-  /** The domain's settings as built (protected names, serial, failover). */
-  domain: DomainState;
+  /** The domain's settings as built, kept with `sources` (what a patch rebuilds names from). */
+  domain?: DomainState;
   /**
    * The customer's records by owner name (absolute), kept once a zone has been patched: a
    * difference rebuilds only the names it touches from these (patch.ts). Absent after a whole

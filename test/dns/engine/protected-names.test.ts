@@ -56,7 +56,7 @@ describe('protected names', () => {
     const serial = () => (answer(index, { qname: 'nodes.example', qtype: QTYPE.SOA }, {}).answer[0]!.rdata[0] as { serial: number }).serial;
     expect(serial()).toBe(5);
     const before = index.get('nodes.example')!;
-    index.setNodes([{ ...EDGE_NODES[0]!, status: 'maintenance' }, EDGE_NODES[1]!], 9, (name) => (name === zone.domain.domain ? zone.records : undefined));
+    index.setNodes([{ ...EDGE_NODES[0]!, status: 'maintenance' }, EDGE_NODES[1]!], 9, (name) => (name === zone.domain.domain ? zone : undefined));
     expect(before.stale).toBe(true);
     expect(addresses(index, 'nodes.example', QTYPE.A)).toEqual(['192.0.2.102']);
     expect(serial()).toBe(9);

@@ -100,7 +100,7 @@ describe('record-level changes patched into a built zone', () => {
         const revision = 11 + step;
         built = patchZone(built, delta, revision, ctx, () => {
           asked++;
-          return previous;
+          return { domain: { ...domain, revision: revision - 1 }, records: previous };
         });
         expect(asked, 'records asked for once').toBe(1);
         const fresh = buildZone({ domain: { ...domain, revision }, records }, ctx);
@@ -121,7 +121,7 @@ describe('record-level changes patched into a built zone', () => {
     const asked: string[] = [];
     const fromFeeder = (name: string) => {
       asked.push(name);
-      return name === 'idx.example' ? zone.records : undefined;
+      return name === 'idx.example' ? zone : undefined;
     };
     expect(index.needsRecords('idx.example')).toBe(true);
     expect(index.patchZone('idx.example', { put: [record], del: [{ id: 1, name: 'mail' }] }, 6, fromFeeder)).toBe(true);
@@ -136,7 +136,7 @@ describe('record-level changes patched into a built zone', () => {
     expect(index.patchZone('unknown.example', { put: [record], del: [] }, 7, fromFeeder)).toBe(false);
     // A node change rebuilds the protected zones: the patched one from the records it keeps, the
     // other from the feeder's.
-    index.setNodes([EDGE_NODES[0]!], 8, (name) => (name === 'other.example' ? other.records : fromFeeder(name)));
+    index.setNodes([EDGE_NODES[0]!], 8, (name) => (name === 'other.example' ? other : fromFeeder(name)));
     expect(asked).toEqual(['idx.example']);
     expect(a('www.idx.example').answer[0]!.rdata).toHaveLength(1);
     expect(a('idx.example').answer[0]!.rdata).toHaveLength(1);
