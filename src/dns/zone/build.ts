@@ -236,8 +236,7 @@ export function atOrUnderCut(name: string, apex: string, cuts: ReadonlySet<strin
  * Adds the records of one or more owners to `nodes` (SOA records are the caller's: they shape
  * the apex SOA). Returns whether any record is geo-targeted.
  */
-export function addRecords(nodes: Map<string, NameNode>, records: readonly RecordState[], apex: string, cuts: Set<string> | undefined): boolean {
-  const seen: SeenKeys = new Map();
+export function addRecords(nodes: Map<string, NameNode>, records: readonly RecordState[], apex: string, cuts: Set<string> | undefined, seen: SeenKeys = new Map()): boolean {
   let hasGeo = false;
   // Records are canonical, so equal fields mean equal RDATA: only records whose fields repeat at
   // their name need the per-set duplicate check (one map of n keys, not one entry per geo variant).
@@ -263,8 +262,7 @@ export function protectedOwners(domain: DomainState): string[] {
  * Gives a protected name the serving addresses, unless the customer set an address or alias
  * there or it lies at or under a delegation. Returns whether any answer depends on location.
  */
-export function addProtected(nodes: Map<string, NameNode>, owner: string, addresses: ProtectedAddresses, apex: string, cuts: ReadonlySet<string>): boolean {
-  const seen: SeenKeys = new Map();
+export function addProtected(nodes: Map<string, NameNode>, owner: string, addresses: ProtectedAddresses, apex: string, cuts: ReadonlySet<string>, seen: SeenKeys = new Map()): boolean {
   let hasGeo = false;
   const existing = nodes.get(owner);
   if (existing && (typeSet(existing, QTYPE.A) || typeSet(existing, QTYPE.AAAA) || typeSet(existing, QTYPE.CNAME))) return false;
@@ -341,11 +339,13 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
   const apex = zone.domain.domain;
   const nodes = new Map<string, NameNode>();
   const cuts = new Set<string>();
-  let hasGeo = addRecords(nodes, zone.records, apex, cuts);
+  // One map of seen RDATA for the whole build (made per set only where records repeat).
+  const seen: SeenKeys = new Map();
+  let hasGeo = addRecords(nodes, zone.records, apex, cuts, seen);
 
   // Protected names: the apex and the mask's names, where the customer set no address or alias.
   const addresses = protectedAddresses(zone.domain, ctx);
-  for (const owner of protectedOwners(zone.domain)) if (addProtected(nodes, owner, addresses, apex, cuts)) hasGeo = true;
+  for (const owner of protectedOwners(zone.domain)) if (addProtected(nodes, owner, addresses, apex, cuts, seen)) hasGeo = true;
 
   const { soa, ns, serial, negativeTtl } = apexSets(zone.domain, soaRecordOf(zone.records), ctx);
   nodes.set(apex, withApexSets(nodes.get(apex), soa, ns));
