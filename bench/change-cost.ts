@@ -11,13 +11,12 @@
 //   - a new name server loading the store (zones of 20, 20,000 and 200,000 records) and answering
 //     from the 200,000-record zone.
 import { spawnSync } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decode, dns2Query } from '../test/helpers/dns2-packets.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { answerCounter } from './sync/answer-count.ts';
 import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer } from '../test/helpers/spawn-palisade.ts';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 2000);
@@ -27,22 +26,7 @@ const BEHIND = Number(process.env.BENCH_BEHIND ?? 10_000);
 // Clients write in parallel: durable commits are batched (each waits for its flush to disk).
 const CONCURRENCY = 16;
 
-const udp = createSocket('udp4');
-const waiting = new Map<number, (b: Buffer) => void>();
-udp.on('message', (msg) => waiting.get(msg.readUInt16BE(0))?.(msg));
-let nextId = 1;
-function answers(port: number, name: string): Promise<number> {
-  const id = nextId++ & 0xffff;
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(0), 500);
-    waiting.set(id, (msg) => {
-      clearTimeout(timer);
-      waiting.delete(id);
-      resolve(decode(msg).answers.length);
-    });
-    udp.send(dns2Query(name, 1, { id }), port, '127.0.0.1');
-  });
-}
+const { answers, close: closeUdp } = answerCounter();
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 const status = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
@@ -174,7 +158,7 @@ try {
     `catch-up: a name server ${BEHIND} changes behind answers all of them ${(catchUp / 1000).toFixed(2)} s after its start; peak RSS ${status(ns.child.pid!, 'VmHWM').toFixed(0)} MB (now ${status(ns.child.pid!, 'VmRSS').toFixed(0)} MB)`,
   );
 } finally {
-  udp.close();
+  closeUdp();
   for (const s of servers) await stopProcess(s);
   if (api) await stopProcess(api);
   rmSync(dir, { recursive: true, force: true });

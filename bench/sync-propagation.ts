@@ -5,13 +5,12 @@
 //   BENCH_WRITES=0 BENCH_POLL_WRITES=0 npm run bench:sync   (the snapshot alone)
 //   BENCH_SEEDED_DIR=/path/seeded ...                        (a store seeded before by bench/sync/seed-store.ts)
 import { spawnSync } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decode, dns2Query } from '../test/helpers/dns2-packets.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { answerCounter } from './sync/answer-count.ts';
 import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer } from '../test/helpers/spawn-palisade.ts';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 1000);
@@ -19,21 +18,7 @@ const POLL_WRITES = Number(process.env.BENCH_POLL_WRITES ?? 50);
 const POLL_MS = 1000;
 const ZONES = Number(process.env.BENCH_ZONES ?? 100_000);
 
-const udp = createSocket('udp4');
-const waiting = new Map<number, (b: Buffer) => void>();
-udp.on('message', (msg) => waiting.get(msg.readUInt16BE(0))?.(msg));
-let nextId = 1;
-function answers(port: number, name: string): Promise<number> {
-  const id = nextId++ & 0xffff;
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(0), 500);
-    waiting.set(id, (msg) => {
-      clearTimeout(timer);
-      resolve(decode(msg).answers.length);
-    });
-    udp.send(dns2Query(name, 1, { id }), port, '127.0.0.1');
-  });
-}
+const { answers, close: closeUdp } = answerCounter();
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
@@ -143,6 +128,6 @@ try {
   if (POLL_WRITES > 0) await propagation(`polling only (every ${POLL_MS} ms)`, false, POLL_WRITES);
   if (ZONES > 0) await snapshot();
 } finally {
-  udp.close();
+  closeUdp();
 }
 

@@ -8,7 +8,7 @@
 // Redis unreachable or slow: commands fail within a second (no offline queue) and the API answers
 // 503 STORE_UNAVAILABLE; the client reconnects by itself.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type ChainableCommander } from 'ioredis';
 import { ApiError, notFound } from '../errors.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
@@ -432,23 +432,16 @@ export class RedisStore implements Store {
       if ((await this.redis.exists(this.k('meta', 'recordLayout'))) === 1) return;
       const names = await this.redis.zrange(this.k('zones'), '0', '-1');
       for (const name of names) {
-        const key = this.k('zone', name);
-        for (let attempt = 0; attempt < 10; attempt++) {
-          await this.redis.watch(key);
-          const text = await this.redis.get(key);
+        await this.rewriteWatched(this.k('zone', name), (text) => {
           const old = text === null ? undefined : (JSON.parse(text) as Partial<Zone>);
-          if (!old || !Array.isArray(old.records)) {
-            await this.redis.unwatch();
-            break;
-          }
-          const multi = this.redis.multi();
-          multi.set(key, JSON.stringify({ domain: old.domain!, recordCount: old.records.length } satisfies ZoneHead));
+          if (!old || !Array.isArray(old.records)) return undefined;
+          const multi = this.redis.multi().set(this.k('zone', name), JSON.stringify({ domain: old.domain!, recordCount: old.records.length } satisfies ZoneHead));
           for (const record of old.records) {
             multi.hset(this.k('zrec', name), String(record.id), JSON.stringify(record));
             multi.zadd(this.k('zat', name), 0, `${record.name}|${record.id}`);
           }
-          if ((await multi.exec()) !== null) break;
-        }
+          return multi;
+        });
       }
       await this.redis.set(this.k('meta', 'recordLayout'), '1');
     })().catch((error: unknown) => {
@@ -456,6 +449,22 @@ export class RedisStore implements Store {
       throw error;
     });
     return this.layoutSplit;
+  }
+
+  /**
+   * Rewrites one key's document in the earlier layout (an upgrade): read under WATCH, the
+   * rewrite planned from its text (undefined: nothing to do), retried if a writer got in between.
+   */
+  private async rewriteWatched(key: string, plan: (text: string | null) => ChainableCommander | undefined): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await this.redis.watch(key);
+      const multi = plan(await this.redis.get(key));
+      if (!multi) {
+        await this.redis.unwatch();
+        return;
+      }
+      if ((await multi.exec()) !== null) return;
+    }
   }
 
   private async head(name: string): Promise<{ text: string; head: ZoneHead } | undefined> {
@@ -713,20 +722,14 @@ export class RedisStore implements Store {
     this.ipListsSplit ??= (async () => {
       if ((await this.redis.exists(this.k('meta', 'ipEntries'))) === 1) return;
       for (const id of await this.redis.zrange(this.k('iplists'), '0', '-1')) {
-        const key = this.k('iplist', id);
-        for (let attempt = 0; attempt < 10; attempt++) {
-          await this.redis.watch(key);
-          const text = await this.redis.get(key);
+        await this.rewriteWatched(this.k('iplist', id), (text) => {
           const old = text === null ? undefined : (JSON.parse(text) as Partial<IpListState>);
-          if (!old || !Array.isArray(old.ips)) {
-            await this.redis.unwatch();
-            break;
-          }
+          if (!old || !Array.isArray(old.ips)) return undefined;
           const { ips, ...head } = old;
-          const multi = this.redis.multi().set(key, JSON.stringify({ ...head, count: ips.length })).del(this.k('ipe', id));
+          const multi = this.redis.multi().set(this.k('iplist', id), JSON.stringify({ ...head, count: ips.length })).del(this.k('ipe', id));
           for (let i = 0; i < ips.length; i += 1000) multi.zadd(this.k('ipe', id), ...ips.slice(i, i + 1000).flatMap((ip) => [0, ip]));
-          if ((await multi.exec()) !== null) break;
-        }
+          return multi;
+        });
       }
       await this.redis.set(this.k('meta', 'ipEntries'), '1');
     })().catch((error: unknown) => {
