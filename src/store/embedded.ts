@@ -331,7 +331,6 @@ export class EmbeddedStore implements Store {
         if (head) this.put(key as Key, JSON.stringify(head.domain));
       }
       this.put(['meta', 'recordLayout'], 1);
-      this.put(['meta', 'servedJson'], 1);
     });
   }
 

@@ -56,6 +56,8 @@ export class PushNotifier {
   private async reload(): Promise<void> {
     try {
       this.consumers = (await this.store.listConsumers()).filter((c) => c.url !== null);
+      // A removed consumer's push loop goes with it.
+      for (const id of this.pushes.keys()) if (!this.consumers.some((c) => c.id === id)) this.pushes.delete(id);
     } catch (error) {
       this.log.warn({ err: error }, 'sync: could not read the consumer list; keeping the previous one');
     }

@@ -54,6 +54,18 @@ describe('tenancy', () => {
     expect((await api.request('GET', `/security/iplist`, { key: owner })).body[0].ips).toEqual(['192.0.2.1']);
   });
 
+  it("another user's record id addressed through one's own domain is not found and stays unchanged (records are kept per zone)", async () => {
+    expect((await api.request('POST', '/domains', { key: intruder, body: { domain: 'theirs.example', backend: '198.51.100.2' } })).status).toBe(201);
+    const before = await api.store.currentRevision();
+    for (const [method, body] of [['GET', undefined], ['PATCH', { value: '203.0.113.66' }], ['DELETE', undefined]] as const) {
+      const res = await api.request(method, `/domains/theirs.example/dnsrecords/${recordId}`, { key: intruder, body });
+      expect(res.status, method).toBe(404);
+    }
+    expect(await api.store.currentRevision()).toBe(before);
+    expect((await api.request('GET', `/domains/mine.example/dnsrecords/${recordId}`, { key: owner })).body).toMatchObject({ name: 'www', value: '192.0.2.1' });
+    await api.request('DELETE', '/domains/theirs.example', { key: intruder });
+  });
+
   it('lists show only the caller’s own resources', async () => {
     expect((await api.request('GET', '/domains', { key: intruder })).body).toEqual([]);
     expect((await api.request('GET', '/domains?tag=secret', { key: intruder })).body).toEqual([]);

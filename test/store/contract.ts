@@ -295,6 +295,21 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       await store.close();
     });
 
+    it('the largest IP list the schema allows (100,000 entries) is stored, changed one entry at a time, and read back whole', async () => {
+      const { store } = await open();
+      const u = await store.createUser({ name: 'ipmax', email: 'ipmax@example.org', limits: { max_ips_per_list: 100_001 } });
+      const ips = Array.from({ length: 100_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`).sort();
+      const list = await store.createIpList((ctx) => ({ id: ctx.id, ownerId: u.id, name: 'max', ips, allnodes: true, nodes: [], created: ctx.now, updated: ctx.now, revision: 0 }));
+      const changed = await store.changeIpEntries(list.id, u.id, { add: ['2001:db8::1'], del: [ips[50_000]!] }, () => undefined);
+      expect(changed.count).toBe(100_000);
+      const read = await store.getIpList(list.id);
+      expect(read!.ips).toHaveLength(100_000);
+      expect(read!.ips).toEqual([...ips.filter((_, i) => i !== 50_000), '2001:db8::1'].sort());
+      expect(await store.deleteIpList(list.id, u.id)).toBe(true);
+      expect(await store.getIpList(list.id)).toBeUndefined();
+      await store.close();
+    });
+
     it('nodes: create, update, and no removal while a domain names them', async () => {
       const { store } = await open();
       const node = await store.createNode({ name: 'edge1', ipv4: '192.0.2.10', ipv6: null, location: 'DE', status: 'active' });

@@ -107,7 +107,6 @@ export class ZoneIndex {
     }
   }
 
-
   /**
    * Replaces everything (a snapshot load). The loop is synchronous, so no query runs between the
    * old index and the new one.
