@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
-import type { Page, PageRequest, Store } from '../store/types.ts';
+import { isRecordChange, type Page, type PageRequest, type Store } from '../store/types.ts';
 import { coalesced } from '../sync/coalesce.ts';
 import { followStore } from '../sync/follow-store.ts';
 import type { EdgeBatch, EdgeState } from './edge-state.ts';
@@ -56,7 +56,7 @@ export class StoreEdgeFeed {
   private readonly catchUp = coalesced(async () => {
     try {
       for (;;) {
-        const feed = await this.store.changesSince(this.revision, 1000);
+        const feed = await this.store.changesSince(this.revision, 1000, undefined, false);
         if ('gone' in feed) {
           await this.loadAll();
           return;
@@ -65,7 +65,7 @@ export class StoreEdgeFeed {
         const batch: Required<Omit<EdgeBatch, 'node'>> = { domains: new Map(), certificates: new Map(), ipLists: new Map() };
         const reads: Promise<void>[] = [];
         // Record-only zone changes leave the domain's settings as they were: none of the edge's business.
-        for (const change of new Map(feed.changes.filter((c) => !c.records).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
+        for (const change of new Map(feed.changes.filter((c) => !isRecordChange(c)).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
           if (change.kind === 'zone') reads.push(this.store.getZoneHead(change.key).then((z) => void batch.domains.set(change.key, z?.domain)));
           else if (change.kind === 'certificate') reads.push(this.store.getCertificate(change.key).then((c) => void batch.certificates.set(change.key, c)));
           else if (change.kind === 'iplist') reads.push(this.store.getIpList(Number(change.key)).then((l) => void batch.ipLists.set(Number(change.key), l)));

@@ -851,7 +851,7 @@ export class EmbeddedStore implements Store {
     return this.get<number>(['seq', 'revision']) ?? 0;
   }
 
-  async changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
+  async changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES, records = true): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
     const current = await this.currentRevision();
     const oldest = Math.max(1, current - this.retention + 1);
     if (since < oldest - 1) return { gone: true, oldest };
@@ -859,6 +859,10 @@ export class EmbeddedStore implements Store {
     let bytes = 0;
     for (const { value } of this.db.getRange({ start: ['chg', since + 1], end: ['chg', Number.MAX_SAFE_INTEGER], limit })) {
       const entry = value as Change;
+      if (!records) {
+        changes.push(entry);
+        continue;
+      }
       const size = entry.bytes ?? 0;
       if (changes.length > 0 && bytes + size > maxBytes) break;
       bytes += size;

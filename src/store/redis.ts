@@ -1115,7 +1115,7 @@ export class RedisStore implements Store {
     return this.guard(async () => Number((await this.redis.get(this.k('rev'))) ?? 0));
   }
 
-  changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
+  changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES, records = true): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
     return this.guard(async () => {
       const current = Number((await this.redis.get(this.k('rev'))) ?? 0);
       if (since >= current) return { changes: [] };
@@ -1134,7 +1134,7 @@ export class RedisStore implements Store {
         if (entries.length === 0) break;
         for (const [id, fields] of entries) {
           const change = JSON.parse(fields[1]!) as Change;
-          const size = change.bytes ?? 0;
+          const size = records ? (change.bytes ?? 0) : 0;
           if (changes.length > 0 && bytes + size > maxBytes) {
             full = true;
             break;
@@ -1144,7 +1144,7 @@ export class RedisStore implements Store {
           from = `(${id}`;
         }
       }
-      const detailed = changes.filter((c) => c.bytes !== undefined);
+      const detailed = records ? changes.filter((c) => c.bytes !== undefined) : [];
       if (detailed.length > 0) {
         const details = await this.redis.hmget(this.k('changedetails'), ...detailed.map((c) => String(c.revision)));
         detailed.forEach((change, i) => {

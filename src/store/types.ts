@@ -79,6 +79,9 @@ export interface Change {
   bytes?: number;
 }
 
+/** A change of records only (its difference read or not): none of an edge's business. */
+export const isRecordChange = (change: Change): boolean => change.records !== undefined || change.bytes !== undefined;
+
 /** Detail bytes (record differences) one read of the change feed holds at most (at least one change). */
 export const CHANGES_MAX_BYTES = 4 * 1_048_576;
 
@@ -237,9 +240,10 @@ export interface Store {
   /**
    * Change entries after `since`, oldest first: at most `limit`, and no more record differences
    * than `maxBytes` (default CHANGES_MAX_BYTES; at least one entry); `gone` when `since`
-   * predates the retained history.
+   * predates the retained history. `records: false` leaves record differences unread (and
+   * uncounted): for readers that skip them, such as the edges.
    */
-  changesSince(since: number, limit: number, maxBytes?: number): Promise<{ changes: Change[] } | { gone: true; oldest: number }>;
+  changesSince(since: number, limit: number, maxBytes?: number, records?: boolean): Promise<{ changes: Change[] } | { gone: true; oldest: number }>;
 
   close(): Promise<void>;
 }

@@ -176,6 +176,13 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect('changes' in two && two.changes).toHaveLength(2);
       const all = await store.changesSince(bulkStart, 100, 10_000_000);
       expect('changes' in all && all.changes).toHaveLength(3);
+      // A reader that skips differences (an edge) reads none and is not bounded by them.
+      const bare = await store.changesSince(bulkStart, 100, 1_500_000, false);
+      expect('changes' in bare && bare.changes.map((c) => [c.records, typeof c.bytes])).toEqual([
+        [undefined, 'number'],
+        [undefined, 'number'],
+        [undefined, 'number'],
+      ]);
       await store.changeRecords('rec.example', user.id, (view) => ({ put: [], del: [0, 1, 2].flatMap((i) => view.at(`bulk${i}`).map((r) => r.id)) }));
       // Another owner cannot change them; a settings change keeps them and the count.
       const other = await store.createUser({ name: 'rec2', email: 'rec2@example.org' });

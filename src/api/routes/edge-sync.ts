@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import type { Change, ConsumerState, Store } from '../../store/types.ts';
+import { isRecordChange, type Change, type ConsumerState, type Store } from '../../store/types.ts';
 import {
   appliesTo,
   boundTo,
@@ -74,7 +74,7 @@ async function edgeChange(store: Store, consumer: ConsumerState & { node: number
   const { revision, key } = change;
   const node = consumer.node;
   // A change of DNS records alone leaves the domain's settings, all an edge acts on, as they were.
-  if (change.records) return undefined;
+  if (isRecordChange(change)) return undefined;
   if (change.kind === 'zone' || change.kind === 'certificate') {
     const kind = change.kind === 'zone' ? 'domain' : 'certificate';
     const zone = await store.getZoneHead(key);
@@ -146,7 +146,7 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { since } = request.query;
       const consumer = request.consumer! as ConsumerState & { node: number };
       const current = await app.store.currentRevision();
-      const feed = await app.store.changesSince(since, request.query.limit ?? 1000);
+      const feed = await app.store.changesSince(since, request.query.limit ?? 1000, undefined, false);
       if ('gone' in feed) throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${feed.oldest}); fetch /sync/edge/snapshot`);
       // Several changes of one document in a page: only the last is sent (each carries the current document anyway).
       const last = new Map<string, number>();
