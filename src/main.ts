@@ -1,10 +1,8 @@
 // The `palisade` command: one package, several roles (serve, api, admin …).
 import { ConfigError, loadConfig } from './config.ts';
-import { ADMIN_USAGE, describeAdminError, runAdmin } from './cli/admin.ts';
-import { runNameServer } from './roles/dns.ts';
-import { runEdge } from './roles/edge.ts';
-import { serve, StartupError } from './roles/serve.ts';
-import { openStore } from './store/index.ts';
+import { StartupError } from './roles/startup-error.ts';
+// Each role loads only its own modules: an operator command must not pay for the proxy, the
+// name server and the API's schemas at every start (that doubled its start-up time).
 
 const USAGE = `usage: palisade <role>
   serve    API, DNS and an edge in one process on the embedded store (default)
@@ -25,15 +23,17 @@ async function main(argv: string[]): Promise<number> {
   switch (role) {
     case 'serve':
     case 'api':
-      await serve(config, { dns: role === 'serve' });
+      await (await import('./roles/serve.ts')).serve(config, { dns: role === 'serve' });
       return -1; // keeps running
     case 'dns':
-      await runNameServer(config);
+      await (await import('./roles/dns.ts')).runNameServer(config);
       return -1; // keeps running
     case 'edge':
-      await runEdge(config);
+      await (await import('./roles/edge.ts')).runEdge(config);
       return -1; // keeps running
     case 'admin': {
+      const { ADMIN_USAGE, describeAdminError, runAdmin } = await import('./cli/admin.ts');
+      const { openStore } = await import('./store/index.ts');
       if (rest.length === 0 || rest[0] === '--help') {
         console.log(ADMIN_USAGE);
         return rest.length === 0 ? 2 : 0;
