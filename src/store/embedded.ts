@@ -4,6 +4,7 @@
 // survives kill -9 and power loss alike.
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { ApiError, notFound } from '../errors.ts';
+import type { AcmeChallengeInput, AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import { sortedIndex, type IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
@@ -16,7 +17,7 @@ import { collectSnapshot } from './snapshot.ts';
 import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -500,6 +501,7 @@ export class EmbeddedStore implements Store {
       this.del(['udom', ownerId, name]);
       this.del(['ztree', reversedName(name)]);
       this.del(['cert', name]);
+      this.del(['acmech', name]);
       // Removing a zone costs what it holds: every record goes with it.
       for (const key of this.records.getKeys({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) void this.records.remove(key).catch(ignore);
       for (const key of this.db.getKeys({ start: ['rat', name, ''], end: ['rat', name, END] })) this.del(key as Key);
@@ -686,16 +688,10 @@ export class EmbeddedStore implements Store {
     });
   }
 
-  // ---- certificates
+  // ---- certificates and ACME challenges: one document per domain, gone with the domain
 
   putCertificate(cert: CertificateInput): Promise<CertificateState> {
-    return this.commit((tx) => {
-      if (!this.get<ZoneHead>(['zone', cert.domain])) throw notFound(`domain ${cert.domain}`);
-      const revision = tx.change('certificate', cert.domain, 'put');
-      const stored: CertificateState = { ...cert, updated: tx.now, revision };
-      this.put(['cert', cert.domain], stored);
-      return stored;
-    });
+    return this.putDomainItem('certificate', 'cert', cert);
   }
 
   async getCertificate(domain: string): Promise<CertificateState | undefined> {
@@ -703,18 +699,103 @@ export class EmbeddedStore implements Store {
   }
 
   deleteCertificate(domain: string): Promise<boolean> {
-    return this.commit((tx) => {
-      if (!this.get(['cert', domain])) return false;
-      this.del(['cert', domain]);
-      tx.change('certificate', domain, 'delete');
-      return true;
-    });
+    return this.deleteDomainItem('certificate', 'cert', domain);
   }
 
   async listCertificates(page: PageRequest): Promise<Page<CertificateState>> {
     return this.pageByName<CertificateState>('cert', page, (c) => c.domain);
   }
 
+  putChallenge(challenge: AcmeChallengeInput): Promise<AcmeChallengeState> {
+    return this.putDomainItem('challenge', 'acmech', challenge);
+  }
+
+  async getChallenge(domain: string): Promise<AcmeChallengeState | undefined> {
+    return this.get<AcmeChallengeState>(['acmech', domain]);
+  }
+
+  deleteChallenge(domain: string): Promise<boolean> {
+    return this.deleteDomainItem('challenge', 'acmech', domain);
+  }
+
+  async listChallenges(page: PageRequest): Promise<Page<AcmeChallengeState>> {
+    return this.pageByName<AcmeChallengeState>('acmech', page, (c) => c.domain);
+  }
+
+  private putDomainItem<T extends { domain: string }>(kind: 'certificate' | 'challenge', prefix: string, item: T): Promise<T & { updated: string; revision: number }> {
+    return this.commit((tx) => {
+      if (!this.get<ZoneHead>(['zone', item.domain])) throw notFound(`domain ${item.domain}`);
+      const revision = tx.change(kind, item.domain, 'put');
+      const stored = { ...item, updated: tx.now, revision };
+      this.put([prefix, item.domain], stored);
+      return stored;
+    });
+  }
+
+  private deleteDomainItem(kind: 'certificate' | 'challenge', prefix: string, domain: string): Promise<boolean> {
+    return this.commit((tx) => {
+      if (!this.get([prefix, domain])) return false;
+      this.del([prefix, domain]);
+      tx.change(kind, domain, 'delete');
+      return true;
+    });
+  }
+
+  // ---- internal documents and leases (no revision: no consumer acts on them)
+
+  async getDoc<T>(kind: DocKind, id: string): Promise<T | undefined> {
+    return this.get<T>(['doc', kind, id]);
+  }
+
+  async putDoc(kind: DocKind, id: string, value: unknown): Promise<void> {
+    await this.db.put(['doc', kind, id], value).catch(async (error: unknown) => {
+      throw await storeWriteError(error);
+    });
+  }
+
+  async deleteDoc(kind: DocKind, id: string): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        if (this.get(['doc', kind, id]) === undefined) return false;
+        this.del(['doc', kind, id]);
+        return true;
+      })
+      .catch(async (error: unknown) => {
+        throw await storeWriteError(error);
+      });
+  }
+
+  async listDocs<T>(kind: DocKind, page: PageRequest, prefix = ''): Promise<Page<{ id: string; value: T }>> {
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const items: Array<{ id: string; value: T }> = [];
+    let more = false;
+    for (const { key, value } of this.db.getRange({ start: ['doc', kind, after ?? prefix], end: ['doc', kind, `${prefix}${END}`] })) {
+      const id = key[2] as string;
+      if (id === after) continue;
+      if (items.length === page.limit) {
+        more = true;
+        break;
+      }
+      items.push({ id, value: value as T });
+    }
+    const last = items[items.length - 1];
+    return { items, next: more && last ? encodeCursor(last.id) : undefined };
+  }
+
+  async tryLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    // LMDB serialises write transactions across processes: the read and the write are one step.
+    return this.db
+      .transaction(() => {
+        const now = Date.now();
+        const lease = this.get<{ holder: string; until: number }>(['lease', name]);
+        if (lease && lease.holder !== holder && lease.until > now) return false;
+        this.put(['lease', name], { holder, until: now + ttlMs });
+        return true;
+      })
+      .catch(async (error: unknown) => {
+        throw await storeWriteError(error);
+      });
+  }
 
   // ---- nodes
 

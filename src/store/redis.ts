@@ -5,11 +5,12 @@
 // check fail and the mutation is recomputed on the new state.
 //
 // All keys share one hash tag, so the store also runs on Redis Cluster (in one slot).
-// Redis unreachable or slow: commands fail within a second (no offline queue) and the API answers
+// Redis unreachable: commands fail at once (no offline queue); Redis hung: within 5 s and the API answers
 // 503 STORE_UNAVAILABLE; the client reconnects by itself.
 import { randomBytes } from 'node:crypto';
 import { Redis, type ChainableCommander } from 'ioredis';
 import { ApiError, notFound } from '../errors.ts';
+import type { AcmeChallengeInput, AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
@@ -22,9 +23,16 @@ import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
+
+/** KEYS[1] lease, ARGV holder, ttl ms: 1 when taken or renewed, 0 when another holder has it. */
+const LEASE_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+if current and current ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
+return 1`;
 
 /** An IP list as kept: everything but its entries, which are kept in a sorted set. */
 type IpListHead = IpListSummary;
@@ -119,7 +127,10 @@ export class RedisStore implements Store {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 1000,
-      commandTimeout: 1000,
+      // Long enough for the largest atomic commit the limits allow (a 100,000-entry IP list is
+      // one script; under load it took over a second): a timed-out commit may still be applied,
+      // and would be answered 503 although made.
+      commandTimeout: 5000,
       retryStrategy: (times) => Math.min(times * 100, 1000),
       lazyConnect: false,
     });
@@ -689,6 +700,8 @@ export class RedisStore implements Store {
           { op: 'zrem', key: this.k('zonetree'), v: `${reversedName(name)}|${name}` },
           { op: 'del', key: this.k('cert', name) },
           { op: 'zrem', key: this.k('certs'), v: name },
+          { op: 'del', key: this.k('acmech', name) },
+          { op: 'zrem', key: this.k('acmechs'), v: name },
         ],
         change: { kind: 'zone', key: name, op: 'delete' },
         result: () => true,
@@ -890,22 +903,10 @@ export class RedisStore implements Store {
     return this.ipListPage(this.k('iplists'), page);
   }
 
-  // ---- certificates
+  // ---- certificates and ACME challenges: one document per domain, gone with the domain
 
   putCertificate(cert: CertificateInput): Promise<CertificateState> {
-    const zoneKey = this.k('zone', cert.domain);
-    return this.mutate<CertificateState>(async () => {
-      const text = await this.redis.get(zoneKey);
-      if (text === null) throw notFound(`domain ${cert.domain}`);
-      const stored: CertificateState = { ...cert, updated: new Date().toISOString(), revision: 0 };
-      return {
-        // The domain must still be there when the script runs (a deletion in between fails the check).
-        checks: [[zoneKey, text]],
-        ops: [withRevision(this.k('cert', cert.domain), stored, (c) => c), { op: 'zadd', key: this.k('certs'), s: 0, v: cert.domain }],
-        change: { kind: 'certificate', key: cert.domain, op: 'put' },
-        result: (revision) => ({ ...stored, revision }),
-      };
-    });
+    return this.putDomainItem('certificate', 'cert', 'certs', cert);
   }
 
   getCertificate(domain: string): Promise<CertificateState | undefined> {
@@ -913,7 +914,47 @@ export class RedisStore implements Store {
   }
 
   deleteCertificate(domain: string): Promise<boolean> {
-    const key = this.k('cert', domain);
+    return this.deleteDomainItem('certificate', 'cert', 'certs', domain);
+  }
+
+  listCertificates(page: PageRequest): Promise<Page<CertificateState>> {
+    return this.domainItemPage<CertificateState>('cert', 'certs', page);
+  }
+
+  putChallenge(challenge: AcmeChallengeInput): Promise<AcmeChallengeState> {
+    return this.putDomainItem('challenge', 'acmech', 'acmechs', challenge);
+  }
+
+  getChallenge(domain: string): Promise<AcmeChallengeState | undefined> {
+    return this.guard(() => this.json<AcmeChallengeState>(this.k('acmech', domain)));
+  }
+
+  deleteChallenge(domain: string): Promise<boolean> {
+    return this.deleteDomainItem('challenge', 'acmech', 'acmechs', domain);
+  }
+
+  listChallenges(page: PageRequest): Promise<Page<AcmeChallengeState>> {
+    return this.domainItemPage<AcmeChallengeState>('acmech', 'acmechs', page);
+  }
+
+  private putDomainItem<T extends { domain: string }>(kind: 'certificate' | 'challenge', prefix: string, index: string, item: T): Promise<T & { updated: string; revision: number }> {
+    const zoneKey = this.k('zone', item.domain);
+    return this.mutate(async () => {
+      const text = await this.redis.get(zoneKey);
+      if (text === null) throw notFound(`domain ${item.domain}`);
+      const stored = { ...item, updated: new Date().toISOString(), revision: 0 };
+      return {
+        // The domain must still be there when the script runs (a deletion in between fails the check).
+        checks: [[zoneKey, text]],
+        ops: [withRevision(this.k(prefix, item.domain), stored, (c) => c), { op: 'zadd', key: this.k(index), s: 0, v: item.domain }],
+        change: { kind, key: item.domain, op: 'put' },
+        result: (revision) => ({ ...stored, revision }),
+      };
+    });
+  }
+
+  private deleteDomainItem(kind: 'certificate' | 'challenge', prefix: string, index: string, domain: string): Promise<boolean> {
+    const key = this.k(prefix, domain);
     return this.mutate<boolean>(async () => {
       const text = await this.redis.get(key);
       if (text === null) return { unchanged: false };
@@ -921,24 +962,68 @@ export class RedisStore implements Store {
         checks: [[key, text]],
         ops: [
           { op: 'del', key },
-          { op: 'zrem', key: this.k('certs'), v: domain },
+          { op: 'zrem', key: this.k(index), v: domain },
         ],
-        change: { kind: 'certificate', key: domain, op: 'delete' },
+        change: { kind, key: domain, op: 'delete' },
         result: () => true,
       };
     });
   }
 
-  listCertificates(page: PageRequest): Promise<Page<CertificateState>> {
+  private domainItemPage<T>(prefix: string, index: string, page: PageRequest): Promise<Page<T>> {
     return this.guard(async () => {
       const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-      const names = await this.redis.zrangebylex(this.k('certs'), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, page.limit + 1);
+      const names = await this.redis.zrangebylex(this.k(index), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, page.limit + 1);
       const more = names.length > page.limit;
       const chosen = names.slice(0, page.limit);
-      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((n) => this.k('cert', n)));
-      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as CertificateState] : []));
+      const docs = chosen.length === 0 ? [] : await this.redis.mget(chosen.map((n) => this.k(prefix, n)));
+      const items = docs.flatMap((d) => (d ? [JSON.parse(d) as T] : []));
       const last = chosen[chosen.length - 1];
       return { items, next: more && last ? encodeCursor(last) : undefined };
+    });
+  }
+
+  // ---- internal documents and leases (no revision: no consumer acts on them)
+  // A hash per kind (field = id) and a sorted set of its ids for ordered, paged listings.
+
+  getDoc<T>(kind: DocKind, id: string): Promise<T | undefined> {
+    return this.guard(async () => {
+      const text = await this.redis.hget(this.k('doc', kind), id);
+      return text === null ? undefined : (JSON.parse(text) as T);
+    });
+  }
+
+  async putDoc(kind: DocKind, id: string, value: unknown): Promise<void> {
+    await this.guard(() => this.redis.multi().hset(this.k('doc', kind), id, JSON.stringify(value)).zadd(this.k('docids', kind), 0, id).exec());
+  }
+
+  deleteDoc(kind: DocKind, id: string): Promise<boolean> {
+    return this.guard(async () => {
+      const result = await this.redis.multi().hdel(this.k('doc', kind), id).zrem(this.k('docids', kind), id).exec();
+      return Number(result?.[0]?.[1] ?? 0) > 0;
+    });
+  }
+
+  listDocs<T>(kind: DocKind, page: PageRequest, prefix = ''): Promise<Page<{ id: string; value: T }>> {
+    return this.guard(async () => {
+      const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+      // Ids are ASCII: every id starting with the prefix sorts below prefix + DEL.
+      const from = after !== undefined ? `(${after}` : prefix ? `[${prefix}` : '-';
+      const to = prefix ? `(${prefix}\x7f` : '+';
+      const ids = await this.redis.zrangebylex(this.k('docids', kind), from, to, 'LIMIT', 0, page.limit + 1);
+      const chosen = ids.slice(0, page.limit).filter((id) => id.startsWith(prefix));
+      const texts = chosen.length === 0 ? [] : await this.redis.hmget(this.k('doc', kind), ...chosen);
+      const items = chosen.flatMap((id, i) => (texts[i] ? [{ id, value: JSON.parse(texts[i]!) as T }] : []));
+      const last = chosen[chosen.length - 1];
+      return { items, next: ids.length > page.limit && last ? encodeCursor(last) : undefined };
+    });
+  }
+
+  tryLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    // One script: take the lease when it is free (expired keys are gone) or renew it when it is ours.
+    return this.guard(async () => {
+      const got = await this.redis.eval(LEASE_SCRIPT, 1, this.k('lease', name), holder, String(ttlMs));
+      return got === 1;
     });
   }
 

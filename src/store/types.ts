@@ -7,6 +7,7 @@
 // - A mutation callback runs against the current state inside the atomic step and may throw an
 //   ApiError to reject the change; it must not have side effects (an adapter may run it again).
 // - A promise resolves only once the write is durable under the adapter's documented guarantee.
+import type { AcmeChallengeInput, AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
@@ -59,14 +60,14 @@ export interface RecordEdit {
   del: number[];
 }
 
-export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer' | 'certificate';
+export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer' | 'certificate' | 'challenge';
 
 export interface Change {
   revision: number;
   /** ISO time of the commit. */
   at: string;
   kind: ChangeKind;
-  /** Domain name (zone, certificate), node id, IP list id, user id or consumer id. */
+  /** Domain name (zone, certificate, challenge), node id, IP list id, user id or consumer id. */
   key: string;
   op: 'put' | 'delete';
   /**
@@ -117,6 +118,9 @@ export interface ConsumerState {
   secret: string;
   created: string;
 }
+
+/** Kinds of internal documents (see Store.getDoc). */
+export type DocKind = 'task' | 'taskdue' | 'acme';
 
 export interface PageRequest {
   /** Opaque cursor from a previous page. */
@@ -218,6 +222,29 @@ export interface Store {
   deleteCertificate(domain: string): Promise<boolean>;
   /** Every stored certificate, in domain order. */
   listCertificates(page: PageRequest): Promise<Page<CertificateState>>;
+
+  /** Stores (replaces) a domain's HTTP-01 challenge in flight; NOT_FOUND when the domain does not exist. */
+  putChallenge(challenge: AcmeChallengeInput): Promise<AcmeChallengeState>;
+  getChallenge(domain: string): Promise<AcmeChallengeState | undefined>;
+  /** False when the domain has none. A domain's deletion removes it with it. */
+  deleteChallenge(domain: string): Promise<boolean>;
+  listChallenges(page: PageRequest): Promise<Page<AcmeChallengeState>>;
+
+  /**
+   * Internal documents kept beside the resources (certificate tasks, the ACME account): durable,
+   * but no revision and no change entry, since no consumer acts on them. `id` is any string; a
+   * listing is in `id` order, optionally only ids starting with `prefix`.
+   */
+  getDoc<T>(kind: DocKind, id: string): Promise<T | undefined>;
+  putDoc(kind: DocKind, id: string, value: unknown): Promise<void>;
+  deleteDoc(kind: DocKind, id: string): Promise<boolean>;
+  listDocs<T>(kind: DocKind, page: PageRequest, prefix?: string): Promise<Page<{ id: string; value: T }>>;
+  /**
+   * Takes or renews the lease `name` for `holder` for `ttlMs` when it is free, expired or
+   * already `holder`'s (one atomic step); false when another holder has it. How several API
+   * processes agree that exactly one runs the certificate work.
+   */
+  tryLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
 
   /** Everything a name server needs, read at one revision (one consistent read). */
   snapshot(): Promise<Snapshot>;

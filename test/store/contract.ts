@@ -560,5 +560,69 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       } while (cursor);
       expect(lists).toEqual(['l0', 'l1', 'l2', 'l3', 'l4']);
     });
+
+    it('ACME challenges: one per domain, in the change feed, gone with their domain', async () => {
+      const { store } = await open();
+      const a = await store.createUser({ name: 'ha', email: 'ha@example.org' });
+      for (const n of ['h1.example', 'h2.example']) await store.createZone((ctx) => zoneFor(n, a.id, ctx));
+      const challenge = (domain: string, token: string) => ({ domain, tokens: [{ token, keyAuthorization: `${token}.thumb` }], expires: '2027-01-01T00:00:00.000Z' });
+      await expectApiError(store.putChallenge(challenge('nowhere.example', 'x'.repeat(43))), 'NOT_FOUND');
+      const before = await store.currentRevision();
+      const first = await store.putChallenge(challenge('h1.example', 'a'.repeat(43)));
+      expect(first.revision).toBe(before + 1);
+      expect(await store.getChallenge('h1.example')).toEqual(first);
+      await store.putChallenge(challenge('h2.example', 'b'.repeat(43)));
+      expect((await store.listChallenges({ limit: 1 })).items.map((c) => c.domain)).toEqual(['h1.example']);
+      expect(await store.deleteChallenge('h1.example')).toBe(true);
+      expect(await store.deleteChallenge('h1.example')).toBe(false);
+      await store.deleteZone('h2.example', a.id);
+      expect(await store.getChallenge('h2.example')).toBeUndefined();
+      const feed = await store.changesSince(before, 10);
+      expect('changes' in feed && feed.changes.map((c) => [c.kind, c.key, c.op])).toEqual([
+        ['challenge', 'h1.example', 'put'],
+        ['challenge', 'h2.example', 'put'],
+        ['challenge', 'h1.example', 'delete'],
+        ['zone', 'h2.example', 'delete'],
+      ]);
+    });
+
+    it('internal documents: durable, listed in id order by prefix, no revision spent; a lease has one holder at a time', async () => {
+      const { store, reopen } = await open();
+      const before = await store.currentRevision();
+      for (const id of ['2/b.example', '1/a.example', '10/c.example', '1/z.example', '1/m.example']) await store.putDoc('task', id, { id, n: 1 });
+      await store.putDoc('task', '1/a.example', { id: '1/a.example', n: 2 });
+      expect(await store.getDoc('task', '1/a.example')).toEqual({ id: '1/a.example', n: 2 });
+      expect(await store.getDoc('task', '3/none.example')).toBeUndefined();
+      expect(await store.getDoc('acme', '1/a.example')).toBeUndefined();
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listDocs<{ id: string }>('task', { limit: 2, cursor }, '1/');
+        for (const item of page.items) {
+          expect(item.value.id).toBe(item.id);
+          ids.push(item.id);
+        }
+        cursor = page.next;
+      } while (cursor);
+      expect(ids).toEqual(['1/a.example', '1/m.example', '1/z.example']);
+      expect((await store.listDocs('task', { limit: 10 })).items.map((d) => d.id)).toEqual(['1/a.example', '1/m.example', '1/z.example', '10/c.example', '2/b.example']);
+      expect(await store.deleteDoc('task', '1/m.example')).toBe(true);
+      expect(await store.deleteDoc('task', '1/m.example')).toBe(false);
+      expect(await store.currentRevision()).toBe(before);
+
+      expect(await store.tryLease('certs', 'one', 60_000)).toBe(true);
+      expect(await store.tryLease('certs', 'two', 60_000)).toBe(false);
+      expect(await store.tryLease('certs', 'one', 60_000)).toBe(true);
+      expect(await store.tryLease('certs', 'two', 60_000)).toBe(false);
+      expect(await store.tryLease('other', 'two', 60_000)).toBe(true);
+      // An expired lease is free for the next holder.
+      expect(await store.tryLease('short', 'one', 50)).toBe(true);
+      await new Promise((r) => setTimeout(r, 120));
+      expect(await store.tryLease('short', 'two', 60_000)).toBe(true);
+      if (reopen) {
+        const again = await reopen();
+        expect(await again.getDoc('task', '1/a.example')).toEqual({ id: '1/a.example', n: 2 });
+      }
+    });
   });
 }
