@@ -1,5 +1,6 @@
 // Environment → typed, validated configuration. Every wrong value is reported at once with the
 // variable's name, so an operator fixes them all in one go.
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
@@ -7,6 +8,44 @@ import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
 import { registrableDomainOf } from './model/registrable.ts';
+
+export interface CertConfig {
+  /** The ACME directory URL; unset = no issuance (tasks fail saying so). */
+  directoryUrl?: string;
+  email?: string;
+  /** Extra CA certificates (PEM) trusted for the directory's HTTPS. */
+  caPem?: string;
+  /** PALISADE_SECRET_KEY: seals private keys at rest. */
+  secretKey?: Buffer;
+  /** DNS server (host:port) asked before ordering whether names reach our edges; unset = the system's. */
+  resolver?: string;
+  /** Our name servers (address:port) on which a DNS-01 TXT must be seen before the CA is told; empty = the serve role's own, or PALISADE_NS1/NS2 on port 53. */
+  checkNameservers: string[];
+  /** The port edges answer plain HTTP on as the CA reaches them (HTTP-01 is checked there); unset = 80, or the serve role's own edge. */
+  httpPort?: number;
+  /** How often certificates are looked at for renewal. */
+  renewCheckMs: number;
+  /** First retry delay of a failed issuance (doubles, with jitter, up to 6 h). */
+  retryBaseMs: number;
+  /** Attempts before a task is failed for good. */
+  maxAttempts: number;
+  /** The CA's validation and the TXT's appearance are waited for at most this long. */
+  challengeTimeoutMs: number;
+  /** acme-client's polling of pending orders starts at this delay. */
+  pollMinMs: number;
+}
+
+/** address:port pairs (IPv6 as [addr]:port). */
+function hostPorts(name: string, text: string | undefined, problems: string[]): string[] {
+  if (!text) return [];
+  const out: string[] = [];
+  for (const entry of text.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(entry);
+    if (!m || Number(m[3]) > 65535 || isIP(m[1] ?? m[2]!) === 0) problems.push(`${name}: "${entry}" must be address:port ([IPv6]:port)`);
+    else out.push(entry);
+  }
+  return out;
+}
 
 /** Token buckets (rate per second, burst); null = no limit. */
 export interface ApiRateLimits {
@@ -56,6 +95,8 @@ export interface Config {
     /** The JS challenge: leading hex zeros of the proof of work, clearance lifetime, signing key. */
     challenge: { difficulty: number; cookieMinutes: number; secret?: Buffer };
   };
+  /** Certificates: the ACME CA, the key that seals private keys, and the issuing work's pace. */
+  certs: CertConfig;
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
@@ -97,6 +138,17 @@ function hexSecret(name: string, text: string | undefined, problems: string[]): 
     return undefined;
   }
   return Buffer.from(text, 'hex');
+}
+
+/** A file's text (a path given by the operator), or undefined when unset. */
+function fileText(name: string, path: string | undefined, problems: string[]): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    problems.push(`${name}=${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    return undefined;
+  }
 }
 
 /** A rate of 0 turns the limit off. */
@@ -220,12 +272,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),
     },
+    certs: {
+      directoryUrl: env.PALISADE_ACME_DIRECTORY || undefined,
+      email: env.PALISADE_ACME_EMAIL || undefined,
+      caPem: fileText('PALISADE_ACME_CA_FILE', env.PALISADE_ACME_CA_FILE, problems),
+      secretKey: longHexSecret('PALISADE_SECRET_KEY', env.PALISADE_SECRET_KEY ?? fileText('PALISADE_SECRET_KEY_FILE', env.PALISADE_SECRET_KEY_FILE, problems)?.trim(), problems),
+      resolver: hostPorts('PALISADE_ACME_RESOLVER', env.PALISADE_ACME_RESOLVER, problems)[0],
+      checkNameservers: hostPorts('PALISADE_ACME_CHECK_NAMESERVERS', env.PALISADE_ACME_CHECK_NAMESERVERS, problems),
+      httpPort: env.PALISADE_ACME_HTTP_PORT === undefined ? undefined : int('PALISADE_ACME_HTTP_PORT', 80, 1, 65535),
+      renewCheckMs: int('PALISADE_CERT_RENEW_CHECK_SECONDS', 3600, 1, 86_400) * 1000,
+      retryBaseMs: int('PALISADE_CERT_RETRY_SECONDS', 60, 1, 86_400) * 1000,
+      maxAttempts: int('PALISADE_CERT_MAX_ATTEMPTS', 8, 1, 100),
+      challengeTimeoutMs: int('PALISADE_CERT_CHALLENGE_TIMEOUT_SECONDS', 120, 1, 3600) * 1000,
+      pollMinMs: int('PALISADE_ACME_POLL_MS', 1000, 10, 60_000),
+    },
     reservedZones: [],
     allowPrivateBackends: bool('PALISADE_ALLOW_PRIVATE_BACKENDS', false),
     logLevel: str('PALISADE_LOG_LEVEL', 'info'),
     changeRetention: int('PALISADE_CHANGE_RETENTION', 100_000, 100, 100_000_000),
   };
   if (config.sync.url && !/^https?:\/\/[^\s]+$/.test(config.sync.url)) problems.push(`PALISADE_SYNC_URL=${config.sync.url}: must be an http:// or https:// URL`);
+  if (config.certs.directoryUrl && !/^https?:\/\/[^\s]+$/.test(config.certs.directoryUrl)) problems.push(`PALISADE_ACME_DIRECTORY=${config.certs.directoryUrl}: must be an http:// or https:// URL`);
+  if (config.certs.email && !/^[^@\s]+@[^@\s]+$/.test(config.certs.email)) problems.push(`PALISADE_ACME_EMAIL=${config.certs.email}: must be an e-mail address`);
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, config.hostmaster], problems);

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Store } from '../store/types.ts';
+import { SecretBox } from '../certs/secret-box.ts';
+import { TaskBook } from '../certs/task-book.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { rateLimitPlugin } from './plugins/rate-limit.ts';
@@ -23,6 +25,7 @@ import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { edgeSyncRoutes } from './routes/edge-sync.ts';
+import { certificateRoutes } from './routes/certificates.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
 import { operationId, RouteMethods } from './route-methods.ts';
 import { Type } from 'typebox';
@@ -31,6 +34,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     store: Store;
     config: Config;
+    /** Seals and opens private keys at rest (undefined without PALISADE_SECRET_KEY). */
+    secrets: SecretBox | undefined;
+    /** Certificate tasks (see ../certs). */
+    tasks: TaskBook;
   }
 }
 
@@ -40,9 +47,11 @@ export interface AppOptions {
   logger: Logger | false;
   /** Metrics of other parts of the process, served with the API's at /metrics. */
   metrics?: () => string;
+  /** The certificate tasks the process's worker follows (a new book when the API runs alone, as in tests). */
+  tasks?: TaskBook;
 }
 
-export async function buildApp({ store, config, logger, metrics }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ store, config, logger, metrics, tasks }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     // Router errors (a path parameter past its length, a malformed URL) as problem documents too.
     frameworkErrors: (error, _request, reply) => {
@@ -78,6 +87,8 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   app.decorate('store', store);
   app.decorate('config', config);
+  app.decorate('secrets', config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined);
+  app.decorate('tasks', tasks ?? new TaskBook(store));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.
@@ -128,6 +139,7 @@ export async function buildApp({ store, config, logger, metrics }: AppOptions): 
     await authed.register(meRoutes);
     await authed.register(domainRoutes);
     await authed.register(recordRoutes);
+    await authed.register(certificateRoutes);
     await authed.register(nameserverRoutes);
     await authed.register(ipListRoutes);
     await authed.register(nodeRoutes);

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { certificateFromPem, type CertificateState } from '../model/certificate.ts';
+import { SecretBox } from '../certs/secret-box.ts';
 import { ApiError } from '../errors.ts';
 import { canonicalNode, checkNode, NODE_STATUSES, type EdgeNode, type NodeStatus } from '../model/node.ts';
 import { generateApiKey, hashApiKey, type Limits } from '../model/user.ts';
@@ -28,8 +29,8 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
                                            serving as that node; prints its token and secret once
   consumer list
   consumer remove ID
-  cert put DOMAIN --cert FILE --key FILE   stores a certificate (leaf, then chain, PEM) and its key for the domain;
-                                           edges use it from the next handshake
+  cert put DOMAIN --cert FILE --key FILE   stores a certificate (leaf, then chain, PEM) and its key (sealed with
+                                           PALISADE_SECRET_KEY) for the domain; edges use it from the next handshake
   cert remove DOMAIN
   cert list`;
 
@@ -98,7 +99,7 @@ async function refuseDuplicateNodeName(store: Store, name: string, except?: numb
   if (other) throw new UsageError(`node ${other.id} is already named ${name}`);
 }
 
-export async function runAdmin(store: Store, argv: string[], out: Out): Promise<void> {
+export async function runAdmin(store: Store, argv: string[], out: Out, options: { secretKey?: Buffer } = {}): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [noun, verb, arg, arg2] = positionals;
   const command = `${noun ?? ''} ${verb ?? ''}`.trim();
@@ -230,7 +231,8 @@ export async function runAdmin(store: Store, argv: string[], out: Out): Promise<
         if (error instanceof UsageError) throw error;
         throw new UsageError(`the certificate cannot be used: ${(error as Error).message}`);
       }
-      const stored = await store.putCertificate(cert);
+      if (!options.secretKey) throw new UsageError('PALISADE_SECRET_KEY is not set: private keys are stored sealed with the operator key (set it as for the API)');
+      const stored = await store.putCertificate({ ...cert, key: new SecretBox(options.secretKey).seal(cert.key) });
       return out(certificateSummary(stored));
     }
     case 'cert remove': {

@@ -298,6 +298,11 @@ export class EdgeServer {
     if (refusal) return this.refuse(res, domain.domain, refusal.reason, refusal.html);
     if (acme) {
       // Reserved for certificate issuance (HTTP-01 tokens); never passed to the backend.
+      const answer = this.state.challengeAnswer(domain.domain, path.slice(ACME_PREFIX.length));
+      if (answer !== undefined) {
+        this.reply(res, 200, 'text/plain', answer);
+        return { status: 200, domain: domain.domain, via: 'acme' };
+      }
       this.reply(res, 404, 'text/plain', 'no such challenge token');
       return { status: 404, domain: domain.domain, via: 'acme' };
     }

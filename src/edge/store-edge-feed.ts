@@ -1,8 +1,9 @@
 // Keeps an edge's state in step with a store in the same process (the all-in-one role, which
-// stands for every node): every domain, certificate and IP list at start, then the store's change
+// stands for every node): every domain, certificate, HTTP-01 challenge and IP list at start, then the store's change
 // feed after every commit and by polling (commits made by other processes, such as the operator
 // CLI). A remote edge takes the same from the API's change feed (feed/remote-edge-feed.ts).
 import type { Logger } from 'pino';
+import type { AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
@@ -32,6 +33,8 @@ export class StoreEdgeFeed {
     private readonly state: EdgeState,
     private readonly log: Logger,
     private readonly pollMs = 1000,
+    /** Gives a certificate with its private key opened (the store keeps it sealed). */
+    private readonly openKey: (cert: CertificateState) => CertificateState = (c) => c,
   ) {}
 
   async start(): Promise<void> {
@@ -46,9 +49,10 @@ export class StoreEdgeFeed {
   private async loadAll(): Promise<void> {
     const revision = await this.store.currentRevision();
     const domains: DomainState[] = (await all((p) => this.store.listAllZones(p))).map((z) => z.domain);
-    const certificates: CertificateState[] = await all((p) => this.store.listCertificates(p));
+    const certificates: CertificateState[] = (await all((p) => this.store.listCertificates(p))).map(this.openKey);
+    const challenges: AcmeChallengeState[] = await all((p) => this.store.listChallenges(p));
     const ipLists: IpListState[] = await all((p) => this.store.listAllIpLists(p));
-    this.state.replace({ domains, certificates, ipLists });
+    this.state.replace({ domains, certificates, challenges, ipLists });
     this.revision = revision;
     this.log.info({ revision, domains: domains.length, certificates: certificates.length }, 'edge: state loaded');
   }
@@ -62,12 +66,13 @@ export class StoreEdgeFeed {
           return;
         }
         if (feed.changes.length === 0) return;
-        const batch: Required<Omit<EdgeBatch, 'node'>> = { domains: new Map(), certificates: new Map(), ipLists: new Map() };
+        const batch: Required<Omit<EdgeBatch, 'node'>> = { domains: new Map(), certificates: new Map(), challenges: new Map(), ipLists: new Map() };
         const reads: Promise<void>[] = [];
         // Record-only zone changes leave the domain's settings as they were: none of the edge's business.
         for (const change of new Map(feed.changes.filter((c) => !isRecordChange(c)).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
           if (change.kind === 'zone') reads.push(this.store.getZoneHead(change.key).then((z) => void batch.domains.set(change.key, z?.domain)));
-          else if (change.kind === 'certificate') reads.push(this.store.getCertificate(change.key).then((c) => void batch.certificates.set(change.key, c)));
+          else if (change.kind === 'certificate') reads.push(this.store.getCertificate(change.key).then((c) => void batch.certificates.set(change.key, c && this.openKey(c))));
+          else if (change.kind === 'challenge') reads.push(this.store.getChallenge(change.key).then((c) => void batch.challenges.set(change.key, c)));
           else if (change.kind === 'iplist') reads.push(this.store.getIpList(Number(change.key)).then((l) => void batch.ipLists.set(Number(change.key), l)));
         }
         await Promise.all(reads);

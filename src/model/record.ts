@@ -83,6 +83,11 @@ export interface RecordState {
   ttl: number;
   priority: number | null;
   target: number[];
+  /**
+   * The service's own DNS-01 TXT, there while a certificate order waits: served like any record,
+   * but never listed to, changed or removed by the customer.
+   */
+  acme?: true;
 }
 
 /** The API form, fields in schema order (record lists are serialised without the schema). */

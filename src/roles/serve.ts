@@ -15,6 +15,8 @@ import type { EdgeServer } from '../edge/edge-server.ts';
 import { EdgeState } from '../edge/edge-state.ts';
 import { StoreEdgeFeed } from '../edge/store-edge-feed.ts';
 import { listenEdge, newEdgeServer } from './edge-parts.ts';
+import { openSecrets, startCertificates } from './cert-parts.ts';
+import { withOpenKey } from '../certs/secret-box.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
 export { StartupError };
@@ -28,11 +30,13 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   const log = createLogger(config.logLevel);
   if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  const secrets = await openSecrets(store, config, log);
 
   const geo = options.dns ? openGeo(config, log) : undefined;
   const dns = options.dns ? newDnsServer(config, log, geo) : undefined;
   const feed = dns && new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
   let dnsAddress: string | undefined;
+  let dnsPort: number | undefined;
   if (dns && feed) {
     dns.metrics.revisionApplied = () => feed.revision;
     await feed.start();
@@ -40,27 +44,32 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
       throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message}); free the port or set PALISADE_DNS_HOST/PALISADE_DNS_PORT`);
     });
     dnsAddress = `${config.dns.host}:${port}`;
+    dnsPort = port;
   }
 
   // The edge: every domain (this all-in-one process stands for every node), fed from the store.
   let edge: EdgeServer | undefined;
   let edgeFeed: StoreEdgeFeed | undefined;
   let edgeAddress: { http: string; https: string } | undefined;
+  let edgeHttpPort: number | undefined;
   if (options.dns) {
     const state = new EdgeState();
-    edgeFeed = new StoreEdgeFeed(store, state, log.child({ component: 'edge' }));
+    edgeFeed = new StoreEdgeFeed(store, state, log.child({ component: 'edge' }), undefined, (cert) => withOpenKey(secrets, cert));
     await edgeFeed.start();
     edge = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);
     edgeAddress = await listenEdge(config, edge);
+    edgeHttpPort = Number(new URL(edgeAddress.http).port);
   }
 
   const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
   await notifier.start();
 
-  const app = await buildApp({ store, config, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() });
+  const certs = await startCertificates(store, config, secrets, log.child({ component: 'certs' }), { dns: dnsPort === undefined ? undefined : { host: config.dns.host, port: dnsPort }, edgeHttpPort });
+  const app = await buildApp({ store, config, tasks: certs.book, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
   });
+  certs.worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   log.info(
@@ -75,6 +84,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     feed?.stop();
     edgeFeed?.stop();
     notifier.stop();
+    await certs.worker.stop();
     await edge?.close();
     await app.close();
     await dns?.close();

@@ -1,11 +1,12 @@
 // The edge's change feed in one place for the API that writes it and the edge that reads it.
 // An edge is fed as exactly one node: only the domains bound to that node (`bind_node` empty or
-// naming it), their certificates, and the IP lists that apply on it. A domain that leaves the
+// naming it), their certificates and HTTP-01 challenges in flight, and the IP lists that apply on it. A domain that leaves the
 // node (unbound, deleted) is announced by a keyed digest of its name, never the name: an edge
 // learns nothing about domains it does not serve, yet drops the ones it had.
 //   snapshot: NDJSON lines {"edge":{revision,node}}, then {"domain":…} / {"certificate":…} /
-//   {"iplist":…}, last {"end":{"items":N}} (a body without it was cut short).
+//   {"challenge":…} / {"iplist":…}, last {"end":{"items":N}} (a body without it was cut short).
 import { createHmac } from 'node:crypto';
+import type { AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
@@ -17,15 +18,22 @@ export interface EdgeHeader {
   node: EdgeNode | null;
 }
 
-export type EdgeItem = { kind: 'domain'; data: DomainState } | { kind: 'certificate'; data: CertificateState } | { kind: 'iplist'; data: IpListState };
+export type EdgeItem =
+  | { kind: 'domain'; data: DomainState }
+  | { kind: 'certificate'; data: CertificateState }
+  | { kind: 'challenge'; data: AcmeChallengeState }
+  | { kind: 'iplist'; data: IpListState };
+
+/** The kinds an edge holds one of per domain, announced by digest when they leave. */
+export type PerDomainKind = 'domain' | 'certificate' | 'challenge';
 
 export type EdgeLine = { kind: 'header'; header: EdgeHeader } | EdgeItem | { kind: 'end'; items: number };
 
 /** One entry of GET /sync/edge/changes. */
 export type EdgeChange =
-  | { revision: number; kind: 'domain' | 'certificate'; op: 'put'; key: string; data: DomainState | CertificateState }
+  | { revision: number; kind: PerDomainKind; op: 'put'; key: string; data: DomainState | CertificateState | AcmeChallengeState }
   /** `digest` = nameDigest(consumer secret, name): the edge matches it against the names it holds. */
-  | { revision: number; kind: 'domain' | 'certificate'; op: 'delete'; digest: string }
+  | { revision: number; kind: PerDomainKind; op: 'delete'; digest: string }
   | { revision: number; kind: 'iplist'; op: 'put'; key: string; data: IpListState }
   | { revision: number; kind: 'iplist'; op: 'delete'; key: string }
   | { revision: number; kind: 'node'; op: 'put' | 'delete'; key: string; data?: EdgeNode };
@@ -58,6 +66,9 @@ export function parseEdgeLine(line: string): EdgeLine {
   if (value.domain && typeof value.domain === 'object' && typeof (value.domain as DomainState).domain === 'string') return { kind: 'domain', data: value.domain as DomainState };
   if (value.certificate && typeof value.certificate === 'object' && typeof (value.certificate as CertificateState).domain === 'string') {
     return { kind: 'certificate', data: value.certificate as CertificateState };
+  }
+  if (value.challenge && typeof value.challenge === 'object' && typeof (value.challenge as AcmeChallengeState).domain === 'string' && Array.isArray((value.challenge as AcmeChallengeState).tokens)) {
+    return { kind: 'challenge', data: value.challenge as AcmeChallengeState };
   }
   if (value.iplist && typeof value.iplist === 'object' && typeof (value.iplist as IpListState).id === 'number') return { kind: 'iplist', data: value.iplist as IpListState };
   const end = value.end as { items?: unknown } | undefined;

@@ -19,6 +19,7 @@ import { linkNext, pageRequest } from '../paging.ts';
 import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { checkNodesExist, ownZoneHead, zoneName } from '../zone-access.ts';
+import { followSsl } from './certificates.ts';
 
 export function renderDomain(zone: ZoneHead, config: Config) {
   const { ownerId: _owner, ...domain } = zone.domain;
@@ -82,6 +83,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         };
         return { domain, records: [] };
       });
+      await followSsl(app, zone.domain);
       return reply.code(201).header('location', `/domains/${name}`).send(renderDomain(zone, app.config));
     },
   );
@@ -115,6 +117,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const changed = Object.entries(patch).some(([k, v]) => !sameValue(current.domain[k as keyof DomainState], v));
         return changed ? { ...current, domain: { ...current.domain, ...patch } } : undefined;
       });
+      if (patch.ssl !== undefined || patch.mask !== undefined) await followSsl(app, zone.domain);
       return renderDomain(zone, app.config);
     },
   );
@@ -125,6 +128,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const name = zoneName(request.params.domain);
       if (!(await app.store.deleteZone(name, request.user.id))) throw notFound(`domain ${name}`);
+      await app.tasks.forget(request.user.id, name).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'certificates: the tasks of a removed domain stay until the worker meets them'));
       return reply.code(204).send(null);
     },
   );

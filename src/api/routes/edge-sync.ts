@@ -21,12 +21,16 @@ import {
   nameDigest,
   type EdgeChange,
 } from '../../sync/edge-feed-format.ts';
+import type { CertificateState } from '../../model/certificate.ts';
+import { withOpenKey } from '../../certs/secret-box.ts';
 import { problemResponse } from '../schemas.ts';
+
+type OpenKey = (cert: CertificateState) => CertificateState;
 import { consumerAuth } from './consumer-auth.ts';
 
 const PAGE = 500;
 
-async function* edgeSnapshot(store: Store, node: number): AsyncGenerator<string> {
+async function* edgeSnapshot(store: Store, node: number, openKey: OpenKey): AsyncGenerator<string> {
   const revision = await store.currentRevision();
   yield edgeHeaderLine({ revision, node: (await store.getNode(node)) ?? null });
   let items = 0;
@@ -49,7 +53,18 @@ async function* edgeSnapshot(store: Store, node: number): AsyncGenerator<string>
     let text = '';
     for (const cert of page.items) {
       if (!served.has(cert.domain)) continue;
-      text += edgeItemLine({ kind: 'certificate', data: cert });
+      text += edgeItemLine({ kind: 'certificate', data: openKey(cert) });
+      items++;
+    }
+    if (text) yield text;
+    cursor = page.next;
+  } while (cursor);
+  do {
+    const page = await store.listChallenges({ limit: PAGE, cursor });
+    let text = '';
+    for (const challenge of page.items) {
+      if (!served.has(challenge.domain)) continue;
+      text += edgeItemLine({ kind: 'challenge', data: challenge });
       items++;
     }
     if (text) yield text;
@@ -70,16 +85,16 @@ async function* edgeSnapshot(store: Store, node: number): AsyncGenerator<string>
 }
 
 /** One stored change as this node's edge sees it; undefined for changes that are none of its business. */
-async function edgeChange(store: Store, consumer: ConsumerState & { node: number }, change: Change): Promise<EdgeChange | undefined> {
+async function edgeChange(store: Store, consumer: ConsumerState & { node: number }, change: Change, openKey: OpenKey): Promise<EdgeChange | undefined> {
   const { revision, key } = change;
   const node = consumer.node;
   // A change of DNS records alone leaves the domain's settings, all an edge acts on, as they were.
   if (isRecordChange(change)) return undefined;
-  if (change.kind === 'zone' || change.kind === 'certificate') {
-    const kind = change.kind === 'zone' ? 'domain' : 'certificate';
+  if (change.kind === 'zone' || change.kind === 'certificate' || change.kind === 'challenge') {
+    const kind = change.kind === 'zone' ? 'domain' : change.kind;
     const zone = await store.getZoneHead(key);
     const bound = zone !== undefined && boundTo(zone.domain, node);
-    const data = !bound ? undefined : kind === 'domain' ? zone.domain : await store.getCertificate(key);
+    const data = !bound ? undefined : kind === 'domain' ? zone.domain : kind === 'challenge' ? await store.getChallenge(key) : await store.getCertificate(key).then((c) => c && openKey(c));
     return data ? { revision, kind, op: 'put', key, data } : { revision, kind, op: 'delete', digest: nameDigest(consumer.secret, key) };
   }
   if (change.kind === 'iplist') {
@@ -96,6 +111,8 @@ async function edgeChange(store: Store, consumer: ConsumerState & { node: number
 const errors = { 400: problemResponse(400), 401: problemResponse(401), 403: problemResponse(403), 410: { ...problemResponse(503), description: 'Gone: load the snapshot' }, 503: problemResponse(503) };
 
 export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  // Edges need the private keys in the clear to serve TLS; the store keeps them sealed.
+  const openKey: OpenKey = (cert) => withOpenKey(app.secrets, cert);
   app.addHook('onRequest', consumerAuth(app.store, 'edge'));
 
   app.get(
@@ -105,14 +122,14 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sync'],
         summary: "Everything one edge node serves, streamed as NDJSON",
         description:
-          'First `{"edge":{"revision","node"}}`, then `{"domain":{...}}`, `{"certificate":{...}}` and `{"iplist":{...}}` lines, last `{"end":{"items":N}}` ' +
+          'First `{"edge":{"revision","node"}}`, then `{"domain":{...}}`, `{"certificate":{...}}`, `{"challenge":{...}}` (HTTP-01 tokens in flight) and `{"iplist":{...}}` lines, last `{"end":{"items":N}}` ' +
           '(a body without it was cut short). Only the domains bound to the consumer\'s node, their certificates and the IP lists on that node. Apply /sync/edge/changes?since=revision afterwards.',
         security: [{ consumerToken: [] }],
         response: { 200: { content: { 'application/x-ndjson': { schema: Type.String() } } }, ...errors },
       },
     },
     async (request, reply) => {
-      const lines = edgeSnapshot(app.store, request.consumer!.node!);
+      const lines = edgeSnapshot(app.store, request.consumer!.node!, openKey);
       // The header is read before answering, so a store that is down gets a 503, not a cut body.
       const first = await lines.next();
       if (first.done) throw new Error('edge snapshot: no header');
@@ -137,7 +154,7 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [{ consumerToken: [] }],
         querystring: Type.Object({ since: Type.Integer({ minimum: 0 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) }, { additionalProperties: false }),
         response: {
-          200: Type.Object({ since: Type.Integer(), revision: Type.Integer(), current: Type.Integer(), changes: Type.Array(Type.Unsafe<EdgeChange>({ description: 'One change: revision, kind (domain | certificate | iplist | node), op, and key + data, or digest for a departure' })) }),
+          200: Type.Object({ since: Type.Integer(), revision: Type.Integer(), current: Type.Integer(), changes: Type.Array(Type.Unsafe<EdgeChange>({ description: 'One change: revision, kind (domain | certificate | challenge | iplist | node), op, and key + data, or digest for a departure' })) }),
           ...errors,
         },
       },
@@ -152,7 +169,7 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const last = new Map<string, number>();
       feed.changes.forEach((c, i) => last.set(`${c.kind}:${c.key}`, i));
       const picked = feed.changes.filter((c, i) => last.get(`${c.kind}:${c.key}`) === i);
-      const changes = (await Promise.all(picked.map((c) => edgeChange(app.store, consumer, c)))).filter((c): c is EdgeChange => c !== undefined);
+      const changes = (await Promise.all(picked.map((c) => edgeChange(app.store, consumer, c, openKey)))).filter((c): c is EdgeChange => c !== undefined);
       const end = feed.changes[feed.changes.length - 1];
       return { since, revision: end ? end.revision : since, current, changes };
     },

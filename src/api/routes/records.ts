@@ -43,7 +43,7 @@ function renderList(zone: Zone, query: { name?: string; type?: number | string; 
     owner = n.value;
   }
   const type = query.type === undefined ? undefined : recordTypeNumber(query.type);
-  const matching = zone.records.filter((r) => (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
+  const matching = zone.records.filter((r) => !r.acme && (owner === undefined || r.name === owner) && (type === undefined || r.type === type));
   const page = pageRequest(query);
   const after = page.cursor === undefined ? undefined : decodeIdCursor(page.cursor);
   const result = pageById(matching, page.limit, after);
@@ -125,7 +125,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const zone = await ownZoneHead(app, request.params.domain, request.user.id);
       const record = await app.store.getRecord(zone.domain.domain, request.params.id);
-      if (!record) throw notFound(`record ${request.params.id}`);
+      if (!record || record.acme) throw notFound(`record ${request.params.id}`);
       return renderRecord(record);
     },
   );
@@ -148,7 +148,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       let updated: RecordState | undefined;
       await app.store.changeRecords(name, request.user.id, (view) => {
         const current = view.byId(id);
-        if (!current) throw notFound(`record ${id}`);
+        if (!current || current.acme) throw notFound(`record ${id}`);
         const type = request.body.type === undefined ? current.type : recordTypeNumber(request.body.type);
         // A type change to one without priority drops the old priority unless one is given.
         const priority = request.body.priority !== undefined ? request.body.priority : hasPriority(type) ? current.priority : null;
@@ -170,7 +170,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const name = zoneName(request.params.domain);
       const { id } = request.params;
       await app.store.changeRecords(name, request.user.id, (view) => {
-        if (!view.byId(id)) throw notFound(`record ${id}`);
+        if (!view.byId(id) || view.byId(id)!.acme) throw notFound(`record ${id}`);
         return { put: [], del: [id] };
       });
       return reply.code(204).send(null);

@@ -4,6 +4,7 @@
 // edge's share is small: settings, certificates, lists). Polls; a verified push makes the next
 // pull happen now. Each page is applied to the in-memory state in one synchronous step, then
 // stored.
+import type { AcmeChallengeState } from '../../model/acme-challenge.ts';
 import type { CertificateState } from '../../model/certificate.ts';
 import type { DomainState } from '../../model/domain.ts';
 import type { IpListState } from '../../model/iplist.ts';
@@ -45,7 +46,7 @@ export class RemoteEdgeFeed extends PullLoop<EdgeChangePage> {
       void this.local.close().catch(() => undefined);
       this.guard.moveAside(`a stored document is unreadable (${(error as Error).message})`);
       this.local = this.guard.open();
-      this.replace({ revision: 0, node: null, domains: [], certificates: [], ipLists: [] });
+      this.replace({ revision: 0, node: null, domains: [], certificates: [], challenges: [], ipLists: [] });
     }
     this.guard.loaded();
     this.options.log.info({ revision: this.applied, domains: this.state.routes.size }, 'edge sync: serving the local state');
@@ -67,7 +68,7 @@ export class RemoteEdgeFeed extends PullLoop<EdgeChangePage> {
   protected async loadSnapshot(res: Response): Promise<void> {
     const started = Date.now();
     let header: EdgeHeader | undefined;
-    const data: { domains: DomainState[]; certificates: CertificateState[]; ipLists: IpListState[] } = { domains: [], certificates: [], ipLists: [] };
+    const data: Omit<EdgeStateData, 'revision' | 'node'> = { domains: [], certificates: [], challenges: [], ipLists: [] };
     let count = 0;
     let complete = false;
     const splitter = new LineSplitter();
@@ -79,6 +80,7 @@ export class RemoteEdgeFeed extends PullLoop<EdgeChangePage> {
         header = line.header;
       } else if (line.kind === 'domain') data.domains.push(checkedDomain(line.data));
       else if (line.kind === 'certificate') data.certificates.push(line.data);
+      else if (line.kind === 'challenge') data.challenges.push(line.data);
       else if (line.kind === 'iplist') data.ipLists.push(line.data);
       else if (line.kind === 'end') {
         if (line.items !== count) throw new Error(`edge snapshot: the end line says ${line.items} items, ${count} arrived`);
@@ -97,15 +99,16 @@ export class RemoteEdgeFeed extends PullLoop<EdgeChangePage> {
   }
 
   protected async apply(page: EdgeChangePage): Promise<void> {
-    const batch: Required<Omit<EdgeBatch, 'node'>> & Pick<EdgeBatch, 'node'> = { domains: new Map(), certificates: new Map(), ipLists: new Map() };
+    const batch: Required<Omit<EdgeBatch, 'node'>> & Pick<EdgeBatch, 'node'> = { domains: new Map(), certificates: new Map(), challenges: new Map(), ipLists: new Map() };
     for (const change of page.changes) {
-      if (change.kind === 'domain' || change.kind === 'certificate') {
+      if (change.kind === 'domain' || change.kind === 'certificate' || change.kind === 'challenge') {
         if (change.op === 'put') {
           if (change.kind === 'domain') batch.domains.set(change.key, checkedDomain(change.data as DomainState));
-          else batch.certificates.set(change.key, change.data as CertificateState);
+          else if (change.kind === 'certificate') batch.certificates.set(change.key, change.data as CertificateState);
+          else batch.challenges.set(change.key, change.data as AcmeChallengeState);
         } else {
           const name = this.byDigest.get(change.digest);
-          if (name !== undefined) (change.kind === 'domain' ? batch.domains : batch.certificates).set(name, undefined);
+          if (name !== undefined) (change.kind === 'domain' ? batch.domains : change.kind === 'certificate' ? batch.certificates : batch.challenges).set(name, undefined);
         }
       } else if (change.kind === 'iplist') batch.ipLists.set(Number(change.key), change.op === 'put' ? change.data : undefined);
       else if (change.kind === 'node') batch.node = change.op === 'put' ? (change.data ?? null) : null;

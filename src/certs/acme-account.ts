@@ -1,0 +1,54 @@
+// The ACME account: one per directory URL, its key sealed in the store, created on first use
+// and reused ever after (a new account per start would lose the CA's history and rate budget).
+import { Agent } from 'node:https';
+import { rootCertificates } from 'node:tls';
+import * as acme from 'acme-client';
+import type { CertConfig } from '../config.ts';
+import type { Store } from '../store/types.ts';
+import type { SecretBox } from './secret-box.ts';
+
+interface AccountDoc {
+  key: string;
+  url: string;
+}
+
+/**
+ * acme-client's HTTP client is one per process: trust the operator's extra CA for the directory,
+ * and retry a failing request only once, briefly (our tasks retry with their own backoff).
+ */
+function configureHttp(config: CertConfig): void {
+  if (config.caPem) acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, config.caPem], keepAlive: true });
+  const settings = (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings;
+  settings.retryMaxAttempts = 1;
+  settings.retryDefaultDelay = 1;
+}
+
+export class AcmeAccount {
+  private client: acme.Client | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: CertConfig & { directoryUrl: string },
+    private readonly box: SecretBox,
+  ) {
+    configureHttp(config);
+  }
+
+  /** A client signed in as the account (created at the CA and stored on first use). */
+  async get(): Promise<acme.Client> {
+    if (this.client) return this.client;
+    const { directoryUrl } = this.config;
+    const backoff = { backoffMin: this.config.pollMinMs, backoffMax: Math.min(this.config.pollMinMs * 10, 30_000), backoffAttempts: 12 };
+    const doc = await this.store.getDoc<AccountDoc>('acme', directoryUrl);
+    if (doc) {
+      this.client = new acme.Client({ directoryUrl, accountKey: this.box.open(doc.key), accountUrl: doc.url, ...backoff });
+      return this.client;
+    }
+    const key = (await acme.crypto.createPrivateEcdsaKey()).toString();
+    const client = new acme.Client({ directoryUrl, accountKey: key, ...backoff });
+    await client.createAccount({ termsOfServiceAgreed: true, ...(this.config.email && { contact: [`mailto:${this.config.email}`] }) });
+    await this.store.putDoc('acme', directoryUrl, { key: this.box.seal(key), url: client.getAccountUrl() } satisfies AccountDoc);
+    this.client = client;
+    return client;
+  }
+}

@@ -1,0 +1,202 @@
+// Runs certificate tasks beside the API: exactly one process at a time (a lease in the store),
+// a few domains at once, each failure retried with exponential backoff and jitter up to the
+// configured attempts, and every domain looked at for renewal at an interval. Tasks live in the
+// store, so a restart (or another API process taking the lease) carries on where this one stopped.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { CertConfig } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { certificateFromPem } from '../model/certificate.ts';
+import type { DomainState } from '../model/domain.ts';
+import type { NameProblem, TaskState } from '../model/task.ts';
+import type { Store } from '../store/types.ts';
+import { coalesced } from '../sync/coalesce.ts';
+import { AcmeAccount } from './acme-account.ts';
+import { IssueError, orderCertificate, type ChallengePublisher } from './acme-order.ts';
+import { certificateNames, issuanceReason } from './cert-names.ts';
+import { Dns01Publisher, Http01Publisher } from './challenges.ts';
+import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { TaskBook } from './task-book.ts';
+
+const TICK_MS = 1000;
+const LEASE_MS = 30_000;
+/** Domains issued at once. */
+const CONCURRENCY = 8;
+const MAX_BACKOFF_MS = 6 * 3600_000;
+
+/** A failure no retry can mend (configuration): the task fails at once. */
+class FinalError extends IssueError {}
+
+export interface CertWorkerOptions {
+  store: Store;
+  book: TaskBook;
+  config: CertConfig;
+  box: SecretBox | undefined;
+  log: Logger;
+  /** Our name servers (host:port), where a DNS-01 TXT must be seen before the CA is told. */
+  nameservers: string[];
+  /** The port edges answer plain HTTP on, as the CA reaches them. */
+  httpPort: number;
+}
+
+/** The delay before attempt n+1: base × 2^(n-1), ±20 % so that many domains do not retry in step. */
+export function retryDelay(baseMs: number, attempts: number, random = Math.random()): number {
+  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS) * (0.8 + 0.4 * random);
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
+
+export class CertWorker {
+  private readonly holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly account: AcmeAccount | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private unwake: (() => void) | undefined;
+  private lastReconcile = 0;
+  private stopped = false;
+
+  constructor(private readonly options: CertWorkerOptions) {
+    const { config, box, store } = options;
+    this.account = config.directoryUrl && box ? new AcmeAccount(store, { ...config, directoryUrl: config.directoryUrl }, box) : undefined;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+    this.unwake = this.options.book.onQueued(() => void this.tick());
+    void this.tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.unwake?.();
+    await this.tick.settled();
+    // A shutdown does not wait out a CA: a task still running is taken up again by the next
+    // holder of the lease (a new order; the CA reuses the validations already done).
+    await Promise.race([Promise.allSettled(this.running.values()), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+  }
+
+  private readonly tick = coalesced(async () => {
+    if (this.stopped) return;
+    const { store, book, log, config } = this.options;
+    try {
+      if (!(await store.tryLease('certificates', this.holder, LEASE_MS))) return;
+      const now = Date.now();
+      if (now - this.lastReconcile >= config.renewCheckMs) {
+        this.lastReconcile = now;
+        await this.reconcile();
+      }
+      for (const task of await book.active()) {
+        if (this.running.has(task.domain) || this.running.size >= CONCURRENCY) continue;
+        // A task left running by a process that stopped is taken up again.
+        if (task.status === 'queued' && task.nextAttempt !== null && Date.parse(task.nextAttempt) > now) continue;
+        const run = this.run(task)
+          .catch((error: unknown) => log.error({ err: error, domain: task.domain }, 'certificates: a task could not be recorded'))
+          .finally(() => {
+            this.running.delete(task.domain);
+            if (!this.stopped) void this.tick();
+          });
+        this.running.set(task.domain, run);
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'certificates: the task list could not be read; trying again');
+    }
+  });
+
+  /** Every domain with ssl on: a task where a certificate is missing, no longer covers its names, or is due for renewal. */
+  private async reconcile(): Promise<void> {
+    const { store } = this.options;
+    let cursor: string | undefined;
+    do {
+      const page = await store.listAllZones({ limit: 500, cursor });
+      for (const { domain } of page.items) if (domain.ssl) await this.reconcileOne(domain);
+      cursor = page.next;
+      await new Promise((resolve) => setImmediate(resolve));
+    } while (cursor);
+  }
+
+  private async reconcileOne(domain: DomainState): Promise<void> {
+    const reason = issuanceReason(domain, await this.options.store.getCertificate(domain.domain), Date.now());
+    if (!reason) return;
+    const current = await this.options.book.forDomain(domain.ownerId, domain.domain);
+    if (current && (current.status === 'queued' || current.status === 'running')) return;
+    // A task that failed for good for these very names is not retried by the clock: the
+    // customer asks again (or changes something) once the cause is mended.
+    // A renewal that failed for good is tried again a day later (the certificate still runs).
+    const failedForGood = current?.status === 'failed' && current.names.join() === certificateNames(domain).join();
+    if (failedForGood && (reason !== 'renewal' || Date.now() - Date.parse(current.updated) < 24 * 3600_000)) return;
+    await this.options.book.request(domain, reason);
+  }
+
+  private async run(queued: TaskState): Promise<void> {
+    const { store, book, config, box, log } = this.options;
+    const zone = await store.getZoneHead(queued.domain);
+    if (!zone || zone.domain.ownerId !== queued.ownerId) {
+      await book.forget(queued.ownerId, queued.domain);
+      return;
+    }
+    const domain = zone.domain;
+    const now = () => new Date().toISOString();
+    if (!domain.ssl) {
+      await book.save({ ...queued, status: 'failed', nextAttempt: null, error: 'cancelled: ssl is off for the domain', updated: now() });
+      return;
+    }
+    const names = certificateNames(domain);
+    let task: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, updated: now() };
+    await book.save(task);
+    const started = Date.now();
+    try {
+      if (!config.directoryUrl) throw new FinalError('no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset): certificates cannot be issued', names.map((name) => ({ name, type: 'palisade:no-ca', detail: 'no ACME CA is configured' })));
+      if (!box || !this.account) throw new FinalError('PALISADE_SECRET_KEY is not set: private keys cannot be stored', names.map((name) => ({ name, type: 'palisade:no-secret-key', detail: 'private keys cannot be stored sealed' })));
+      const publisher = await this.publisher(domain, names, task.challenge!);
+      const client = await this.account.get();
+      const issued = await orderCertificate(client, names, publisher, async () => {
+        task = { ...task, orders: task.orders + 1, updated: now() };
+        await book.save(task);
+      });
+      const cert = certificateFromPem(domain.domain, issued.pem, issued.key);
+      await store.putCertificate({ ...cert, key: box.seal(cert.key) });
+      task = { ...task, status: 'done', error: null, problems: [], certificate: { fingerprint: cert.fingerprint, notBefore: cert.notBefore, notAfter: cert.notAfter }, updated: now() };
+      await book.save(task);
+      log.info({ domain: domain.domain, names, challenge: task.challenge, attempts: task.attempts, orders: task.orders, ms: Date.now() - started, notAfter: cert.notAfter }, 'certificates: issued');
+    } catch (error) {
+      const final = error instanceof FinalError || task.attempts >= config.maxAttempts;
+      const message = this.describe(error);
+      const problems: NameProblem[] = error instanceof IssueError ? error.problems : [];
+      task = {
+        ...task,
+        status: final ? 'failed' : 'queued',
+        nextAttempt: final ? null : new Date(Date.now() + retryDelay(config.retryBaseMs, task.attempts)).toISOString(),
+        error: message,
+        problems,
+        updated: now(),
+      };
+      await book.save(task);
+      log.warn({ domain: domain.domain, attempts: task.attempts, orders: task.orders, final, error: message }, 'certificates: issuance failed');
+      return;
+    }
+    // The domain may have changed while it ran (names, mask): look again.
+    const after = await store.getZoneHead(domain.domain);
+    if (after) await this.reconcileOne(after.domain);
+  }
+
+  private async publisher(domain: DomainState, names: string[], kind: 'dns-01' | 'http-01'): Promise<ChallengePublisher> {
+    const { store, config, nameservers, httpPort } = this.options;
+    if (kind === 'dns-01') return new Dns01Publisher(store, domain, nameservers, config.challengeTimeoutMs);
+    const nodes = await store.listNodes();
+    const problems = judgeHttp01(domain, names, nodes, await resolveAddresses(names, config.resolver));
+    if (problems.length > 0) throw new IssueError(`not ordered: ${problems.map((p) => p.detail).join('; ')}`, problems);
+    return new Http01Publisher(store, domain, servingNodes(domain, nodes), httpPort, config.challengeTimeoutMs);
+  }
+
+  private describe(error: unknown): string {
+    if (error instanceof IssueError) return error.message;
+    if (error instanceof ApiError) return `the store failed: ${error.message}`;
+    const code = (error as { code?: string }).code;
+    const message = (error as Error)?.message ?? String(error);
+    if (code && NETWORK_CODES.has(code)) return `the CA (${this.options.config.directoryUrl}) could not be reached: ${message}`;
+    return `the CA refused: ${message}`;
+  }
+}
