@@ -144,7 +144,7 @@ export class CertWorker {
       return;
     }
     const names = certificateNames(domain);
-    let task: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, updated: now() };
+    let task: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, error: null, problems: [], updated: now() };
     await book.save(task);
     const started = Date.now();
     try {

@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainParams, errorResponses } from '../schemas.ts';
 import { ownZoneHead, zoneName } from '../zone-access.ts';
+import { followSsl } from './certificates.ts';
 
 const NsState = Type.Object({
   domain: Type.String(),
@@ -24,6 +25,8 @@ export const nameserverRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const zone = await app.store.updateZone(name, request.user.id, (z) =>
         z.domain.ns_active === active ? undefined : { domain: { ...z.domain, ns_active: active } },
       );
+      // DNS-01 becomes possible (or HTTP-01 the only way): a waiting certificate task goes now.
+      if (zone.domain.ssl) await followSsl(app, zone.domain);
       return { domain: name, ns_active: zone.domain.ns_active, nameservers: [...app.config.nameservers], revision: zone.domain.revision };
     };
     app.get(path, { exposeHeadRoute: false, schema: { ...schema, summary } }, change);
