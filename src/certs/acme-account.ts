@@ -1,6 +1,6 @@
 // The ACME account: one per directory URL, its key sealed in the store, created on first use
 // and reused ever after (a new account per start would lose the CA's history and rate budget).
-import { Agent } from 'node:https';
+import { Agent, get } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import * as acme from 'acme-client';
 import type { CertConfig } from '../config.ts';
@@ -23,6 +23,24 @@ function configureHttp(config: CertConfig): void {
   settings.retryDefaultDelay = 1;
 }
 
+/**
+ * GET the directory: whether the CA answers at all. acme-client loses a network error (it
+ * surfaces as "TypeError: Cannot read properties of undefined (reading 'config')"), so the
+ * reason is found out here first, with the same trust.
+ */
+export function probeDirectory(url: string, caPem: string | undefined, timeoutMs = 5000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error & { code?: string }) => reject(Object.assign(new Error(`${error.code ? `${error.code}: ` : ''}${error.message}`), { code: error.code ?? 'ECONNABORTED' }));
+    const req = get(url, { ...(caPem && { ca: [...rootCertificates, caPem] }), timeout: timeoutMs }, (res) => {
+      res.resume();
+      if (res.statusCode === 200) resolve();
+      else reject(new Error(`the directory answered HTTP ${res.statusCode}`));
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs / 1000} s`), { code: 'ETIMEDOUT' })));
+    req.on('error', fail);
+  });
+}
+
 export class AcmeAccount {
   private client: acme.Client | undefined;
 
@@ -36,6 +54,7 @@ export class AcmeAccount {
 
   /** A client signed in as the account (created at the CA and stored on first use). */
   async get(): Promise<acme.Client> {
+    await probeDirectory(this.config.directoryUrl, this.config.caPem);
     if (this.client) return this.client;
     const { directoryUrl } = this.config;
     const backoff = { backoffMin: this.config.pollMinMs, backoffMax: Math.min(this.config.pollMinMs * 10, 30_000), backoffAttempts: 12 };

@@ -197,6 +197,8 @@ export class CertWorker {
     const code = (error as { code?: string }).code;
     const message = (error as Error)?.message ?? String(error);
     if (code && NETWORK_CODES.has(code)) return `the CA (${this.options.config.directoryUrl}) could not be reached: ${message}`;
+    // acme-client's way of reporting a connection lost in the middle of an order.
+    if (error instanceof TypeError && message.includes("reading 'config'")) return `the CA (${this.options.config.directoryUrl}) could not be reached (the connection failed during the order)`;
     return `the CA refused: ${message}`;
   }
 }
