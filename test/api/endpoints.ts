@@ -21,6 +21,10 @@ export const ENDPOINTS: Array<{ method: string; path: string; body?: unknown }> 
   { method: 'DELETE', path: '/security/iplist/1' },
   { method: 'PUT', path: '/security/iplist/1/192.0.2.1' },
   { method: 'DELETE', path: '/security/iplist/1/192.0.2.1' },
+  { method: 'GET', path: '/tasks/' },
+  { method: 'GET', path: '/tasks/tk_abcdefghijkl' },
+  { method: 'POST', path: '/domains/owned.example/certificate' },
+  { method: 'GET', path: '/domains/owned.example/certexport' },
   { method: 'GET', path: '/nodes/' },
   { method: 'GET', path: '/geo/targets' },
 ];

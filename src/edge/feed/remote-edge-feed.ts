@@ -7,7 +7,6 @@
 import type { AcmeChallengeState } from '../../model/acme-challenge.ts';
 import type { CertificateState } from '../../model/certificate.ts';
 import type { DomainState } from '../../model/domain.ts';
-import type { IpListState } from '../../model/iplist.ts';
 import { PullLoop, type PullLoopOptions } from '../../sync/pull-loop.ts';
 import { nameDigest, parseEdgeLine, type EdgeChangePage, type EdgeHeader } from '../../sync/edge-feed-format.ts';
 import { LocalStateGuard } from '../../sync/local-state-guard.ts';
