@@ -1,7 +1,7 @@
 // The ACME account: one per directory URL, its key sealed in the store, created on first use
 // and reused ever after (a new account per start would lose the CA's history and rate budget).
 import { Agent, get } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import * as acme from 'acme-client';
 import type { CertConfig } from '../config.ts';
 import type { Store } from '../store/types.ts';
@@ -12,26 +12,36 @@ interface AccountDoc {
   url: string;
 }
 
+/** The agent every request to the CA goes through (acme-client's and the probe's). */
+let agent: Agent | undefined;
+
 /**
- * acme-client's HTTP client is one per process: trust the operator's extra CA for the directory,
+ * acme-client's HTTP client is one per process: trust the operator's extra CA for the directory
+ * (one secure context, built once: a context with the system's roots and an extra CA costs tens
+ * of milliseconds of CPU, and the agent's key would otherwise stringify them at every request),
  * and retry a failing request only once, briefly (our tasks retry with their own backoff).
  */
-function configureHttp(config: CertConfig): void {
-  if (config.caPem) acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, config.caPem], keepAlive: true });
+function configureHttp(config: CertConfig): Agent {
+  if (!agent) {
+    const secureContext = config.caPem ? createSecureContext({ ca: [...rootCertificates, config.caPem] }) : undefined;
+    agent = new Agent({ keepAlive: true, ...(secureContext && { secureContext }) });
+    acme.axios.defaults.httpsAgent = agent;
+  }
   const settings = (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings;
   settings.retryMaxAttempts = 1;
   settings.retryDefaultDelay = 1;
+  return agent;
 }
 
 /**
  * GET the directory: whether the CA answers at all. acme-client loses a network error (it
  * surfaces as "TypeError: Cannot read properties of undefined (reading 'config')"), so the
- * reason is found out here first, with the same trust.
+ * reason is found out here first, through the same agent.
  */
-export function probeDirectory(url: string, caPem: string | undefined, timeoutMs = 5000): Promise<void> {
+export function probeDirectory(url: string, through: Agent, timeoutMs = 5000): Promise<void> {
   return new Promise((resolve, reject) => {
     const fail = (error: Error & { code?: string }) => reject(Object.assign(new Error(`${error.code ? `${error.code}: ` : ''}${error.message}`), { code: error.code ?? 'ECONNABORTED' }));
-    const req = get(url, { ...(caPem && { ca: [...rootCertificates, caPem] }), timeout: timeoutMs }, (res) => {
+    const req = get(url, { agent: through, timeout: timeoutMs }, (res) => {
       res.resume();
       if (res.statusCode === 200) resolve();
       else reject(new Error(`the directory answered HTTP ${res.statusCode}`));
@@ -43,18 +53,19 @@ export function probeDirectory(url: string, caPem: string | undefined, timeoutMs
 
 export class AcmeAccount {
   private client: acme.Client | undefined;
+  private readonly agent: Agent;
 
   constructor(
     private readonly store: Store,
     private readonly config: CertConfig & { directoryUrl: string },
     private readonly box: SecretBox,
   ) {
-    configureHttp(config);
+    this.agent = configureHttp(config);
   }
 
   /** A client signed in as the account (created at the CA and stored on first use). */
   async get(): Promise<acme.Client> {
-    await probeDirectory(this.config.directoryUrl, this.config.caPem);
+    await probeDirectory(this.config.directoryUrl, this.agent);
     if (this.client) return this.client;
     const { directoryUrl } = this.config;
     const backoff = { backoffMin: this.config.pollMinMs, backoffMax: Math.min(this.config.pollMinMs * 10, 30_000), backoffAttempts: 12 };

@@ -8,7 +8,7 @@ import type { CertConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { certificateFromPem } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
-import type { NameProblem, TaskState } from '../model/task.ts';
+import { isActive, type NameProblem, type TaskState } from '../model/task.ts';
 import type { Store } from '../store/types.ts';
 import { coalesced } from '../sync/coalesce.ts';
 import { AcmeAccount } from './acme-account.ts';
@@ -130,8 +130,13 @@ export class CertWorker {
     await this.options.book.request(domain, reason);
   }
 
-  private async run(queued: TaskState): Promise<void> {
+  private async run(listed: TaskState): Promise<void> {
     const { store, book, config, box, log } = this.options;
+    // The list was read before: the task may have finished since (a run that ended while the
+    // list was read). Only what the store says now is run, so no attempt (no order) is doubled.
+    const queued = await book.forDomain(listed.ownerId, listed.domain);
+    if (!queued || queued.id !== listed.id || !isActive(queued)) return;
+    if (queued.status === 'queued' && queued.nextAttempt !== null && Date.parse(queued.nextAttempt) > Date.now()) return;
     const zone = await store.getZoneHead(queued.domain);
     if (!zone || zone.domain.ownerId !== queued.ownerId) {
       await book.forget(queued.ownerId, queued.domain);

@@ -220,6 +220,21 @@ describe('certificates by HTTP-01 through an edge', { timeout: 60_000 }, () => {
     }
   });
 
+  it('twenty domains turned on at once: each issued once (one attempt, one order)', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `many${i}.example`);
+    for (const domain of names) expect((await call(keyA, 'POST', '/domains', { domain, backend: `127.0.0.1:${backendPort}`, mask: '', ssl: false })).status).toBe(201);
+    await Promise.all(names.map((domain) => call(keyA, 'PATCH', `/domains/${domain}`, { ssl: true })));
+    const started = Date.now();
+    let tasks: TaskJson[] = [];
+    while (Date.now() - started < 45_000) {
+      tasks = ((await (await call(keyA, 'GET', '/tasks/?state=all')).json()) as TaskJson[]).filter((t) => t.domain.startsWith('many'));
+      if (tasks.length === 20 && tasks.every((t) => t.state === 'done' || t.state === 'failed')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.log(`20 domains at once: issued in ${Date.now() - started} ms`);
+    expect(tasks.map((t) => [t.domain, t.state, t.attempts, t.orders]).sort()).toEqual(names.map((n) => [n, 'done', 1, 1]).sort());
+  });
+
   it('keeps private keys sealed in the store: no PEM key in its files, and the stored key opens only with the operator key', async () => {
     const dir = apiEnv.PALISADE_DATA_DIR!;
     expect(readdirSync(dir)).toContain('data.mdb');
