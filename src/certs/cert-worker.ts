@@ -34,8 +34,8 @@ export interface CertWorkerOptions {
   config: CertConfig;
   box: SecretBox | undefined;
   log: Logger;
-  /** Our name servers (host:port), where a DNS-01 TXT must be seen before the CA is told. */
-  nameservers: string[];
+  /** Our name servers (address:port), where a DNS-01 TXT must be seen before the CA is told (found when first needed). */
+  nameservers: () => Promise<string[]>;
   /** The port edges answer plain HTTP on, as the CA reaches them. */
   httpPort: number;
 }
@@ -76,6 +76,8 @@ export class CertWorker {
     // A shutdown does not wait out a CA: a task still running is taken up again by the next
     // holder of the lease (a new order; the CA reuses the validations already done).
     await Promise.race([Promise.allSettled(this.running.values()), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    // Handing the lease back lets the next process (a restart) carry on at once, not after it expires.
+    await this.options.store.tryLease('certificates', this.holder, 1).catch(() => undefined);
   }
 
   private readonly tick = coalesced(async () => {
@@ -189,7 +191,11 @@ export class CertWorker {
 
   private async publisher(domain: DomainState, names: string[], kind: 'dns-01' | 'http-01'): Promise<ChallengePublisher> {
     const { store, config, nameservers, httpPort } = this.options;
-    if (kind === 'dns-01') return new Dns01Publisher(store, domain, nameservers, config.challengeTimeoutMs);
+    if (kind === 'dns-01') {
+      const servers = await nameservers();
+      if (servers.length === 0) throw new IssueError('no name server to confirm the DNS-01 TXT on: set PALISADE_ACME_CHECK_NAMESERVERS', names.map((name) => ({ name, type: 'palisade:no-nameserver', detail: 'our name servers could not be found' })));
+      return new Dns01Publisher(store, domain, servers, config.challengeTimeoutMs);
+    }
     const nodes = await store.listNodes();
     const problems = judgeHttp01(domain, names, nodes, await resolveAddresses(names, config.resolver));
     if (problems.length > 0) throw new IssueError(`not ordered: ${problems.map((p) => p.detail).join('; ')}`, problems);

@@ -44,7 +44,12 @@ export async function startCertificates(
   own: { dns?: { host: string; port: number }; edgeHttpPort?: number },
 ): Promise<{ book: TaskBook; worker: CertWorker }> {
   const book = new TaskBook(store);
-  const nameservers = await checkNameservers(config, own.dns, log);
+  // Looked up when a DNS-01 order first needs them (a start never waits on a resolver).
+  let found: Promise<string[]> | undefined;
+  const nameservers = () => (found ??= checkNameservers(config, own.dns, log).then((list) => {
+    if (list.length === 0) found = undefined;
+    return list;
+  }));
   const httpPort = config.certs.httpPort ?? own.edgeHttpPort ?? 80;
   const worker = new CertWorker({ store, book, config: config.certs, box: secrets, log, nameservers, httpPort });
   if (!config.certs.directoryUrl) log.info('certificates: no ACME CA configured (PALISADE_ACME_DIRECTORY); domains with ssl get a task that says so');
