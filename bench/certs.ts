@@ -7,7 +7,7 @@
 // pebble validates without its random sleeps (PEBBLE_VA_NOSLEEP); a real CA adds its own latency.
 // Run: npm run bench:certs   (needs pebble: apt-get install pebble)
 import { createServer } from 'node:http';
-import { connect as tlsConnect } from 'node:tls';
+import { servedFingerprint, type TaskJson } from '../test/helpers/cert-tasks.ts';
 import { startChallSrv, startPebble, type TestPebble } from '../test/helpers/pebble.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../test/helpers/spawn-palisade.ts';
@@ -17,27 +17,8 @@ const MANY = Number(process.env.BENCH_CERT_DOMAINS ?? 100);
 const DEADLINE_MS = 300_000;
 const CONCURRENCY_NOTE = 'up to 8 at once';
 
-interface TaskJson {
-  domain: string;
-  state: string;
-  attempts: number;
-  orders: number;
-  error: string | null;
-  certificate: { fingerprint: string } | null;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function served(server: RunningServer, name: string, ca: string): Promise<string> {
-  const url = new URL(server.edgeHttpsUrl!);
-  return new Promise((resolve) => {
-    const socket = tlsConnect({ host: url.hostname, port: Number(url.port), servername: name, ca, rejectUnauthorized: true }, () => {
-      resolve(socket.getPeerCertificate().fingerprint256.replaceAll(':', '').toLowerCase());
-      socket.end();
-    });
-    socket.on('error', (e) => resolve(e.message));
-  });
-}
+const served = (server: RunningServer, name: string, ca: string) => servedFingerprint(server.edgeHttpsUrl!, name, ca);
 
 async function run(kind: 'http-01' | 'dns-01'): Promise<void> {
   const backend = createServer((_req, res) => res.end('ok'));

@@ -91,8 +91,8 @@ export class CertWorker {
         await this.reconcile();
       }
       for (const task of await book.active()) {
+        // Queued and due, or left running by a process that stopped (taken up again).
         if (this.running.has(task.domain) || this.running.size >= CONCURRENCY) continue;
-        // A task left running by a process that stopped is taken up again.
         if (task.status === 'queued' && task.nextAttempt !== null && Date.parse(task.nextAttempt) > now) continue;
         const run = this.run(task)
           .catch((error: unknown) => log.error({ err: error, domain: task.domain }, 'certificates: a task could not be recorded'))

@@ -1,8 +1,8 @@
 // What an edge knows, in memory: the domains it serves (as a routing table), their certificates
-// and HTTP-01 challenges in flight, the IP lists on its node, and the node itself. Fed whole (a snapshot) or change by change, by
-// the change feed (remote edge) or the store (all-in-one). Every batch is applied in one
-// synchronous step, so no request sees half of a change. Listeners hear of each domain whose
-// settings changed or that left (the cache drops what it kept for it).
+// and HTTP-01 challenges in flight, the IP lists on its node, and the node itself. Fed whole (a
+// snapshot) or change by change, by the change feed (remote edge) or the store (all-in-one).
+// Every batch is applied in one synchronous step, so no request sees half of a change. Listeners
+// hear of each domain whose settings changed or that left (the cache drops what it kept for it).
 import type { AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';

@@ -1,7 +1,7 @@
 // Keeps an edge's state in step with a store in the same process (the all-in-one role, which
-// stands for every node): every domain, certificate, HTTP-01 challenge and IP list at start, then the store's change
-// feed after every commit and by polling (commits made by other processes, such as the operator
-// CLI). A remote edge takes the same from the API's change feed (feed/remote-edge-feed.ts).
+// stands for every node): every domain, certificate, HTTP-01 challenge and IP list at start,
+// then the store's change feed after every commit and by polling (commits made by other
+// processes, such as the operator CLI). A remote edge takes the same from the API's change feed (feed/remote-edge-feed.ts).
 import type { Logger } from 'pino';
 import type { AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateState } from '../model/certificate.ts';

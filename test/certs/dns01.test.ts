@@ -5,8 +5,8 @@
 // serves the certificate for any name under the wildcard; renewal at two thirds of pebble's short
 // lifetime, never before; ssl off stops renewal.
 import { createServer, type Server } from 'node:http';
-import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { edgeServes, type TaskJson } from '../helpers/cert-tasks.ts';
 import { dig } from '../helpers/dig.ts';
 import { startPebble, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
@@ -25,20 +25,6 @@ let key: string;
 const call = (method: string, path: string, body?: unknown) =>
   fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
-interface TaskJson {
-  id: string;
-  domain: string;
-  names: string[];
-  state: string;
-  reason: string;
-  challenge: string | null;
-  attempts: number;
-  orders: number;
-  error: string | null;
-  problems: Array<{ name: string; type: string; detail: string }>;
-  certificate: { fingerprint: string; not_before: string; not_after: string } | null;
-}
-
 async function waitForTask(done: (t: TaskJson) => boolean, timeoutMs = 30_000): Promise<TaskJson> {
   const started = Date.now();
   for (;;) {
@@ -49,27 +35,7 @@ async function waitForTask(done: (t: TaskJson) => boolean, timeoutMs = 30_000): 
   }
 }
 
-function servedFingerprint(servername: string, ca: string): Promise<string> {
-  const url = new URL(server.edgeHttpsUrl!);
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: url.hostname, port: Number(url.port), servername, ca, rejectUnauthorized: true }, () => {
-      resolve(socket.getPeerCertificate().fingerprint256.replaceAll(':', '').toLowerCase());
-      socket.end();
-    });
-    socket.on('error', reject);
-  });
-}
-
-async function edgeServes(servername: string, fingerprint: string): Promise<void> {
-  const root = await pebble.root();
-  const started = Date.now();
-  for (;;) {
-    const served = await servedFingerprint(servername, root).catch((e: Error) => e.message);
-    if (served === fingerprint) return;
-    if (Date.now() - started > 5000) throw new Error(`the edge serves ${served}, not ${fingerprint}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const servesNow = async (name: string, fingerprint: string) => edgeServes(server.edgeHttpsUrl!, name, fingerprint, await pebble.root());
 
 beforeAll(async () => {
   backend = createServer((req, res) => res.end('backend'));
@@ -129,8 +95,8 @@ describe('certificates by DNS-01 on our name servers', { timeout: 90_000 }, () =
     // The TXT records are gone from our name server once the order is through.
     const txt = await dig(server.dnsPort, '_acme-challenge.wild.example', 'TXT');
     expect(txt.answer).toEqual([]);
-    await edgeServes('anything.wild.example', first.certificate!.fingerprint);
-    await edgeServes('wild.example', first.certificate!.fingerprint);
+    await servesNow('anything.wild.example', first.certificate!.fingerprint);
+    await servesNow('wild.example', first.certificate!.fingerprint);
   });
 
   it('renews at two thirds of the lifetime, never before, and the edge takes the new certificate', async () => {
@@ -142,7 +108,7 @@ describe('certificates by DNS-01 on our name servers', { timeout: 90_000 }, () =
     const due = from + ((to - from) * 2) / 3;
     // The new certificate was made after the old one's renewal point (pebble backdates nothing here).
     expect(Date.parse(renewed.certificate!.not_before)).toBeGreaterThanOrEqual(due - 1000);
-    await edgeServes('www.wild.example', renewed.certificate!.fingerprint);
+    await servesNow('www.wild.example', renewed.certificate!.fingerprint);
   });
 
   it('ssl off stops renewal', async () => {

@@ -4,23 +4,12 @@
 // retries back off, and no order is placed twice for one attempt.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TaskJson } from '../helpers/cert-tasks.ts';
 import { makeCertificate } from '../helpers/certs.ts';
 import { startChallSrv, startPebble, type TestChallSrv, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-
-interface TaskJson {
-  id: string;
-  domain: string;
-  state: string;
-  attempts: number;
-  orders: number;
-  error: string | null;
-  next_attempt: string | null;
-  updated: string;
-  problems: Array<{ name: string; type: string; detail: string }>;
-}
 
 let backend: Server;
 let backendPort: number;

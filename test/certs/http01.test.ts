@@ -8,9 +8,9 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { edgeServes, type TaskJson } from '../helpers/cert-tasks.ts';
 import { startChallSrv, startPebble, type TestChallSrv, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
@@ -30,21 +30,6 @@ let backendPort: number;
 const call = (key: string, method: string, path: string, body?: unknown) =>
   fetch(`${api.url}${path}`, { method, headers: { 'x-auth-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
-interface TaskJson {
-  id: string;
-  domain: string;
-  names: string[];
-  state: string;
-  reason: string;
-  challenge: string | null;
-  attempts: number;
-  orders: number;
-  error: string | null;
-  next_attempt: string | null;
-  problems: Array<{ name: string; type: string; detail: string }>;
-  certificate: { fingerprint: string; not_before: string; not_after: string } | null;
-}
-
 async function taskOf(key: string, domain: string): Promise<TaskJson | undefined> {
   const tasks = (await (await call(key, 'GET', '/tasks/?state=all')).json()) as TaskJson[];
   return tasks.find((t) => t.domain === domain);
@@ -59,19 +44,6 @@ async function waitForTask(domain: string, done: (t: TaskJson) => boolean, timeo
     if (Date.now() - started > timeoutMs) throw new Error(`task for ${domain} not there within ${timeoutMs} ms: ${JSON.stringify(task)}\n${api.output().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** The certificate the edge presents for `servername`, verified against pebble's root of this run. */
-function servedCertificate(servername: string, ca: string): Promise<{ fingerprint: string; names: string }> {
-  const url = new URL(edge.httpsUrl);
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: url.hostname, port: Number(url.port), servername, ca, rejectUnauthorized: true }, () => {
-      const peer = socket.getPeerCertificate();
-      resolve({ fingerprint: peer.fingerprint256.replaceAll(':', '').toLowerCase(), names: peer.subjectaltname ?? '' });
-      socket.end();
-    });
-    socket.on('error', reject);
-  });
 }
 
 const admin = async (args: string[]) => {
@@ -137,18 +109,8 @@ describe('certificates by HTTP-01 through an edge', { timeout: 60_000 }, () => {
     console.log(`ssl: true → certificate issued (HTTP-01, pebble) in ${ms} ms`);
     expect(task, JSON.stringify(task)).toMatchObject({ state: 'done', challenge: 'http-01', attempts: 1, orders: 1, names: ['shop.example', 'www.shop.example'], reason: 'new', error: null });
     issued = task;
-    const root = await pebble.root();
-    const started = Date.now();
-    for (;;) {
-      const served = await servedCertificate('www.shop.example', root).catch((e: Error) => ({ fingerprint: e.message, names: '' }));
-      if (served.fingerprint === task.certificate!.fingerprint) {
-        expect(served.names).toContain('DNS:www.shop.example');
-        break;
-      }
-      if (Date.now() - started > 5000) throw new Error(`the edge does not serve the new certificate: ${served.fingerprint}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    console.log(`… served by the edge ${Date.now() - started} ms after the task said done`);
+    const servedAfter = await edgeServes(edge.httpsUrl, 'www.shop.example', task.certificate!.fingerprint, await pebble.root());
+    console.log(`… served by the edge ${servedAfter} ms after the task said done`);
     // Active tasks: none left.
     expect(await (await call(keyA, 'GET', '/tasks/')).json()).toEqual([]);
     expect(await (await call(keyA, 'GET', `/tasks/${task.id}`)).json()).toMatchObject({ id: task.id, state: 'done' });
@@ -210,14 +172,7 @@ describe('certificates by HTTP-01 through an edge', { timeout: 60_000 }, () => {
     expect((await call(keyA, 'PATCH', '/domains/shop.example', { mask: 'www, api' })).status).toBe(200);
     const { task } = await waitForTask('shop.example', (t) => t.reason === 'names-changed' && (t.state === 'done' || t.state === 'failed'));
     expect(task).toMatchObject({ state: 'done', names: ['api.shop.example', 'shop.example', 'www.shop.example'] });
-    const root = await pebble.root();
-    const started = Date.now();
-    for (;;) {
-      const served = await servedCertificate('api.shop.example', root).catch((e: Error) => ({ fingerprint: e.message, names: '' }));
-      if (served.fingerprint === task.certificate!.fingerprint) break;
-      if (Date.now() - started > 5000) throw new Error(`the edge does not serve the new certificate: ${served.fingerprint}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await edgeServes(edge.httpsUrl, 'api.shop.example', task.certificate!.fingerprint, await pebble.root());
   });
 
   it('twenty domains turned on at once: each issued once (one attempt, one order)', async () => {

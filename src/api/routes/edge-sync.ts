@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import { isRecordChange, type Change, type ConsumerState, type Store } from '../../store/types.ts';
+import { isRecordChange, type Change, type ConsumerState, type Page, type PageRequest, type Store } from '../../store/types.ts';
 import {
   appliesTo,
   boundTo,
@@ -20,68 +20,51 @@ import {
   edgeItemLine,
   nameDigest,
   type EdgeChange,
+  type EdgeItem,
 } from '../../sync/edge-feed-format.ts';
 import type { CertificateState } from '../../model/certificate.ts';
 import { withOpenKey } from '../../certs/secret-box.ts';
 import { problemResponse } from '../schemas.ts';
-
-type OpenKey = (cert: CertificateState) => CertificateState;
 import { consumerAuth } from './consumer-auth.ts';
 
+type OpenKey = (cert: CertificateState) => CertificateState;
+
 const PAGE = 500;
+
+/**
+ * The lines of one kind of document, page by page: `pick` gives a document's item for this node,
+ * or undefined when it is none of the node's business. Counts what it yields in `count.items`.
+ */
+async function* pagesOf<T>(list: (page: PageRequest) => Promise<Page<T>>, pick: (doc: T) => EdgeItem | undefined, count: { items: number }): AsyncGenerator<string> {
+  let cursor: string | undefined;
+  do {
+    const page = await list({ limit: PAGE, cursor });
+    let text = '';
+    for (const doc of page.items) {
+      const item = pick(doc);
+      if (!item) continue;
+      text += edgeItemLine(item);
+      count.items++;
+    }
+    if (text) yield text;
+    cursor = page.next;
+  } while (cursor);
+}
 
 async function* edgeSnapshot(store: Store, node: number, openKey: OpenKey): AsyncGenerator<string> {
   const revision = await store.currentRevision();
   yield edgeHeaderLine({ revision, node: (await store.getNode(node)) ?? null });
-  let items = 0;
+  const count = { items: 0 };
   const served = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = await store.listAllZones({ limit: PAGE, cursor });
-    let text = '';
-    for (const { domain } of page.items) {
-      if (!boundTo(domain, node)) continue;
-      served.add(domain.domain);
-      text += edgeItemLine({ kind: 'domain', data: domain });
-      items++;
-    }
-    if (text) yield text;
-    cursor = page.next;
-  } while (cursor);
-  do {
-    const page = await store.listCertificates({ limit: PAGE, cursor });
-    let text = '';
-    for (const cert of page.items) {
-      if (!served.has(cert.domain)) continue;
-      text += edgeItemLine({ kind: 'certificate', data: openKey(cert) });
-      items++;
-    }
-    if (text) yield text;
-    cursor = page.next;
-  } while (cursor);
-  do {
-    const page = await store.listChallenges({ limit: PAGE, cursor });
-    let text = '';
-    for (const challenge of page.items) {
-      if (!served.has(challenge.domain)) continue;
-      text += edgeItemLine({ kind: 'challenge', data: challenge });
-      items++;
-    }
-    if (text) yield text;
-    cursor = page.next;
-  } while (cursor);
-  do {
-    const page = await store.listAllIpLists({ limit: PAGE, cursor });
-    let text = '';
-    for (const list of page.items) {
-      if (!appliesTo(list, node)) continue;
-      text += edgeItemLine({ kind: 'iplist', data: list });
-      items++;
-    }
-    if (text) yield text;
-    cursor = page.next;
-  } while (cursor);
-  yield edgeEndLine(items);
+  yield* pagesOf((p) => store.listAllZones(p), ({ domain }) => {
+    if (!boundTo(domain, node)) return undefined;
+    served.add(domain.domain);
+    return { kind: 'domain', data: domain };
+  }, count);
+  yield* pagesOf((p) => store.listCertificates(p), (cert) => (served.has(cert.domain) ? { kind: 'certificate', data: openKey(cert) } : undefined), count);
+  yield* pagesOf((p) => store.listChallenges(p), (challenge) => (served.has(challenge.domain) ? { kind: 'challenge', data: challenge } : undefined), count);
+  yield* pagesOf((p) => store.listAllIpLists(p), (list) => (appliesTo(list, node) ? { kind: 'iplist', data: list } : undefined), count);
+  yield edgeEndLine(count.items);
 }
 
 /** One stored change as this node's edge sees it; undefined for changes that are none of its business. */
