@@ -33,6 +33,8 @@ export interface CertConfig {
   challengeTimeoutMs: number;
   /** acme-client's polling of pending orders starts at this delay. */
   pollMinMs: number;
+  /** ACME orders one account's domains may take per hour (the CA's limits are the service's, shared). */
+  ordersPerUserHour: number;
 }
 
 /** address:port pairs (IPv6 as [addr]:port). */
@@ -285,6 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: int('PALISADE_CERT_MAX_ATTEMPTS', 8, 1, 100),
       challengeTimeoutMs: int('PALISADE_CERT_CHALLENGE_TIMEOUT_SECONDS', 120, 1, 3600) * 1000,
       pollMinMs: int('PALISADE_ACME_POLL_MS', 1000, 10, 60_000),
+      ordersPerUserHour: int('PALISADE_CERT_ORDERS_PER_USER_HOUR', 100, 1, 1_000_000),
     },
     reservedZones: [],
     allowPrivateBackends: bool('PALISADE_ALLOW_PRIVATE_BACKENDS', false),

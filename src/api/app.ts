@@ -88,7 +88,7 @@ export async function buildApp({ store, config, logger, metrics, tasks }: AppOpt
   app.decorate('store', store);
   app.decorate('config', config);
   app.decorate('secrets', config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined);
-  app.decorate('tasks', tasks ?? new TaskBook(store));
+  app.decorate('tasks', tasks ?? new TaskBook(store, config.certs.retryBaseMs));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.

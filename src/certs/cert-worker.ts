@@ -15,14 +15,16 @@ import { AcmeAccount } from './acme-account.ts';
 import { IssueError, orderCertificate, type ChallengePublisher } from './acme-order.ts';
 import { certificateNames, issuanceReason } from './cert-names.ts';
 import { Dns01Publisher, Http01Publisher } from './challenges.ts';
+import { OrderBudget, pickRuns } from './fair-share.ts';
 import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
 
 const TICK_MS = 1000;
 const LEASE_MS = 30_000;
-/** Domains issued at once. */
+/** Domains issued at once, and at most this many of one account's (the others' tasks are not held up by one account's thousands). */
 const CONCURRENCY = 8;
+const PER_OWNER = 4;
 const MAX_BACKOFF_MS = 6 * 3600_000;
 
 /** A failure no retry can mend (configuration): the task fails at once. */
@@ -49,7 +51,9 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_A
 
 export class CertWorker {
   private readonly holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
-  private readonly running = new Map<string, Promise<void>>();
+  /** Runs in progress by domain. */
+  private readonly running = new Map<string, { ownerId: number; done: Promise<void> }>();
+  private readonly orders: OrderBudget;
   private readonly account: AcmeAccount | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unwake: (() => void) | undefined;
@@ -59,6 +63,7 @@ export class CertWorker {
   constructor(private readonly options: CertWorkerOptions) {
     const { config, box, store } = options;
     this.account = config.directoryUrl && box ? new AcmeAccount(store, { ...config, directoryUrl: config.directoryUrl }, box) : undefined;
+    this.orders = new OrderBudget(config.ordersPerUserHour);
   }
 
   start(): void {
@@ -75,7 +80,7 @@ export class CertWorker {
     await this.tick.settled();
     // A shutdown does not wait out a CA: a task still running is taken up again by the next
     // holder of the lease (a new order; the CA reuses the validations already done).
-    await Promise.race([Promise.allSettled(this.running.values()), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+    await Promise.race([Promise.allSettled([...this.running.values()].map((r) => r.done)), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
     // Handing the lease back lets the next process (a restart) carry on at once, not after it expires.
     await this.options.store.tryLease('certificates', this.holder, 1).catch(() => undefined);
   }
@@ -90,17 +95,15 @@ export class CertWorker {
         this.lastReconcile = now;
         await this.reconcile();
       }
-      for (const task of await book.active()) {
-        // Queued and due, or left running by a process that stopped (taken up again).
-        if (this.running.has(task.domain) || this.running.size >= CONCURRENCY) continue;
-        if (task.status === 'queued' && task.nextAttempt !== null && Date.parse(task.nextAttempt) > now) continue;
+      const runningOwners = [...this.running.values()].map((r) => r.ownerId);
+      for (const task of pickRuns(await book.active(), new Set(this.running.keys()), runningOwners, now, CONCURRENCY - this.running.size, PER_OWNER)) {
         const run = this.run(task)
           .catch((error: unknown) => log.error({ err: error, domain: task.domain }, 'certificates: a task could not be recorded'))
           .finally(() => {
             this.running.delete(task.domain);
             if (!this.stopped) void this.tick();
           });
-        this.running.set(task.domain, run);
+        this.running.set(task.domain, { ownerId: task.ownerId, done: run });
       }
     } catch (error) {
       log.warn({ err: error }, 'certificates: the task list could not be read; trying again');
@@ -151,7 +154,14 @@ export class CertWorker {
       return;
     }
     const names = certificateNames(domain);
-    let task: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, error: null, problems: [], updated: now() };
+    const budget = this.orders.waitFor(queued.ownerId, Date.now());
+    if (budget > 0) {
+      // This account placed its hour's orders: the task waits, saying so (no attempt counted).
+      const error = `waiting: this account placed ${config.ordersPerUserHour} certificate orders in the last hour, the most the service allows one account`;
+      await book.save({ ...queued, status: 'queued', nextAttempt: new Date(Date.now() + budget).toISOString(), error, problems: [], updated: now() });
+      return;
+    }
+    let task: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, lastAttempt: now(), error: null, problems: [], updated: now() };
     await book.save(task);
     const started = Date.now();
     try {
@@ -160,6 +170,7 @@ export class CertWorker {
       const publisher = await this.publisher(domain, names, task.challenge!);
       const client = await this.account.get();
       const issued = await orderCertificate(client, names, publisher, async () => {
+        this.orders.count(task.ownerId, Date.now());
         task = { ...task, orders: task.orders + 1, updated: now() };
         await book.save(task);
       });

@@ -15,7 +15,22 @@ const keyOf = (ownerId: number, domain: string) => `${ownerId}/${domain}`;
 export class TaskBook {
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly store: Store) {}
+  /**
+   * `minGapMs`: the least time between two attempts for one domain, however often it is asked
+   * for (an explicit request, ssl turned off and on): every attempt may be an order at the CA,
+   * whose limits the service's one account shares among all customers.
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly minGapMs = 60_000,
+  ) {}
+
+  /** Now, or when the gap after `lastAttempt` ends. */
+  private notBefore(lastAttempt: string | null, now: number): string | null {
+    if (lastAttempt === null) return null;
+    const at = Date.parse(lastAttempt) + this.minGapMs;
+    return at > now ? new Date(at).toISOString() : null;
+  }
 
   /** Called when a task becomes due now (the worker wakes instead of waiting for its tick). */
   onQueued(listener: () => void): () => void {
@@ -31,10 +46,12 @@ export class TaskBook {
     const now = new Date().toISOString();
     const current = await this.forDomain(domain.ownerId, domain.domain);
     const names = certificateNames(domain);
+    const lastAttempt = current?.lastAttempt ?? null;
     if (current && isActive(current)) {
       if (current.status === 'queued') {
-        // Asked again while waiting for a retry: go now, for the names the domain has now.
-        await this.save({ ...current, names, nextAttempt: null, updated: now });
+        // Asked again while waiting for a retry: go now (or once the gap since the last
+        // attempt is over), for the names the domain has now.
+        await this.save({ ...current, names, nextAttempt: this.notBefore(lastAttempt, Date.now()), updated: now });
         this.wake();
       }
       return (await this.forDomain(domain.ownerId, domain.domain)) ?? current;
@@ -49,7 +66,8 @@ export class TaskBook {
       challenge: null,
       attempts: 0,
       orders: 0,
-      nextAttempt: null,
+      nextAttempt: this.notBefore(lastAttempt, Date.now()),
+      lastAttempt,
       error: null,
       problems: [],
       certificate: null,

@@ -29,8 +29,10 @@ export interface TaskState {
   attempts: number;
   /** ACME orders placed for this task (one per attempt that got as far as ordering). */
   orders: number;
-  /** While queued after a failure: when it is tried again. */
+  /** While queued: not before this (after a failure, or too soon after the last attempt). */
   nextAttempt: string | null;
+  /** When the domain's last attempt started (carried over to the domain's next task). */
+  lastAttempt: string | null;
   /** Why the last attempt failed (the whole story; `problems` has it per name). */
   error: string | null;
   problems: NameProblem[];
@@ -53,7 +55,8 @@ export const Task = Type.Object(
     challenge: Type.Union([Type.Literal('dns-01'), Type.Literal('http-01'), Type.Null()]),
     attempts: Type.Integer(),
     orders: Type.Integer({ description: 'ACME orders placed for this task' }),
-    next_attempt: Nullable(Type.String({ format: 'date-time' })),
+    next_attempt: Nullable(Type.String({ format: 'date-time', description: 'While queued: not before this' })),
+    last_attempt: Nullable(Type.String({ format: 'date-time', description: "When the domain's last attempt started" })),
     error: Nullable(Type.String()),
     problems: Type.Array(Type.Object({ name: Type.String(), type: Type.String(), detail: Type.String() }), {
       description: "Per name: the CA's problem type and detail, or ours (type palisade:…) when the check before ordering failed",
@@ -75,6 +78,7 @@ export const Task = Type.Object(
         attempts: 1,
         orders: 1,
         next_attempt: '2026-11-23T09:02:00.000Z',
+        last_attempt: '2026-11-23T09:01:00.000Z',
         error: 'www.example.org: the CA could not fetch the token',
         problems: [{ name: 'www.example.org', type: 'urn:ietf:params:acme:error:connection', detail: 'Connection refused' }],
         certificate: null,
@@ -98,6 +102,7 @@ export function renderTask(t: TaskState): Task {
     attempts: t.attempts,
     orders: t.orders,
     next_attempt: t.nextAttempt,
+    last_attempt: t.lastAttempt ?? null,
     error: t.error,
     problems: t.problems,
     certificate: t.certificate && { fingerprint: t.certificate.fingerprint, not_before: t.certificate.notBefore, not_after: t.certificate.notAfter },

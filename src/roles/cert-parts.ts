@@ -43,7 +43,7 @@ export async function startCertificates(
   log: Logger,
   own: { dns?: { host: string; port: number }; edgeHttpPort?: number },
 ): Promise<{ book: TaskBook; worker: CertWorker }> {
-  const book = new TaskBook(store);
+  const book = new TaskBook(store, config.certs.retryBaseMs);
   // Looked up when a DNS-01 order first needs them (a start never waits on a resolver).
   let found: Promise<string[]> | undefined;
   const nameservers = () => (found ??= checkNameservers(config, own.dns, log).then((list) => {

@@ -63,6 +63,26 @@ describe('certificate tasks and export', () => {
     expect((await api.request('GET', '/tasks/', { key: a.key })).body.filter((t: { domain: string }) => t.domain === 'ask.example')).toHaveLength(1);
   });
 
+  it('asking again and again, or turning ssl off and on, never brings attempts closer than the gap (one minute here)', async () => {
+    await api.request('POST', '/domains', { key: a.key, body: { domain: 'spam.example', backend: '198.51.100.1', ssl: true } });
+    // As the worker leaves a task after an attempt that failed.
+    const task = (await api.app.tasks.forDomain(a.user.id, 'spam.example'))!;
+    const last = new Date().toISOString();
+    await api.app.tasks.save({ ...task, attempts: 1, lastAttempt: last, nextAttempt: new Date(Date.now() + 3600_000).toISOString(), error: 'failed' });
+    const gapEnd = Date.parse(last) + 60_000;
+    for (let i = 0; i < 5; i++) {
+      const asked = await api.request('POST', '/domains/spam.example/certificate', { key: a.key });
+      expect(asked.status).toBe(202);
+      expect(Date.parse(asked.body.next_attempt)).toBe(gapEnd);
+      expect(asked.body.last_attempt).toBe(last);
+    }
+    await api.request('PATCH', '/domains/spam.example', { key: a.key, body: { ssl: false } });
+    await api.request('PATCH', '/domains/spam.example', { key: a.key, body: { ssl: true } });
+    const fresh = (await api.request('GET', '/tasks/', { key: a.key })).body.find((t: { domain: string }) => t.domain === 'spam.example');
+    expect(fresh.id).not.toBe(task.id);
+    expect(Date.parse(fresh.next_attempt)).toBe(gapEnd);
+  });
+
   it('exports a stored certificate with its key opened; the store keeps the key sealed', async () => {
     await api.request('POST', '/domains', { key: a.key, body: { domain: 'zip.example', backend: '198.51.100.1' } });
     const made = makeCertificate(['zip.example', 'www.zip.example']);

@@ -49,7 +49,9 @@ beforeAll(async () => {
     PALISADE_ACME_DIRECTORY: pebble.directory,
     PALISADE_ACME_CA_FILE: pebble.caFile,
     PALISADE_ACME_POLL_MS: '50',
-    PALISADE_CERT_RETRY_SECONDS: '30',
+    // Also the least gap between two attempts for one domain: activation runs the waiting task
+    // once it is over.
+    PALISADE_CERT_RETRY_SECONDS: '2',
     PALISADE_CERT_RENEW_CHECK_SECONDS: '1',
     PALISADE_CERT_CHALLENGE_TIMEOUT_SECONDS: '10',
   };
@@ -85,12 +87,16 @@ describe('certificates by DNS-01 on our name servers', { timeout: 90_000 }, () =
       }
     })();
     const started = Date.now();
-    expect((await call('GET', '/domains/wild.example/activatens')).status).toBe(200);
-    first = await waitForTask((t) => t.state === 'done' || t.state === 'failed' || (t.attempts > 1 && t.state === 'queued'));
-    console.log(`activatens → wildcard certificate issued (DNS-01, pebble) in ${Date.now() - started} ms`);
-    watching = false;
-    await watcher;
-    expect(first, JSON.stringify(first)).toMatchObject({ state: 'done', challenge: 'dns-01', attempts: 2, orders: 1, names: ['*.wild.example', 'wild.example'] });
+    try {
+      expect((await call('GET', '/domains/wild.example/activatens')).status).toBe(200);
+      first = await waitForTask((t) => t.state === 'done' || t.state === 'failed' || (t.attempts > 2 && t.state === 'queued'));
+      console.log(`activatens → wildcard certificate issued (DNS-01, pebble) in ${Date.now() - started} ms (the gap after the last attempt included)`);
+    } finally {
+      watching = false;
+      await watcher;
+    }
+    expect(first, JSON.stringify(first)).toMatchObject({ state: 'done', challenge: 'dns-01', orders: 1, names: ['*.wild.example', 'wild.example'] });
+    expect(first.attempts).toBeGreaterThanOrEqual(2);
     expect([...seen].filter((n) => n.includes('acme'))).toEqual([]);
     // The TXT records are gone from our name server once the order is through.
     const txt = await dig(server.dnsPort, '_acme-challenge.wild.example', 'TXT');

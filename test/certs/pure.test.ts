@@ -3,12 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { certificateNames, dns01Owner, issuanceReason, renewalAt } from '../../src/certs/cert-names.ts';
 import { retryDelay } from '../../src/certs/cert-worker.ts';
+import { OrderBudget, pickRuns } from '../../src/certs/fair-share.ts';
 import { challengeFor, judgeHttp01, servingNodes, type Lookup } from '../../src/certs/preflight.ts';
 import { SecretBox, withOpenKey } from '../../src/certs/secret-box.ts';
 import { EdgeState } from '../../src/edge/edge-state.ts';
 import type { CertificateState } from '../../src/model/certificate.ts';
 import { DOMAIN_DEFAULTS, type DomainState } from '../../src/model/domain.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
+import type { TaskState } from '../../src/model/task.ts';
 
 const domain = (over: Partial<DomainState> = {}): DomainState => ({
   ...DOMAIN_DEFAULTS,
@@ -134,5 +136,46 @@ describe("an edge's HTTP-01 answers", () => {
     expect(state.challengeAnswer('a.example', 'tok', Date.now() + 120_000)).toBeUndefined();
     state.apply({ challenges: new Map([['a.example', undefined]]) });
     expect(state.challengeAnswer('a.example', 'tok')).toBeUndefined();
+  });
+});
+
+describe('sharing the certificate work between accounts', () => {
+  const task = (ownerId: number, domain: string, over: Partial<TaskState> = {}): TaskState => ({
+    id: `tk_${domain}`,
+    ownerId,
+    domain,
+    names: [domain],
+    reason: 'new',
+    status: 'queued',
+    challenge: null,
+    attempts: 0,
+    orders: 0,
+    nextAttempt: null,
+    lastAttempt: null,
+    error: null,
+    problems: [],
+    certificate: null,
+    created: '',
+    updated: '',
+    ...over,
+  });
+
+  it("takes due tasks in turn from each account, a few at most per account, so one account's thousands wait their turn", () => {
+    const now = Date.parse('2026-11-23T12:00:00.000Z');
+    const big = Array.from({ length: 1000 }, (_, i) => task(1, `big${i}.example`));
+    const small = [task(2, 'a.example'), task(3, 'b.example'), task(3, 'c.example', { nextAttempt: '2026-11-23T12:05:00.000Z' }), task(3, 'd.example', { status: 'running' })];
+    const picked = pickRuns([...big, ...small], new Set(), [], now, 8, 4).map((t) => t.domain);
+    expect(picked).toEqual(['big0.example', 'a.example', 'b.example', 'big1.example', 'd.example', 'big2.example', 'big3.example']);
+    // Runs in progress count against their account; running domains are not picked twice.
+    expect(pickRuns([...big, ...small], new Set(['a.example']), [1, 1, 1, 1], now, 8, 4).map((t) => t.domain)).toEqual(['b.example', 'd.example']);
+  });
+
+  it('counts orders per account in a sliding hour', () => {
+    const budget = new OrderBudget(3);
+    const t0 = 1_000_000_000;
+    for (const dt of [0, 10, 20]) budget.count(7, t0 + dt);
+    expect(budget.waitFor(7, t0 + 30)).toBe(3600_000 - 30);
+    expect(budget.waitFor(8, t0 + 30)).toBe(0);
+    expect(budget.waitFor(7, t0 + 3600_001)).toBe(0);
   });
 });
