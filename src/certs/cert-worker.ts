@@ -59,6 +59,9 @@ export class CertWorker {
   private unwake: (() => void) | undefined;
   private lastReconcile = 0;
   private stopped = false;
+  /** Counters for /metrics: attempts by outcome, orders placed, and failures by problem type. */
+  private readonly counts = { issued: 0, failed: 0, orders: 0, leader: 0 };
+  private readonly failures = new Map<string, number>();
 
   constructor(private readonly options: CertWorkerOptions) {
     const { config, box, store } = options;
@@ -89,7 +92,9 @@ export class CertWorker {
     if (this.stopped) return;
     const { store, book, log, config } = this.options;
     try {
-      if (!(await store.tryLease('certificates', this.holder, LEASE_MS))) return;
+      const leader = await store.tryLease('certificates', this.holder, LEASE_MS);
+      this.counts.leader = leader ? 1 : 0;
+      if (!leader) return;
       const now = Date.now();
       if (now - this.lastReconcile >= config.renewCheckMs) {
         this.lastReconcile = now;
@@ -109,6 +114,27 @@ export class CertWorker {
       log.warn({ err: error }, 'certificates: the task list could not be read; trying again');
     }
   });
+
+  /** Prometheus text: what this process's worker did. */
+  metrics(): string {
+    const quote = (s: string) => s.replace(/["\\\n]/g, '_');
+    return [
+      '# HELP palisade_cert_attempts_total Certificate issuance attempts by this process, by outcome.',
+      '# TYPE palisade_cert_attempts_total counter',
+      `palisade_cert_attempts_total{outcome="issued"} ${this.counts.issued}`,
+      `palisade_cert_attempts_total{outcome="failed"} ${this.counts.failed}`,
+      '# HELP palisade_cert_orders_total ACME orders placed by this process.',
+      '# TYPE palisade_cert_orders_total counter',
+      `palisade_cert_orders_total ${this.counts.orders}`,
+      '# HELP palisade_cert_failures_total Failed attempts by problem type (the CA\'s, or palisade:… before ordering).',
+      '# TYPE palisade_cert_failures_total counter',
+      ...[...this.failures].map(([type, n]) => `palisade_cert_failures_total{type="${quote(type)}"} ${n}`),
+      '# HELP palisade_cert_worker_leader Whether this process holds the certificate work\'s lease (1) or not (0).',
+      '# TYPE palisade_cert_worker_leader gauge',
+      `palisade_cert_worker_leader ${this.counts.leader}`,
+      '',
+    ].join('\n');
+  }
 
   /** Every domain with ssl on: a task where a certificate is missing, no longer covers its names, or is due for renewal. */
   private async reconcile(): Promise<void> {
@@ -171,6 +197,7 @@ export class CertWorker {
       const client = await this.account.get();
       const issued = await orderCertificate(client, names, publisher, async () => {
         this.orders.count(task.ownerId, Date.now());
+        this.counts.orders++;
         task = { ...task, orders: task.orders + 1, updated: now() };
         await book.save(task);
       });
@@ -178,6 +205,7 @@ export class CertWorker {
       await store.putCertificate({ ...cert, key: box.seal(cert.key) });
       task = { ...task, status: 'done', error: null, problems: [], certificate: { fingerprint: cert.fingerprint, notBefore: cert.notBefore, notAfter: cert.notAfter }, updated: now() };
       await book.save(task);
+      this.counts.issued++;
       log.info({ domain: domain.domain, names, challenge: task.challenge, attempts: task.attempts, orders: task.orders, ms: Date.now() - started, notAfter: cert.notAfter }, 'certificates: issued');
     } catch (error) {
       const final = error instanceof FinalError || task.attempts >= config.maxAttempts;
@@ -192,6 +220,8 @@ export class CertWorker {
         updated: now(),
       };
       await book.save(task);
+      this.counts.failed++;
+      for (const type of new Set(problems.length > 0 ? problems.map((p) => p.type) : ['palisade:other'])) this.failures.set(type, (this.failures.get(type) ?? 0) + 1);
       log.warn({ domain: domain.domain, attempts: task.attempts, orders: task.orders, final, error: message }, 'certificates: issuance failed');
       return;
     }

@@ -65,7 +65,7 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   await notifier.start();
 
   const certs = await startCertificates(store, config, secrets, log.child({ component: 'certs' }), { dns: dnsPort === undefined ? undefined : { host: config.dns.host, port: dnsPort }, edgeHttpPort });
-  const app = await buildApp({ store, config, tasks: certs.book, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() });
+  const app = await buildApp({ store, config, tasks: certs.book, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() + certs.worker.metrics() });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
   });

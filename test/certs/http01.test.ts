@@ -190,6 +190,17 @@ describe('certificates by HTTP-01 through an edge', { timeout: 60_000 }, () => {
     expect(tasks.map((t) => [t.domain, t.state, t.attempts, t.orders]).sort()).toEqual(names.map((n) => [n, 'done', 1, 1]).sort());
   });
 
+  it('counts what it did in /metrics, and never logs a private key', async () => {
+    const text = await (await fetch(`${api.url}/metrics`)).text();
+    const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"=]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+    expect(value('palisade_cert_attempts_total{outcome="issued"}')).toBeGreaterThanOrEqual(23);
+    expect(value('palisade_cert_failures_total{type="palisade:points-elsewhere"}')).toBeGreaterThanOrEqual(1);
+    expect(value('palisade_cert_orders_total')).toBe(value('palisade_cert_attempts_total{outcome="issued"}'));
+    expect(value('palisade_cert_worker_leader')).toBe(1);
+    expect(api.output()).not.toContain('PRIVATE KEY');
+    expect(edge.output()).not.toContain('PRIVATE KEY');
+  });
+
   it('keeps private keys sealed in the store: no PEM key in its files, and the stored key opens only with the operator key', async () => {
     const dir = apiEnv.PALISADE_DATA_DIR!;
     expect(readdirSync(dir)).toContain('data.mdb');
