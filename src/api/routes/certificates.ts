@@ -48,7 +48,8 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'List your certificate tasks',
-        description: 'By default the active ones (queued or running); `state=all` lists every domain\'s latest task, finished ones included.',
+        description:
+          'By default the active ones (queued or running); `state=all` lists every domain\'s latest task, finished ones included. In domain order; a page may hold fewer than `limit` tasks (finished ones are skipped), so follow the Link header to the end.',
         querystring: Type.Object({ ...PageQuery, state: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('all')])) }, { additionalProperties: false }),
         response: { 200: pagedList(Task), ...errorResponses() },
       },
