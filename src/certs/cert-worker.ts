@@ -22,6 +22,10 @@ import type { TaskBook } from './task-book.ts';
 
 const TICK_MS = 1000;
 const LEASE_MS = 30_000;
+/** The lease is renewed (or sought) this often: a durable write, so not at every tick. */
+const LEASE_RENEW_MS = 10_000;
+/** The store's list of active tasks is read this often (tasks written by other processes); this process's own writes are followed as they happen. */
+const RESCAN_MS = 5000;
 /** Domains issued at once, and at most this many of one account's (the others' tasks are not held up by one account's thousands). */
 const CONCURRENCY = 8;
 const PER_OWNER = 4;
@@ -59,6 +63,10 @@ export class CertWorker {
   private unwake: (() => void) | undefined;
   private lastReconcile = 0;
   private stopped = false;
+  private leaseCheckedAt = 0;
+  /** Active tasks by domain, as last read or written here (run() re-reads each before running it). */
+  private due = new Map<string, TaskState>();
+  private dueReadAt = 0;
   /** Counters for /metrics: attempts by outcome, orders placed, and failures by problem type. */
   private readonly counts = { issued: 0, failed: 0, orders: 0, leader: 0 };
   private readonly failures = new Map<string, number>();
@@ -72,7 +80,10 @@ export class CertWorker {
   start(): void {
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.timer.unref();
-    this.unwake = this.options.book.onQueued(() => void this.tick());
+    this.unwake = this.options.book.onChange((domain, task) => {
+      this.remember(domain, task);
+      if (task?.status === 'queued') void this.tick();
+    });
     void this.tick();
   }
 
@@ -92,16 +103,22 @@ export class CertWorker {
     if (this.stopped) return;
     const { store, book, log, config } = this.options;
     try {
-      const leader = await store.tryLease('certificates', this.holder, LEASE_MS);
-      this.counts.leader = leader ? 1 : 0;
-      if (!leader) return;
+      if (Date.now() - this.leaseCheckedAt >= LEASE_RENEW_MS) {
+        this.counts.leader = (await store.tryLease('certificates', this.holder, LEASE_MS)) ? 1 : 0;
+        this.leaseCheckedAt = Date.now();
+      }
+      if (!this.counts.leader) return;
       const now = Date.now();
       if (now - this.lastReconcile >= config.renewCheckMs) {
         this.lastReconcile = now;
         await this.reconcile();
       }
+      if (now - this.dueReadAt >= RESCAN_MS) {
+        this.dueReadAt = now;
+        this.due = new Map((await book.active()).map((t) => [t.domain, t]));
+      }
       const runningOwners = [...this.running.values()].map((r) => r.ownerId);
-      for (const task of pickRuns(await book.active(), new Set(this.running.keys()), runningOwners, now, CONCURRENCY - this.running.size, PER_OWNER)) {
+      for (const task of pickRuns([...this.due.values()], new Set(this.running.keys()), runningOwners, now, CONCURRENCY - this.running.size, PER_OWNER)) {
         const run = this.run(task)
           .catch((error: unknown) => log.error({ err: error, domain: task.domain }, 'certificates: a task could not be recorded'))
           .finally(() => {
@@ -114,6 +131,11 @@ export class CertWorker {
       log.warn({ err: error }, 'certificates: the task list could not be read; trying again');
     }
   });
+
+  private remember(domain: string, task: TaskState | undefined): void {
+    if (task && isActive(task)) this.due.set(domain, task);
+    else this.due.delete(domain);
+  }
 
   /** Prometheus text: what this process's worker did. */
   metrics(): string {
@@ -166,8 +188,11 @@ export class CertWorker {
     // The list was read before: the task may have finished since (a run that ended while the
     // list was read). Only what the store says now is run, so no attempt (no order) is doubled.
     const queued = await book.forDomain(listed.ownerId, listed.domain);
-    if (!queued || queued.id !== listed.id || !isActive(queued)) return;
-    if (queued.status === 'queued' && queued.nextAttempt !== null && Date.parse(queued.nextAttempt) > Date.now()) return;
+    if (!queued || queued.id !== listed.id || !isActive(queued) || (queued.status === 'queued' && queued.nextAttempt !== null && Date.parse(queued.nextAttempt) > Date.now())) {
+      // What the list held was stale: keep what the store says instead, so it is not picked again.
+      this.remember(listed.domain, queued);
+      return;
+    }
     const zone = await store.getZoneHead(queued.domain);
     if (!zone || zone.domain.ownerId !== queued.ownerId) {
       await book.forget(queued.ownerId, queued.domain);

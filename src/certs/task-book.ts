@@ -13,7 +13,7 @@ import { certificateNames } from './cert-names.ts';
 const keyOf = (ownerId: number, domain: string) => `${ownerId}/${domain}`;
 
 export class TaskBook {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(domain: string, task: TaskState | undefined) => void>();
 
   /**
    * `minGapMs`: the least time between two attempts for one domain, however often it is asked
@@ -32,8 +32,12 @@ export class TaskBook {
     return at > now ? new Date(at).toISOString() : null;
   }
 
-  /** Called when a task becomes due now (the worker wakes instead of waiting for its tick). */
-  onQueued(listener: () => void): () => void {
+  /**
+   * Called after every task this process writes (undefined once a domain's tasks are gone): the
+   * worker keeps its list of active tasks from these, and reads the store's list only now and then
+   * (for tasks other processes write).
+   */
+  onChange(listener: (domain: string, task: TaskState | undefined) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -52,7 +56,6 @@ export class TaskBook {
         // Asked again while waiting for a retry: go now (or once the gap since the last
         // attempt is over), for the names the domain has now.
         await this.save({ ...current, names, nextAttempt: this.notBefore(lastAttempt, Date.now()), updated: now });
-        this.wake();
       }
       return (await this.forDomain(domain.ownerId, domain.domain)) ?? current;
     }
@@ -77,7 +80,6 @@ export class TaskBook {
     await this.store.putDoc('taskid', task.id, keyOf(task.ownerId, task.domain));
     await this.save(task);
     if (current) await this.store.deleteDoc('taskid', current.id);
-    this.wake();
     return task;
   }
 
@@ -94,6 +96,7 @@ export class TaskBook {
     await this.store.putDoc('task', key, task);
     if (isActive(task)) await this.store.putDoc('taskdue', task.domain, key);
     else await this.store.deleteDoc('taskdue', task.domain);
+    this.emit(task.domain, task);
   }
 
   /** The domain is gone: so are its tasks. */
@@ -102,6 +105,7 @@ export class TaskBook {
     if (current) await this.store.deleteDoc('taskid', current.id);
     await this.store.deleteDoc('task', keyOf(ownerId, domain));
     await this.store.deleteDoc('taskdue', domain);
+    this.emit(domain, undefined);
   }
 
   forDomain(ownerId: number, domain: string): Promise<TaskState | undefined> {
@@ -139,7 +143,7 @@ export class TaskBook {
     return out;
   }
 
-  private wake(): void {
-    for (const l of this.listeners) l();
+  private emit(domain: string, task: TaskState | undefined): void {
+    for (const l of this.listeners) l(domain, task);
   }
 }
