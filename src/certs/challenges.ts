@@ -6,6 +6,7 @@
 //   HTTP-01: the tokens as the domain's challenge document, which the change feed carries to
 //           every edge serving it; confirmed by fetching each token from each of those edges.
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Resolver } from 'node:dns/promises';
 import { ApiError } from '../errors.ts';
 import type { DomainState } from '../model/domain.ts';
@@ -19,7 +20,6 @@ import { IssueError } from './acme-order.ts';
 import { dns01Owner } from './cert-names.ts';
 
 const POLL_MS = 100;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it holds or `timeoutMs` passes; the last reason it gave when it did not. */
 async function waitUntil(timeoutMs: number, check: () => Promise<string | true>): Promise<string | true> {

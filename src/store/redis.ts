@@ -93,6 +93,7 @@ type Attempt<T> = Plan<T> | { unchanged: T };
 declare module 'ioredis' {
   interface RedisCommander {
     palisadeCommit(numKeys: number, ...args: string[]): Promise<number>;
+    palisadeLease(key: string, holder: string, ttlMs: string): Promise<number>;
   }
 }
 
@@ -137,6 +138,7 @@ export class RedisStore implements Store {
     // Connection problems surface as 503s per request; the client reconnects by itself.
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('palisadeCommit', { lua: COMMIT_SCRIPT });
+    this.redis.defineCommand('palisadeLease', { lua: LEASE_SCRIPT, numberOfKeys: 1 });
   }
 
   private k(...parts: Array<string | number>): string {
@@ -1022,8 +1024,7 @@ export class RedisStore implements Store {
   tryLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     // One script: take the lease when it is free (expired keys are gone) or renew it when it is ours.
     return this.guard(async () => {
-      const got = await this.redis.eval(LEASE_SCRIPT, 1, this.k('lease', name), holder, String(ttlMs));
-      return got === 1;
+      return (await this.redis.palisadeLease(this.k('lease', name), holder, String(ttlMs))) === 1;
     });
   }
 

@@ -6,7 +6,7 @@
 // lifetime, never before; ssl off stops renewal.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { edgeServes, type TaskJson } from '../helpers/cert-tasks.ts';
+import { edgeServes, pollTask, type TaskJson } from '../helpers/cert-tasks.ts';
 import { dig } from '../helpers/dig.ts';
 import { startPebble, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
@@ -25,15 +25,8 @@ let key: string;
 const call = (method: string, path: string, body?: unknown) =>
   fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
-async function waitForTask(done: (t: TaskJson) => boolean, timeoutMs = 30_000): Promise<TaskJson> {
-  const started = Date.now();
-  for (;;) {
-    const task = ((await (await call('GET', '/tasks/?state=all')).json()) as TaskJson[]).find((t) => t.domain === 'wild.example');
-    if (task && done(task)) return task;
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${JSON.stringify(task)}\n${server.output().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForTask = async (done: (t: TaskJson) => boolean, timeoutMs = 30_000): Promise<TaskJson> =>
+  (await pollTask(server.url, key, 'wild.example', done, { timeoutMs, output: server.output })).task;
 
 const servesNow = async (name: string, fingerprint: string) => edgeServes(server.edgeHttpsUrl!, name, fingerprint, await pebble.root());
 

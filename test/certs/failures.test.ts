@@ -4,7 +4,7 @@
 // retries back off, and no order is placed twice for one attempt.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TaskJson } from '../helpers/cert-tasks.ts';
+import { pollTask, type TaskJson } from '../helpers/cert-tasks.ts';
 import { makeCertificate } from '../helpers/certs.ts';
 import { startChallSrv, startPebble, type TestChallSrv, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
@@ -31,17 +31,8 @@ const call = (server: RunningServer, key: string, method: string, path: string, 
   fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
 /** Every distinct state of the domain's task seen while polling, until `done` holds for one. */
-async function watchTask(server: RunningServer, key: string, domain: string, done: (t: TaskJson) => boolean, timeoutMs = 30_000): Promise<TaskJson[]> {
-  const seen: TaskJson[] = [];
-  const started = Date.now();
-  for (;;) {
-    const task = ((await (await call(server, key, 'GET', '/tasks/?state=all')).json()) as TaskJson[]).find((t) => t.domain === domain);
-    if (task && seen[seen.length - 1]?.updated !== task.updated) seen.push(task);
-    if (task && done(task)) return seen;
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${JSON.stringify(task)}\n${server.output().slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const watchTask = async (server: RunningServer, key: string, domain: string, done: (t: TaskJson) => boolean): Promise<TaskJson[]> =>
+  (await pollTask(server.url, key, domain, done, { output: server.output })).seen;
 
 beforeAll(async () => {
   backend = createServer((req, res) => res.end('backend'));

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore } from '../../src/store/embedded.ts';
-import { edgeServes, type TaskJson } from '../helpers/cert-tasks.ts';
+import { edgeServes, pollTask, type TaskJson } from '../helpers/cert-tasks.ts';
 import { startChallSrv, startPebble, type TestChallSrv, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
@@ -30,21 +30,7 @@ let backendPort: number;
 const call = (key: string, method: string, path: string, body?: unknown) =>
   fetch(`${api.url}${path}`, { method, headers: { 'x-auth-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
-async function taskOf(key: string, domain: string): Promise<TaskJson | undefined> {
-  const tasks = (await (await call(key, 'GET', '/tasks/?state=all')).json()) as TaskJson[];
-  return tasks.find((t) => t.domain === domain);
-}
-
-/** Polls the domain's task until `done(task)`; returns it and how long it took. */
-async function waitForTask(domain: string, done: (t: TaskJson) => boolean, timeoutMs = 30_000): Promise<{ task: TaskJson; ms: number }> {
-  const started = Date.now();
-  for (;;) {
-    const task = await taskOf(keyA, domain);
-    if (task && done(task)) return { task, ms: Date.now() - started };
-    if (Date.now() - started > timeoutMs) throw new Error(`task for ${domain} not there within ${timeoutMs} ms: ${JSON.stringify(task)}\n${api.output().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForTask = (domain: string, done: (t: TaskJson) => boolean) => pollTask(api.url, keyA, domain, done, { output: api.output });
 
 const admin = async (args: string[]) => {
   const out = await runAdminCli(apiEnv, args);

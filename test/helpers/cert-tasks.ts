@@ -40,3 +40,28 @@ export async function edgeServes(httpsUrl: string, servername: string, fingerpri
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Polls `GET /tasks/?state=all` at `apiUrl` with `key` until the domain's task satisfies `done`:
+ * the task, how long it took, and every distinct state seen on the way. On timeout the error
+ * carries the last task and the tail of `output()` (the server's log).
+ */
+export async function pollTask(
+  apiUrl: string,
+  key: string,
+  domain: string,
+  done: (t: TaskJson) => boolean,
+  options: { timeoutMs?: number; output?: () => string } = {},
+): Promise<{ task: TaskJson; ms: number; seen: TaskJson[] }> {
+  const { timeoutMs = 30_000, output = () => '' } = options;
+  const seen: TaskJson[] = [];
+  const started = Date.now();
+  for (;;) {
+    const tasks = (await (await fetch(`${apiUrl}/tasks/?state=all`, { headers: { 'x-auth-key': key } })).json()) as TaskJson[];
+    const task = tasks.find((t) => t.domain === domain);
+    if (task && seen[seen.length - 1]?.updated !== task.updated) seen.push(task);
+    if (task && done(task)) return { task, ms: Date.now() - started, seen };
+    if (Date.now() - started > timeoutMs) throw new Error(`the task for ${domain} not there within ${timeoutMs} ms: ${JSON.stringify(task)}\n${output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
