@@ -15,7 +15,7 @@ import { AcmeAccount } from './acme-account.ts';
 import { IssueError, orderCertificate, type ChallengePublisher } from './acme-order.ts';
 import { certificateNames, issuanceReason } from './cert-names.ts';
 import { Dns01Publisher, Http01Publisher } from './challenges.ts';
-import { OrderBudget, pickRuns } from './fair-share.ts';
+import { isDue, OrderBudget, pickRuns } from './fair-share.ts';
 import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
@@ -118,7 +118,7 @@ export class CertWorker {
         this.due = new Map((await book.active()).map((t) => [t.domain, t]));
       }
       const runningOwners = [...this.running.values()].map((r) => r.ownerId);
-      for (const task of pickRuns([...this.due.values()], new Set(this.running.keys()), runningOwners, now, CONCURRENCY - this.running.size, PER_OWNER)) {
+      for (const task of pickRuns([...this.due.values()], new Set(this.running.keys()), runningOwners, now, CONCURRENCY - this.running.size, PER_OWNER, config.retryBaseMs)) {
         const run = this.run(task)
           .catch((error: unknown) => log.error({ err: error, domain: task.domain }, 'certificates: a task could not be recorded'))
           .finally(() => {
@@ -188,7 +188,7 @@ export class CertWorker {
     // The list was read before: the task may have finished since (a run that ended while the
     // list was read). Only what the store says now is run, so no attempt (no order) is doubled.
     const queued = await book.forDomain(listed.ownerId, listed.domain);
-    if (!queued || queued.id !== listed.id || !isActive(queued) || (queued.status === 'queued' && queued.nextAttempt !== null && Date.parse(queued.nextAttempt) > Date.now())) {
+    if (!queued || queued.id !== listed.id || !isDue(queued, Date.now(), config.retryBaseMs)) {
       // What the list held was stale: keep what the store says instead, so it is not picked again.
       this.remember(listed.domain, queued);
       return;

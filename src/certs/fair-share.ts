@@ -4,16 +4,24 @@
 // service's one ACME account, so one customer's thousands of domains must not use them all. Pure.
 import type { TaskState } from '../model/task.ts';
 
+/** Whether an active task may start now (see pickRuns). */
+export function isDue(task: TaskState, now: number, minGapMs: number): boolean {
+  if (task.status === 'queued') return task.nextAttempt === null || Date.parse(task.nextAttempt) <= now;
+  if (task.status === 'running') return task.lastAttempt === null || Date.parse(task.lastAttempt) + minGapMs <= now;
+  return false;
+}
+
 /**
- * Up to `slots` tasks to start now: due (queued with no `nextAttempt` or one past, or left
- * running by a process that stopped), not running here, taken in turn from each account with
+ * Up to `slots` tasks to start now: due (queued with no `nextAttempt` or one past; or marked
+ * running but not running here — left by a process that stopped, or by a run whose outcome the
+ * store could not record — once `minGapMs` has passed since that attempt began, so a failing
+ * store does not turn into an order every few seconds), taken in turn from each account with
  * fewer than `perOwner` runs (counting `runningOwners`, one entry per run in progress).
  */
-export function pickRuns(active: readonly TaskState[], running: ReadonlySet<string>, runningOwners: readonly number[], now: number, slots: number, perOwner: number): TaskState[] {
+export function pickRuns(active: readonly TaskState[], running: ReadonlySet<string>, runningOwners: readonly number[], now: number, slots: number, perOwner: number, minGapMs = 0): TaskState[] {
   const byOwner = new Map<number, TaskState[]>();
   for (const task of active) {
-    if (running.has(task.domain)) continue;
-    if (task.status === 'queued' && task.nextAttempt !== null && Date.parse(task.nextAttempt) > now) continue;
+    if (running.has(task.domain) || !isDue(task, now, minGapMs)) continue;
     const queue = byOwner.get(task.ownerId);
     if (queue) queue.push(task);
     else byOwner.set(task.ownerId, [task]);

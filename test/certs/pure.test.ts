@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { certificateNames, dns01Owner, issuanceReason, renewalAt } from '../../src/certs/cert-names.ts';
 import { retryDelay } from '../../src/certs/cert-worker.ts';
-import { OrderBudget, pickRuns } from '../../src/certs/fair-share.ts';
+import { isDue, OrderBudget, pickRuns } from '../../src/certs/fair-share.ts';
 import { challengeFor, judgeHttp01, servingNodes, type Lookup } from '../../src/certs/preflight.ts';
 import { SecretBox, withOpenKey } from '../../src/certs/secret-box.ts';
 import { EdgeState } from '../../src/edge/edge-state.ts';
@@ -168,6 +168,18 @@ describe('sharing the certificate work between accounts', () => {
     expect(picked).toEqual(['big0.example', 'a.example', 'b.example', 'big1.example', 'd.example', 'big2.example', 'big3.example']);
     // Runs in progress count against their account; running domains are not picked twice.
     expect(pickRuns([...big, ...small], new Set(['a.example']), [1, 1, 1, 1], now, 8, 4).map((t) => t.domain)).toEqual(['b.example', 'd.example']);
+  });
+
+  it('takes up a task left running (a stopped process, or an outcome the store could not record) only once the gap since its attempt is over', () => {
+    const now = Date.parse('2026-11-23T12:00:00.000Z');
+    const left = [
+      task(1, 'recent.example', { status: 'running', lastAttempt: '2026-11-23T11:59:30.000Z' }),
+      task(1, 'older.example', { status: 'running', lastAttempt: '2026-11-23T11:58:00.000Z' }),
+      task(1, 'done.example', { status: 'done' }),
+    ];
+    expect(pickRuns(left, new Set(), [], now, 8, 4, 60_000).map((t) => t.domain)).toEqual(['older.example']);
+    expect(isDue(left[0]!, now + 30_000, 60_000)).toBe(true);
+    expect(isDue(left[2]!, now, 0)).toBe(false);
   });
 
   it('counts orders per account in a sliding hour', () => {
