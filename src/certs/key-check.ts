@@ -7,13 +7,18 @@ import type { Store } from '../store/types.ts';
 import { SecretBox } from './secret-box.ts';
 
 /** The box for this process's keys; throws an Error with the operator's next step when it cannot start. */
+const SEALED_MARK = 'private-keys-sealed';
+
 export async function prepareSecrets(store: Store, config: CertConfig, log: Logger): Promise<SecretBox | undefined> {
   const box = config.secretKey ? new SecretBox(config.secretKey) : undefined;
+  // Once every key has been sealed, a start reads one certificate (to prove the operator key),
+  // not all of them: what this release writes is always sealed.
+  const sealedBefore = box !== undefined && (await store.getDoc('meta', SEALED_MARK)) !== undefined;
   let checked = false;
   let sealedNow = 0;
   let cursor: string | undefined;
   do {
-    const page = await store.listCertificates({ limit: 500, cursor });
+    const page = await store.listCertificates({ limit: sealedBefore ? 1 : 500, cursor });
     if (page.items.length > 0 && !box) {
       throw new Error('the store holds certificates, whose private keys are kept sealed: set PALISADE_SECRET_KEY (or PALISADE_SECRET_KEY_FILE) to the operator key');
     }
@@ -27,8 +32,9 @@ export async function prepareSecrets(store: Store, config: CertConfig, log: Logg
         sealedNow++;
       }
     }
-    cursor = page.next;
+    cursor = sealedBefore ? undefined : page.next;
   } while (cursor);
+  if (box && !sealedBefore) await store.putDoc('meta', SEALED_MARK, { at: new Date().toISOString() });
   if (!box && (await store.listDocs('acme', { limit: 1 })).items.length > 0) {
     throw new Error('the store holds an ACME account, whose key is kept sealed: set PALISADE_SECRET_KEY (or PALISADE_SECRET_KEY_FILE)');
   }

@@ -120,7 +120,7 @@ export interface ConsumerState {
 }
 
 /** Kinds of internal documents (see Store.getDoc). */
-export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme';
+export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta';
 
 export interface PageRequest {
   /** Opaque cursor from a previous page. */
