@@ -32,5 +32,8 @@ export function issuanceReason(domain: DomainState, cert: CertificateState | und
   return undefined;
 }
 
+/** Names one certificate may hold (Let's Encrypt's limit; a mask may name more). */
+export const MAX_CERTIFICATE_NAMES = 100;
+
 /** The DNS-01 owner of a name: "_acme-challenge." + the name without a wildcard label (RFC 8555 §8.4). */
 export const dns01Owner = (name: string): string => `_acme-challenge.${name.startsWith('*.') ? name.slice(2) : name}`;

@@ -13,7 +13,7 @@ import type { Store } from '../store/types.ts';
 import { coalesced } from '../sync/coalesce.ts';
 import { AcmeAccount } from './acme-account.ts';
 import { IssueError, orderCertificate, type ChallengePublisher } from './acme-order.ts';
-import { certificateNames, issuanceReason } from './cert-names.ts';
+import { certificateNames, issuanceReason, MAX_CERTIFICATE_NAMES } from './cert-names.ts';
 import { Dns01Publisher, Http01Publisher } from './challenges.ts';
 import { isDue, OrderBudget, pickRuns } from './fair-share.ts';
 import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
@@ -216,6 +216,10 @@ export class CertWorker {
     await book.save(task);
     const started = Date.now();
     try {
+      if (names.length > MAX_CERTIFICATE_NAMES) {
+        const detail = `the domain and its mask name ${names.length} names; a certificate holds at most ${MAX_CERTIFICATE_NAMES} (use "*" in the mask for a wildcard)`;
+        throw new FinalError(`not ordered: ${detail}`, [{ name: domain.domain, type: 'palisade:too-many-names', detail }]);
+      }
       if (!config.directoryUrl) throw new FinalError('no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset): certificates cannot be issued', names.map((name) => ({ name, type: 'palisade:no-ca', detail: 'no ACME CA is configured' })));
       if (!box || !this.account) throw new FinalError('PALISADE_SECRET_KEY is not set: private keys cannot be stored', names.map((name) => ({ name, type: 'palisade:no-secret-key', detail: 'private keys cannot be stored sealed' })));
       const publisher = await this.publisher(domain, names, task.challenge!);

@@ -93,6 +93,11 @@ describe('certificate failures', { timeout: 90_000 }, () => {
     expect(await created.json()).toMatchObject({ ssl: true });
     const seen = await watchTask(server, key, 'offline.example', (t) => t.state === 'failed');
     expect(seen[seen.length - 1]).toMatchObject({ state: 'failed', attempts: 1, orders: 0, error: expect.stringContaining('PALISADE_ACME_DIRECTORY') });
+    // The largest mask the limits allow names more than a certificate holds: said before anything else.
+    const mask = Array.from({ length: 150 }, (_, i) => `n${i}`).join(',');
+    expect((await call(server, key, 'POST', '/domains', { domain: 'wide.example', backend: `127.0.0.1:${backendPort}`, mask, ssl: true })).status).toBe(201);
+    const wide = await watchTask(server, key, 'wide.example', (t) => t.state === 'failed');
+    expect(wide[wide.length - 1]!.problems).toEqual([{ name: 'wide.example', type: 'palisade:too-many-names', detail: expect.stringContaining('151 names') }]);
 
     // A certificate in the store: the API refuses to start without the operator key, or with another one.
     const cert = makeCertificate(['offline.example']);
