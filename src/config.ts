@@ -37,6 +37,23 @@ export interface CertConfig {
   ordersPerUserHour: number;
 }
 
+export interface NotifyConfig {
+  /** First retry delay of a failed webhook delivery (doubles, with jitter). */
+  retryBaseMs: number;
+  /** Attempts before a delivery is failed for good. */
+  maxAttempts: number;
+  /** A receiver has this long to answer. */
+  timeoutMs: number;
+  /** Webhooks may point at loopback or private addresses (tests, a single machine). */
+  allowPrivate: boolean;
+  /** How often every domain is looked at for the conditions a customer is told of. */
+  sweepMs: number;
+  /** The resolver (address:port) asked whether a domain's parent delegates to our name servers; unset: not checked. */
+  resolver?: string;
+  /** A certificate this near its end is told of (certificate.expiring). */
+  expiringMs: number;
+}
+
 /** address:port pairs (IPv6 as [addr]:port). */
 function hostPorts(name: string, text: string | undefined, problems: string[]): string[] {
   if (!text) return [];
@@ -82,6 +99,8 @@ export interface Config {
     connectTimeoutMs: number;
     responseTimeoutMs: number;
     checkIntervalMs: number;
+    /** How often measures and verdicts are reported to the API (and soon after a backend goes down or comes back). */
+    reportMs: number;
     /** Largest request body passed on (413 beyond). */
     maxBodyBytes: number;
     /** A client that sends nothing for this long while its request is incomplete gets 408. */
@@ -99,6 +118,8 @@ export interface Config {
   };
   /** Certificates: the ACME CA, the key that seals private keys, and the issuing work's pace. */
   certs: CertConfig;
+  /** Events, webhooks and the conditions looked for. */
+  notify: NotifyConfig;
   /** Backends may be loopback or private addresses (tests, a single machine). */
   allowPrivateBackends: boolean;
   /** The operator's own zones: only accounts marked for it may register them or names under them. */
@@ -273,6 +294,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       connectTimeoutMs: int('PALISADE_EDGE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),
+      reportMs: int('PALISADE_EDGE_REPORT_MS', 30_000, 100, 3_600_000),
+    },
+    notify: {
+      retryBaseMs: int('PALISADE_WEBHOOK_RETRY_MS', 30_000, 10, 86_400_000),
+      maxAttempts: int('PALISADE_WEBHOOK_MAX_ATTEMPTS', 8, 1, 100),
+      timeoutMs: int('PALISADE_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
+      allowPrivate: bool('PALISADE_WEBHOOK_ALLOW_PRIVATE', false),
+      sweepMs: int('PALISADE_MONITOR_SWEEP_SECONDS', 300, 1, 86_400) * 1000,
+      resolver: hostPorts('PALISADE_DELEGATION_RESOLVER', env.PALISADE_DELEGATION_RESOLVER, problems)[0],
+      expiringMs: int('PALISADE_CERT_EXPIRING_DAYS', 14, 1, 365) * 86_400_000,
     },
     certs: {
       directoryUrl: env.PALISADE_ACME_DIRECTORY || undefined,

@@ -9,6 +9,8 @@ import { ApiError } from '../errors.ts';
 import type { Store } from '../store/types.ts';
 import { SecretBox } from '../certs/secret-box.ts';
 import { TaskBook } from '../certs/task-book.ts';
+import { Notifications } from '../notify/notifications.ts';
+import { createLogger } from '../log.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { rateLimitPlugin } from './plugins/rate-limit.ts';
@@ -26,6 +28,8 @@ import { recordRoutes } from './routes/records.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { edgeSyncRoutes } from './routes/edge-sync.ts';
 import { certificateRoutes } from './routes/certificates.ts';
+import { uptimeRoutes } from './routes/uptime.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
 import { operationId, RouteMethods } from './route-methods.ts';
 import { Type } from 'typebox';
@@ -38,6 +42,8 @@ declare module 'fastify' {
     secrets: SecretBox | undefined;
     /** Certificate tasks (see ../certs). */
     tasks: TaskBook;
+    /** Events, webhooks, the domains' health and the edges' reports (see ../notify, ../uptime). */
+    notify: Notifications;
   }
 }
 
@@ -49,9 +55,11 @@ export interface AppOptions {
   metrics?: () => string;
   /** The certificate tasks the process's worker follows (a new book when the API runs alone, as in tests). */
   tasks?: TaskBook;
+  /** The process's notification parts (a new set when the API runs alone, as in tests). */
+  notify?: Notifications;
 }
 
-export async function buildApp({ store, config, logger, metrics, tasks }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ store, config, logger, metrics, tasks, notify }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     // Router errors (a path parameter past its length, a malformed URL) as problem documents too.
     frameworkErrors: (error, _request, reply) => {
@@ -89,6 +97,7 @@ export async function buildApp({ store, config, logger, metrics, tasks }: AppOpt
   app.decorate('config', config);
   app.decorate('secrets', config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined);
   app.decorate('tasks', tasks ?? new TaskBook(store, config.certs.retryBaseMs));
+  app.decorate('notify', notify ?? new Notifications(store, logger ? logger.child({ component: 'notify' }) : createLogger('silent')));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.
@@ -140,6 +149,8 @@ export async function buildApp({ store, config, logger, metrics, tasks }: AppOpt
     await authed.register(domainRoutes);
     await authed.register(recordRoutes);
     await authed.register(certificateRoutes);
+    await authed.register(uptimeRoutes);
+    await authed.register(webhookRoutes);
     await authed.register(nameserverRoutes);
     await authed.register(ipListRoutes);
     await authed.register(nodeRoutes);

@@ -19,6 +19,7 @@ import { isDue, OrderBudget, pickRuns } from './fair-share.ts';
 import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
+import type { EventBook } from '../notify/event-book.ts';
 
 const TICK_MS = 1000;
 const LEASE_MS = 30_000;
@@ -44,6 +45,8 @@ export interface CertWorkerOptions {
   nameservers: () => Promise<string[]>;
   /** The port edges answer plain HTTP on, as the CA reaches them. */
   httpPort: number;
+  /** Where a task failed for good is told to its owner (the `certificate.failed` event). */
+  events?: Pick<EventBook, 'emit'>;
 }
 
 /** The delay before attempt n+1: base × 2^(n-1), ±20 % so that many domains do not retry in step. */
@@ -252,6 +255,11 @@ export class CertWorker {
       this.counts.failed++;
       for (const type of new Set(problems.length > 0 ? problems.map((p) => p.type) : ['palisade:other'])) this.failures.set(type, (this.failures.get(type) ?? 0) + 1);
       log.warn({ domain: domain.domain, attempts: task.attempts, orders: task.orders, final, error: message }, 'certificates: issuance failed');
+      if (final) {
+        await this.options.events
+          ?.emit(task.ownerId, 'certificate.failed', domain.domain, { task: task.id, names, attempts: task.attempts, error: message, problems })
+          .catch((e: unknown) => log.warn({ err: (e as Error).message, domain: domain.domain }, 'certificates: the failure could not be told to the customer'));
+      }
       return;
     }
     // The domain may have changed while it ran (names, mask): look again.

@@ -16,9 +16,16 @@ interface State {
   passes: number;
 }
 
+/** Hears each active check (backend as text, passed, connect time ms) and each up/down switch. */
+export interface HealthObserver {
+  checked(backend: string, ok: boolean, ms: number): void;
+  switched(backend: string, up: boolean): void;
+}
+
 export class BackendHealth {
   private readonly states = new Map<string, State>();
   private timer: NodeJS.Timeout | undefined;
+  observer: HealthObserver | undefined;
 
   constructor(
     private readonly log: Logger,
@@ -35,6 +42,12 @@ export class BackendHealth {
     return this.states.get(formatBackend(backend))?.up === false;
   }
 
+  /** By the backend's text as a domain names it. */
+  isDownText(text: string): boolean {
+    const backend = parseBackend(text);
+    return backend !== undefined && this.isDown(backend);
+  }
+
   failed(backend: Backend): void {
     const key = formatBackend(backend);
     const state = this.state(key);
@@ -43,6 +56,7 @@ export class BackendHealth {
     if (state.up && state.fails >= FAILS_TO_DOWN) {
       state.up = false;
       this.log.warn({ backend: key, fails: state.fails }, 'edge: backend down');
+      this.observer?.switched(key, false);
     }
   }
 
@@ -54,6 +68,7 @@ export class BackendHealth {
     if (!state.up && state.passes >= PASSES_TO_UP) {
       state.up = true;
       this.log.info({ backend: key }, 'edge: backend up again');
+      this.observer?.switched(key, true);
     }
   }
 
@@ -71,9 +86,11 @@ export class BackendHealth {
   }
 
   private check(backend: Backend): void {
+    const started = performance.now();
     const socket = connect({ host: backend.address, port: backend.port, family: backend.family, timeout: this.checkTimeoutMs });
     const finish = (ok: boolean) => {
       socket.destroy();
+      this.observer?.checked(formatBackend(backend), ok, performance.now() - started);
       if (ok) this.passed(backend);
       else this.failed(backend);
     };

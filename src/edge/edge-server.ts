@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { parseBackend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import { BackendHealth } from './backend-health.ts';
+import { UptimeRecorder } from './uptime-recorder.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
 import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock } from './cache/edge-cache.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
@@ -76,6 +77,8 @@ export class EdgeServer {
   private readonly https: HttpsServer;
   private readonly proxy: Proxy;
   private readonly health: BackendHealth;
+  /** What is measured of the backends until it is reported (see uptime-reporter.ts). */
+  readonly uptime: UptimeRecorder;
   readonly cache: EdgeCache;
   readonly sni: SniContexts;
   readonly metrics = new EdgeMetrics();
@@ -96,6 +99,8 @@ export class EdgeServer {
     private readonly options: EdgeServerOptions,
   ) {
     this.health = new BackendHealth(options.log);
+    this.uptime = new UptimeRecorder(state.routes, this.health);
+    this.health.observer = this.uptime;
     this.health.start(() => state.routes.backends(), options.checkIntervalMs);
     this.proxy = new Proxy(options, this.health);
     this.cache = new EdgeCache(options.cache);
@@ -361,11 +366,9 @@ export class EdgeServer {
       return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
     }, sink, inspectedBody);
     if (!filling) lock?.release();
-    this.metrics.upstream(
-      domain.domain,
-      result.via === 'timeout' ? 'timeout' : result.via === 'unreachable' ? 'unreachable' : result.status >= 500 ? 'error-status' : 'ok',
-      result.upstreamMs,
-    );
+    const upstream = result.via === 'timeout' ? 'timeout' : result.via === 'unreachable' ? 'unreachable' : result.status >= 500 && result.status !== 501 && result.status !== 505 ? 'error-status' : 'ok';
+    this.metrics.upstream(domain.domain, upstream, result.upstreamMs);
+    this.uptime.requested(domain.domain, upstream, result.upstreamMs);
     if (result.via === 'unreachable') this.page(res, 502, PAGES.badGateway(host));
     else if (result.via === 'timeout' && !res.headersSent) this.page(res, 504, PAGES.gatewayTimeout(host));
     else if (result.via === 'too-large' && !res.headersSent) this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });

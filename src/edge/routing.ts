@@ -66,10 +66,19 @@ export class RoutingTable {
     this.entries.set(apex, entry);
   }
 
-  /** Every backend and failover the enabled domains name (what active checks look at). */
-  *backends(): Generator<string> {
+  /**
+   * The domains whose backends this edge watches: the enabled ones it serves, and the DNS-only
+   * ones with a failover (whose name servers switch to it by these checks' verdict).
+   */
+  *watched(): Generator<DomainState> {
     for (const { domain } of this.entries.values()) {
-      if (!domain.enabled) continue;
+      if (domain.enabled ? this.nodeId === undefined || domain.bind_node.length === 0 || domain.bind_node.includes(this.nodeId) : domain.failover !== null) yield domain;
+    }
+  }
+
+  /** Every backend and failover the watched domains name (what active checks look at). */
+  *backends(): Generator<string> {
+    for (const domain of this.watched()) {
       yield domain.backend;
       if (domain.failover) yield domain.failover;
     }

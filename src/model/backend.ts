@@ -3,6 +3,7 @@
 // canonically: the address in its canonical form, the port only when it is not 80, IPv6 with a
 // port in brackets. Loopback, unspecified, multicast, link-local and private (RFC 1918, RFC 4193,
 // CGNAT) addresses are refused unless the operator allows private backends (tests, a laptop).
+import { isIP } from 'node:net';
 import { canonicalIp, ipToBytes, isSpecialPurpose, type IpFamily } from './ip.ts';
 import type { Checked } from './names.ts';
 
@@ -59,4 +60,11 @@ export function checkBackend(text: string, allowPrivate: boolean): Checked<strin
     if (special) return { ok: false, message: `${backend.address} ${special}; a backend must be reachable from the edge (PALISADE_ALLOW_PRIVATE_BACKENDS lets an operator allow it)` };
   }
   return { ok: true, value: formatBackend(backend) };
+}
+
+/** Why an address is no public one (loopback, private, link-local, …); undefined for a public address. */
+export function nonPublicReason(address: string): string | undefined {
+  const family = isIP(address);
+  if (family === 0) return 'is not an IP address';
+  return isSpecialPurpose(address, family as IpFamily) ?? isPrivate(address, family as IpFamily);
 }

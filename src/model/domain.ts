@@ -73,18 +73,23 @@ export const Domain = Type.Object({
   domain: Type.String(),
   ...settings,
   ns_active: Type.Boolean({ description: 'Our name servers answer for the domain (activatens / deactivatens)' }),
+  failover_active: Type.Boolean({
+    description: 'Set by the service, read only: a DNS-only domain whose backend the edges see down answers with `failover` (short TTL) until it recovers',
+  }),
   nameservers: Type.Array(Type.String(), { description: 'The name servers to delegate the domain to' }),
   records: Type.Integer({ description: 'Number of DNS records' }),
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, ns_active: true, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
+}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
 
 /** What the store keeps of a domain (the response adds `nameservers` and `records`). */
 export interface DomainState extends DomainSettings {
   domain: string;
   ownerId: number;
   ns_active: boolean;
+  /** DNS only with a failover: the backend is down (by the edges' checks), so names answer `failover`. Absent = false. */
+  failover_active?: boolean;
   created: string;
   updated: string;
   revision: number;

@@ -3,6 +3,7 @@
 import { lookup } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { EventBook } from '../notify/event-book.ts';
 import { CertWorker } from '../certs/cert-worker.ts';
 import { prepareSecrets } from '../certs/key-check.ts';
 import type { SecretBox } from '../certs/secret-box.ts';
@@ -42,6 +43,7 @@ export async function startCertificates(
   secrets: SecretBox | undefined,
   log: Logger,
   own: { dns?: { host: string; port: number }; edgeHttpPort?: number },
+  events?: EventBook,
 ): Promise<{ book: TaskBook; worker: CertWorker }> {
   const book = new TaskBook(store, config.certs.retryBaseMs);
   // Looked up when a DNS-01 order first needs them (a start never waits on a resolver).
@@ -51,7 +53,7 @@ export async function startCertificates(
     return list;
   }));
   const httpPort = config.certs.httpPort ?? own.edgeHttpPort ?? 80;
-  const worker = new CertWorker({ store, book, config: config.certs, box: secrets, log, nameservers, httpPort });
+  const worker = new CertWorker({ store, book, config: config.certs, box: secrets, log, nameservers, httpPort, events });
   if (!config.certs.directoryUrl) log.info('certificates: no ACME CA configured (PALISADE_ACME_DIRECTORY); domains with ssl get a task that says so');
   return { book, worker };
 }

@@ -13,6 +13,20 @@ import { feedHealth, feedMetrics } from './feed-health.ts';
 import { closeOnSignal } from './shutdown.ts';
 import { StartupError } from './startup-error.ts';
 import { ensureWritableDir } from './writable-dir.ts';
+import { UptimeReporter } from '../edge/uptime-reporter.ts';
+import type { UptimeReport } from '../uptime/report.ts';
+
+/** One report to the API's edge channel (authenticated by the node's consumer token). */
+async function postReport(api: string, token: string, report: UptimeReport): Promise<void> {
+  const response = await fetch(`${api}/sync/edge/report`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(report),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`the API answered ${response.status}: ${text.slice(0, 200)}`);
+}
 
 export async function runEdge(config: Config): Promise<void> {
   const { sync, edge } = config;
@@ -28,6 +42,8 @@ export async function runEdge(config: Config): Promise<void> {
   const geo = openGeo(config, log);
   const server = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);
   const addresses = await listenEdge(config, server);
+  const reporter = new UptimeReporter(server.uptime, (report) => postReport(sync.url!, sync.token!, report), edge.reportMs, log.child({ component: 'uptime' }));
+  reporter.start();
   const health = () => feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size });
   const listener: NotifyListener = new NotifyListener({
     secret: sync.secret!,
@@ -43,6 +59,7 @@ export async function runEdge(config: Config): Promise<void> {
   log.info({ node: edge.node, ...addresses, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, domains: state.routes.size }, 'palisade edge serving');
 
   closeOnSignal(log, async () => {
+    reporter.stop();
     await listener.close();
     await server.close();
     await feed.stop();

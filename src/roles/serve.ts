@@ -17,6 +17,8 @@ import { StoreEdgeFeed } from '../edge/store-edge-feed.ts';
 import { listenEdge, newEdgeServer } from './edge-parts.ts';
 import { openSecrets, startCertificates } from './cert-parts.ts';
 import { withOpenKey } from '../certs/secret-box.ts';
+import { UptimeReporter } from '../edge/uptime-reporter.ts';
+import { notifyParts } from './notify-parts.ts';
 
 /** A start-up failure the operator can fix; printed as one line, no stack. */
 export { StartupError };
@@ -64,12 +66,24 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
   const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
   await notifier.start();
 
-  const certs = await startCertificates(store, config, secrets, log.child({ component: 'certs' }), { dns: dnsPort === undefined ? undefined : { host: config.dns.host, port: dnsPort }, edgeHttpPort });
-  const app = await buildApp({ store, config, tasks: certs.book, logger: log.child({ component: 'api' }), metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() + certs.worker.metrics() });
+  const notifications = notifyParts(store, config, log.child({ component: 'notify' }));
+  // The all-in-one edge reports in-process, as node 0.
+  const reporter = edge && new UptimeReporter(edge.uptime, async (report) => void (await notifications.notify.intake.accept(0, report)), config.edge.reportMs, log.child({ component: 'edge' }));
+  const certs = await startCertificates(store, config, secrets, log.child({ component: 'certs' }), { dns: dnsPort === undefined ? undefined : { host: config.dns.host, port: dnsPort }, edgeHttpPort }, notifications.notify.events);
+  const app = await buildApp({
+    store,
+    config,
+    tasks: certs.book,
+    notify: notifications.notify,
+    logger: log.child({ component: 'api' }),
+    metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() + certs.worker.metrics() + notifications.metrics(),
+  });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
   });
   certs.worker.start();
+  notifications.start();
+  reporter?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   log.info(
@@ -84,6 +98,8 @@ export async function serve(config: Config, options: ServeOptions = { dns: true 
     feed?.stop();
     edgeFeed?.stop();
     notifier.stop();
+    reporter?.stop();
+    await notifications.stop();
     await certs.worker.stop();
     await edge?.close();
     await app.close();

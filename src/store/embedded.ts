@@ -14,9 +14,12 @@ import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { guardLmdbCommitFailures } from './lmdb-commit-guard.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
+import { LmdbUptime } from './uptime-lmdb.ts';
+import type { Resolution } from '../uptime/periods.ts';
 import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
+import type { UptimePoint, UptimeRow } from './types.ts';
 import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
@@ -81,6 +84,7 @@ export class EmbeddedStore implements Store {
   private readonly records: Database<string, [string, number]>;
   private readonly retention: number;
   private readonly commitListeners = new Set<() => void>();
+  private readonly uptime: LmdbUptime;
 
   constructor(options: EmbeddedStoreOptions) {
     // The path is always a directory: lmdb-js would otherwise take a name with a dot in it
@@ -89,6 +93,7 @@ export class EmbeddedStore implements Store {
     this.db = open<unknown, Key>({ path: options.path, compression: false, noSubdir: false });
     this.records = this.db.openDB<string, [string, number]>({ name: 'records', encoding: 'string' });
     this.retention = options.changeRetention ?? 100_000;
+    this.uptime = new LmdbUptime(this.db.openDB({ name: 'uptime' }), storeWriteError);
     this.splitZoneDocuments();
     this.splitIpLists();
     this.indexZoneTree();
@@ -780,6 +785,33 @@ export class EmbeddedStore implements Store {
     }
     const last = items[items.length - 1];
     return { items, next: more && last ? encodeCursor(last.id) : undefined };
+  }
+
+  async updateDoc<T>(kind: DocKind, id: string, mutate: (current: T | undefined) => T | undefined): Promise<{ before: T | undefined; after: T | undefined }> {
+    return this.db
+      .transaction(() => {
+        const before = this.get<T>(['doc', kind, id]);
+        const after = mutate(before === undefined ? undefined : structuredClone(before));
+        if (after !== undefined) this.put(['doc', kind, id], after);
+        return { before, after: after ?? before };
+      })
+      .catch(async (error: unknown) => {
+        throw await storeWriteError(error);
+      });
+  }
+
+  // ---- uptime measures (see uptime-lmdb.ts)
+
+  addUptime(rows: readonly UptimeRow[]): Promise<void> {
+    return this.uptime.add(rows);
+  }
+
+  async readUptime(domain: string, resolution: Resolution, from: number, to: number): Promise<UptimePoint[]> {
+    return this.uptime.read(domain, resolution, from, to);
+  }
+
+  deleteUptime(domain: string): Promise<void> {
+    return this.uptime.delete(domain);
   }
 
   async tryLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

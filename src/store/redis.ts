@@ -21,6 +21,9 @@ import { COMMIT_SCRIPT, INDEX_ZONE_TREE_SCRIPT } from './redis-commit.ts';
 import { applyUserPatch } from './user-patch.ts';
 import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
 import { collectSnapshot } from './snapshot.ts';
+import { RedisUptime, UPTIME_SCRIPT } from './uptime-redis.ts';
+import type { Resolution } from '../uptime/periods.ts';
+import type { UptimePoint, UptimeRow } from './types.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
 import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
@@ -28,6 +31,15 @@ import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListS
 const MAX_ATTEMPTS = 200;
 
 /** KEYS[1] lease, ARGV holder, ttl ms: 1 when taken or renewed, 0 when another holder has it. */
+/** Writes a document only if it is still what was read ("" for absent: stored documents are JSON, never empty). */
+const DOC_CAS_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if (current or '') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], 0, ARGV[1])
+return 1
+`;
+
 const LEASE_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
 if current and current ~= ARGV[1] then return 0 end
@@ -94,6 +106,7 @@ declare module 'ioredis' {
   interface RedisCommander {
     palisadeCommit(numKeys: number, ...args: string[]): Promise<number>;
     palisadeLease(key: string, holder: string, ttlMs: string): Promise<number>;
+    palisadeDocCas(hash: string, ids: string, id: string, expected: string, value: string): Promise<number>;
   }
 }
 
@@ -120,6 +133,7 @@ export class RedisStore implements Store {
   private readonly p: string;
   private readonly retention: number;
   private readonly commitListeners = new Set<() => void>();
+  private readonly uptime: RedisUptime;
 
   constructor(options: RedisStoreOptions) {
     this.p = options.prefix ?? '{palisade}:';
@@ -139,6 +153,9 @@ export class RedisStore implements Store {
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('palisadeCommit', { lua: COMMIT_SCRIPT });
     this.redis.defineCommand('palisadeLease', { lua: LEASE_SCRIPT, numberOfKeys: 1 });
+    this.redis.defineCommand('palisadeUptime', { lua: UPTIME_SCRIPT, numberOfKeys: 0 });
+    this.redis.defineCommand('palisadeDocCas', { lua: DOC_CAS_SCRIPT, numberOfKeys: 2 });
+    this.uptime = new RedisUptime(this.redis, (domain, resolution, period) => this.k('upt', domain, resolution, period));
   }
 
   private k(...parts: Array<string | number>): string {
@@ -1019,6 +1036,34 @@ export class RedisStore implements Store {
       const last = chosen[chosen.length - 1];
       return { items, next: ids.length > page.limit && last ? encodeCursor(last) : undefined };
     });
+  }
+
+  updateDoc<T>(kind: DocKind, id: string, mutate: (current: T | undefined) => T | undefined): Promise<{ before: T | undefined; after: T | undefined }> {
+    // Optimistic: read, decide, and write only if the text is still the one read.
+    return this.guard(async () => {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const text = await this.redis.hget(this.k('doc', kind), id);
+        const before = text === null ? undefined : (JSON.parse(text) as T);
+        const after = mutate(text === null ? undefined : (JSON.parse(text) as T));
+        if (after === undefined) return { before, after: before };
+        if ((await this.redis.palisadeDocCas(this.k('doc', kind), this.k('docids', kind), id, text ?? '', JSON.stringify(after))) === 1) return { before, after };
+      }
+      throw new ApiError('STORE_UNAVAILABLE', `the document ${kind}/${id} kept changing under 50 attempts to update it`);
+    });
+  }
+
+  // ---- uptime measures (see uptime-redis.ts)
+
+  addUptime(rows: readonly UptimeRow[]): Promise<void> {
+    return this.guard(() => this.uptime.add(rows));
+  }
+
+  readUptime(domain: string, resolution: Resolution, from: number, to: number): Promise<UptimePoint[]> {
+    return this.guard(() => this.uptime.read(domain, resolution, from, to));
+  }
+
+  deleteUptime(domain: string): Promise<void> {
+    return this.guard(() => this.uptime.delete(domain));
   }
 
   tryLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

@@ -14,6 +14,8 @@ import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { RecordState } from '../model/record.ts';
 import type { ApiKeyState, Limits, UserState } from '../model/user.ts';
+import type { Measure } from '../uptime/measure.ts';
+import type { Resolution } from '../uptime/periods.ts';
 
 export interface UserPatch {
   limits?: Partial<UserState['limits']>;
@@ -120,7 +122,24 @@ export interface ConsumerState {
 }
 
 /** Kinds of internal documents (see Store.getDoc). */
-export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta';
+export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'notice';
+
+/** One node's measure of one domain's backend over one minute (or a part of it: measures add up). */
+export interface UptimeRow {
+  domain: string;
+  node: number;
+  /** Start of the minute, ms since the epoch. */
+  minute: number;
+  measure: Measure;
+}
+
+/** A stored period's measure of one node. */
+export interface UptimePoint {
+  /** Start of the period, ms. */
+  period: number;
+  node: number;
+  measure: Measure;
+}
 
 export interface PageRequest {
   /** Opaque cursor from a previous page. */
@@ -239,6 +258,22 @@ export interface Store {
   putDoc(kind: DocKind, id: string, value: unknown): Promise<void>;
   deleteDoc(kind: DocKind, id: string): Promise<boolean>;
   listDocs<T>(kind: DocKind, page: PageRequest, prefix?: string): Promise<Page<{ id: string; value: T }>>;
+  /**
+   * Reads a document and writes what `mutate` makes of it in one atomic step (`mutate` gets a
+   * copy and may run more than once; undefined leaves the document as it is). Resolves to the
+   * document before and after.
+   */
+  updateDoc<T>(kind: DocKind, id: string, mutate: (current: T | undefined) => T | undefined): Promise<{ before: T | undefined; after: T | undefined }>;
+
+  /**
+   * Adds measures to their minute, hour and day (see ../uptime/periods.ts for how long each is
+   * kept). Cost grows with the rows, never with what is stored.
+   */
+  addUptime(rows: readonly UptimeRow[]): Promise<void>;
+  /** A domain's stored periods at one resolution from `from` to `to` (ms), each node apart. */
+  readUptime(domain: string, resolution: Resolution, from: number, to: number): Promise<UptimePoint[]>;
+  /** Drops a domain's measures (its deletion: a later owner of the name must not see them). */
+  deleteUptime(domain: string): Promise<void>;
   /**
    * Takes or renews the lease `name` for `holder` for `ttlMs` when it is free, expired or
    * already `holder`'s (one atomic step); false when another holder has it. How several API

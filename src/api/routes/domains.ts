@@ -23,7 +23,7 @@ import { followSsl } from './certificates.ts';
 
 export function renderDomain(zone: ZoneHead, config: Config) {
   const { ownerId: _owner, ...domain } = zone.domain;
-  return { ...domain, nameservers: [...config.nameservers], records: zone.recordCount };
+  return { ...domain, failover_active: domain.failover_active ?? false, nameservers: [...config.nameservers], records: zone.recordCount };
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -129,6 +129,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const name = zoneName(request.params.domain);
       if (!(await app.store.deleteZone(name, request.user.id))) throw notFound(`domain ${name}`);
       await app.tasks.forget(request.user.id, name).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'certificates: the tasks of a removed domain stay until the worker meets them'));
+      await app.notify.forgetDomain(name).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'uptime: the measures of a removed domain stay until they expire (they are not shown to a later owner of the name)'));
       return reply.code(204).send(null);
     },
   );

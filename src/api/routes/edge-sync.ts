@@ -26,6 +26,7 @@ import type { CertificateState } from '../../model/certificate.ts';
 import { withOpenKey } from '../../certs/secret-box.ts';
 import { problemResponse } from '../schemas.ts';
 import { consumerAuth } from './consumer-auth.ts';
+import { UptimeReport } from '../../uptime/report.ts';
 
 type OpenKey = (cert: CertificateState) => CertificateState;
 
@@ -97,6 +98,24 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Edges need the private keys in the clear to serve TLS; the store keeps them sealed.
   const openKey: OpenKey = (cert) => withOpenKey(app.secrets, cert);
   app.addHook('onRequest', consumerAuth(app.store, 'edge'));
+
+  app.post(
+    '/sync/edge/report',
+    {
+      // A report names every domain the node watches: 10,000 domains are about 1 MB.
+      bodyLimit: 64 * 1_048_576,
+      schema: {
+        tags: ['sync'],
+        summary: "An edge's measures of its domains' backends and its verdicts on them",
+        description:
+          'Rows of `{domain, state: up|down|failover, measures: [{minute, c, u, r, o, ch, rh}]}`: active checks made and passed, requests proxied and answered, and sparse histograms (bucket index → count) of connect and response times, for the time since the previous report. Measures add up, so a minute may come in parts. Sent every PALISADE_EDGE_REPORT_MS and soon after a backend goes down or comes back.',
+        security: [{ consumerToken: [] }],
+        body: UptimeReport,
+        response: { 200: Type.Object({ measures: Type.Integer(), ignored: Type.Integer(), verdicts: Type.Integer() }), ...errors },
+      },
+    },
+    async (request) => app.notify.intake.accept(request.consumer!.node!, request.body),
+  );
 
   app.get(
     '/sync/edge/snapshot',

@@ -29,6 +29,11 @@ export const SOA_DEFAULTS = { ttl: 3600, refresh: 7200, retry: 1800, expire: 1_2
 export const APEX_NS_TTL = 3600;
 /** TTL of protected names' synthesised addresses: short, so moving traffic between edges is quick. */
 export const PROTECTED_TTL = 300;
+/**
+ * TTL of a DNS-only domain's protected names when it has a failover: short, so that resolvers
+ * follow the switch to the failover (and back) within half a minute, as health-checked DNS does.
+ */
+export const FAILOVER_TTL = 30;
 
 
 function rdataOf(record: RecordState): RData {
@@ -174,6 +179,8 @@ interface ProtectedSet {
 export interface ProtectedAddresses extends ProtectedSet {
   /** Country or continent GeoNames ID → the addresses of the serving nodes there. */
   near: Map<number, ProtectedSet>;
+  /** TTL of the answers (PROTECTED_TTL unless said). */
+  ttl?: number;
 }
 
 const addressesOf = (nodes: readonly EdgeNode[]): ProtectedSet => ({
@@ -187,10 +194,13 @@ const addressesOf = (nodes: readonly EdgeNode[]): ProtectedSet => ({
  */
 export function protectedAddresses(domain: DomainState, ctx: ZoneBuildContext): ProtectedAddresses {
   if (!domain.enabled) {
-    // DNS only: the backend's address (its port is the edge's business, not DNS's).
-    const address = parseBackend(domain.backend)?.address ?? domain.backend;
+    // DNS only: the backend's address (its port is the edge's business, not DNS's), or the
+    // failover's while the edges see the backend down.
+    const target = domain.failover && domain.failover_active ? domain.failover : domain.backend;
+    const address = parseBackend(target)?.address ?? target;
     const backend = Buffer.from(ipToBytes(address));
-    return backend.length === 4 ? { v4: [ipv4ToInt(address)], v6: [], near: new Map() } : { v4: [], v6: [backend], near: new Map() };
+    const ttl = domain.failover ? FAILOVER_TTL : PROTECTED_TTL;
+    return backend.length === 4 ? { v4: [ipv4ToInt(address)], v6: [], near: new Map(), ttl } : { v4: [], v6: [backend], near: new Map(), ttl };
   }
   const bound = new Set(domain.bind_node);
   const serving = ctx.nodes.filter((n) => n.status === 'active' && (bound.size === 0 || bound.has(n.id)));
@@ -268,8 +278,9 @@ export function addProtected(nodes: Map<string, NameNode>, owner: string, addres
   if (existing && (typeSet(existing, QTYPE.A) || typeSet(existing, QTYPE.AAAA) || typeSet(existing, QTYPE.CNAME))) return false;
   if (atOrUnderCut(owner, apex, cuts)) return false;
   if (addresses.v4.length + addresses.v6.length === 0) return false;
-  for (const address of addresses.v4) addRecord(nodes, seen, owner, QTYPE.A, PROTECTED_TTL, { type: 1, address }, []);
-  for (const address of addresses.v6) addRecord(nodes, seen, owner, QTYPE.AAAA, PROTECTED_TTL, { type: 28, address }, []);
+  const ttl = addresses.ttl ?? PROTECTED_TTL;
+  for (const address of addresses.v4) addRecord(nodes, seen, owner, QTYPE.A, ttl, { type: 1, address }, []);
+  for (const address of addresses.v6) addRecord(nodes, seen, owner, QTYPE.AAAA, ttl, { type: 28, address }, []);
   // Nearby nodes as geo variants: the engine picks them as it picks a customer's targeted records.
   // A variant only where it narrows the set: otherwise the answer does not depend on location.
   for (const [place, set] of addresses.near) {

@@ -1,0 +1,165 @@
+// Delivers queued events to webhooks, in exactly one API process at a time (the lease
+// "notifications", which the monitor shares). Deliveries run side by side, at most
+// PER_WEBHOOK to one webhook, so a slow or dead receiver delays only its own account's events.
+// A failed attempt (no answer, not 2xx) is tried again after retryBaseMs × 2^(n-1) (±20 %),
+// up to maxAttempts; each attempt is recorded on the delivery, which the customer can read.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Store } from '../store/types.ts';
+import type { DeliveryState, WebhookState } from './webhook-model.ts';
+import type { WebhookBook } from './webhook-book.ts';
+import { sendEvent } from './webhook-sender.ts';
+
+const LEASE_MS = 30_000;
+const LEASE_RENEW_MS = 10_000;
+const TICK_MS = 250;
+const CONCURRENCY = 32;
+const PER_WEBHOOK = 2;
+
+export interface DeliveryOptions {
+  store: Store;
+  webhooks: WebhookBook;
+  log: Logger;
+  retryBaseMs: number;
+  maxAttempts: number;
+  timeoutMs: number;
+  allowPrivate: boolean;
+}
+
+export function retryDelay(baseMs: number, attempt: number, random = Math.random()): number {
+  return Math.round(baseMs * 2 ** Math.min(attempt - 1, 16) * (0.8 + 0.4 * random));
+}
+
+export class DeliveryWorker {
+  private readonly holder = randomBytes(8).toString('hex');
+  leader = false;
+  private leaseCheckedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private looking: Promise<void> | undefined;
+  private again = false;
+  private readonly inFlight = new Set<string>();
+  private readonly perHook = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+  readonly counts = { delivered: 0, retried: 0, failed: 0 };
+
+  constructor(private readonly options: DeliveryOptions) {}
+
+  start(): void {
+    this.options.webhooks.onDue = () => this.kick();
+    this.timer = setInterval(() => this.kick(), TICK_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /** Looks for due deliveries now (one look at a time; a kick during a look asks for another). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.looking) {
+      this.again = true;
+      return;
+    }
+    this.looking = this.look()
+      .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message }, 'notify: looking for due deliveries failed'))
+      .finally(() => {
+        this.looking = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async look(): Promise<void> {
+    const { store, webhooks } = this.options;
+    // The holder renews every LEASE_RENEW_MS; the others ask every second (the holder may be gone).
+    if (Date.now() - this.leaseCheckedAt >= (this.leader ? LEASE_RENEW_MS : 1000)) {
+      this.leader = await store.tryLease('notifications', this.holder, LEASE_MS);
+      this.leaseCheckedAt = Date.now();
+    }
+    if (!this.leader) return;
+    const due = await webhooks.due(Date.now(), CONCURRENCY * 2);
+    for (const item of due) {
+      if (this.inFlight.size >= CONCURRENCY) break;
+      if (this.inFlight.has(item.deliveryKey)) continue;
+      const hook = item.deliveryKey.slice(0, item.deliveryKey.indexOf('|'));
+      if ((this.perHook.get(hook) ?? 0) >= PER_WEBHOOK) continue;
+      this.inFlight.add(item.deliveryKey);
+      this.perHook.set(hook, (this.perHook.get(hook) ?? 0) + 1);
+      const run = this.attempt(item.dueKey, item.deliveryKey)
+        .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message, delivery: item.deliveryKey }, 'notify: an attempt could not be recorded; it will be made again'))
+        .finally(() => {
+          this.inFlight.delete(item.deliveryKey);
+          this.perHook.set(hook, (this.perHook.get(hook) ?? 1) - 1);
+          this.running.delete(run);
+          this.kick();
+        });
+      this.running.add(run);
+    }
+  }
+
+  private async attempt(dueKey: string, deliveryKey: string): Promise<void> {
+    const { webhooks, log } = this.options;
+    const delivery = await webhooks.getDelivery(deliveryKey);
+    if (!delivery) {
+      await webhooks.forget(dueKey, deliveryKey);
+      return;
+    }
+    if (delivery.state !== 'pending') {
+      await this.options.store.deleteDoc('deliverydue', dueKey);
+      return;
+    }
+    const hook = await webhooks.get(delivery.owner, delivery.webhook);
+    if (!hook) {
+      // The webhook was deleted: its queued deliveries go with it.
+      await webhooks.forget(dueKey, deliveryKey);
+      return;
+    }
+    const result = await this.send(hook, delivery);
+    const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
+    const attempts = [...delivery.attempts, { at: new Date().toISOString(), ...result }];
+    let retryAt: number | undefined;
+    let state: DeliveryState['state'] = 'delivered';
+    if (!ok) {
+      if (attempts.length >= this.options.maxAttempts) state = 'failed';
+      else {
+        state = 'pending';
+        retryAt = Date.now() + retryDelay(this.options.retryBaseMs, attempts.length);
+      }
+    }
+    const next: DeliveryState = { ...delivery, state, attempts, next_attempt: retryAt === undefined ? null : new Date(retryAt).toISOString() };
+    await webhooks.recordAttempt(dueKey, deliveryKey, next, retryAt);
+    if (state === 'delivered') this.counts.delivered++;
+    else if (state === 'failed') this.counts.failed++;
+    else this.counts.retried++;
+    if (!ok) log.info({ webhook: hook.id, owner: hook.owner, delivery: delivery.id, attempt: attempts.length, status: result.status, err: result.error, retry: next.next_attempt }, 'notify: webhook delivery failed');
+  }
+
+  private send(hook: WebhookState, delivery: DeliveryState) {
+    const body = JSON.stringify(delivery.event);
+    return sendEvent(hook.url, hook.secret, body, { 'x-palisade-event': delivery.event.type, 'x-palisade-delivery': delivery.id }, { timeoutMs: this.options.timeoutMs, allowPrivate: this.options.allowPrivate });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.looking;
+    await Promise.all([...this.running]);
+    if (this.leader) await this.options.store.tryLease('notifications', this.holder, 1).catch(() => undefined);
+  }
+
+  metrics(): string {
+    const c = this.counts;
+    return [
+      '# HELP palisade_webhook_attempts_total Webhook delivery attempts by outcome (retried: failed, tried again later).',
+      '# TYPE palisade_webhook_attempts_total counter',
+      `palisade_webhook_attempts_total{outcome="delivered"} ${c.delivered}`,
+      `palisade_webhook_attempts_total{outcome="retried"} ${c.retried}`,
+      `palisade_webhook_attempts_total{outcome="failed"} ${c.failed}`,
+      '# HELP palisade_notify_leader Whether this process holds the notification work\'s lease (1) or not (0).',
+      '# TYPE palisade_notify_leader gauge',
+      `palisade_notify_leader ${this.leader ? 1 : 0}`,
+      '',
+    ].join('\n');
+  }
+}

@@ -1,0 +1,145 @@
+// The notification work that no report brings, in the process holding the "notifications" lease:
+// - every few seconds, the domains that are not up (or flap) are looked at again: a node may
+//   have fallen silent, a flap may have settled (health-tracker.ts);
+// - every `sweepMs`, every domain is looked at for the conditions a customer is told of
+//   (conditions.ts): served by no active node, name servers active but the parent not
+//   delegating to ours (asked of the configured resolver), its certificate near its end.
+//   A condition is told when it begins and (but expiry) when it ends; its state is kept in the
+//   store (`notice` cond|KIND|DOMAIN), so that a restart or another process does not tell it again.
+// The sweep reads the domains in pages and yields between them: its cost grows with the
+// domains, spread over the interval, never holding the event loop.
+import { Resolver } from 'node:dns/promises';
+import type { Logger } from 'pino';
+import type { DomainState } from '../model/domain.ts';
+import type { EdgeNode } from '../model/node.ts';
+import type { Store } from '../store/types.ts';
+import type { HealthTracker } from '../uptime/health-tracker.ts';
+import { CONDITION_EVENTS, delegatesToUs, isExpiring, isUnserved, type ConditionKind } from './conditions.ts';
+import type { EventBook } from './event-book.ts';
+
+const WATCH_MS = 5000;
+const PAGE = 200;
+const DNS_CONCURRENCY = 8;
+
+export interface MonitorOptions {
+  store: Store;
+  events: EventBook;
+  tracker: HealthTracker;
+  log: Logger;
+  /** Whether this process holds the notifications lease. */
+  leader: () => boolean;
+  sweepMs: number;
+  /** The resolver (address:port) asked for the domains' NS sets; unset: delegation is not checked. */
+  resolver?: string;
+  nameservers: readonly [string, string];
+  expiringMs: number;
+}
+
+export class Monitor {
+  private watchTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private watching: Promise<void> | undefined;
+  private sweeping: Promise<void> | undefined;
+  private readonly resolver: Resolver | undefined;
+  private stopped = false;
+  readonly counts = { sweeps: 0, domains: 0 };
+
+  constructor(private readonly options: MonitorOptions) {
+    if (options.resolver) {
+      this.resolver = new Resolver({ timeout: 2000, tries: 2 });
+      this.resolver.setServers([options.resolver]);
+    }
+  }
+
+  start(): void {
+    this.watchTimer = setInterval(() => void this.watchOnce(), WATCH_MS);
+    this.watchTimer.unref();
+    this.sweepTimer = setInterval(() => void this.sweepOnce(), this.options.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  watchOnce(): Promise<void> {
+    if (!this.options.leader() || this.stopped) return Promise.resolve();
+    this.watching ??= this.watch()
+      .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message }, 'notify: looking at unhealthy domains failed'))
+      .finally(() => (this.watching = undefined));
+    return this.watching;
+  }
+
+  sweepOnce(): Promise<void> {
+    if (!this.options.leader() || this.stopped) return Promise.resolve();
+    this.sweeping ??= this.sweep()
+      .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message }, 'notify: the sweep of domains failed'))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async watch(): Promise<void> {
+    const { tracker } = this.options;
+    await tracker.refreshHeartbeats();
+    for (const domain of await tracker.watched()) await tracker.resettle(domain);
+  }
+
+  private async sweep(): Promise<void> {
+    const { store } = this.options;
+    const nodes = await store.listNodes();
+    let cursor: string | undefined;
+    do {
+      const page = await store.listAllZones({ limit: PAGE, cursor });
+      const domains = page.items.map((h) => h.domain);
+      let next = 0;
+      const worker = async () => {
+        while (next < domains.length && !this.stopped) await this.look(domains[next++]!, nodes);
+      };
+      await Promise.all(Array.from({ length: DNS_CONCURRENCY }, worker));
+      this.counts.domains += domains.length;
+      cursor = page.next;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    } while (cursor && !this.stopped);
+    this.counts.sweeps++;
+  }
+
+  private async look(domain: DomainState, nodes: readonly EdgeNode[]): Promise<void> {
+    const { store, expiringMs } = this.options;
+    await this.condition(domain, 'unserved', isUnserved(domain, nodes), {});
+    if (domain.ns_active && this.resolver) {
+      const seen = await this.resolver.resolveNs(domain.domain).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' || error.code === 'ENODATA' ? [] : undefined));
+      // No answer at all (timeout, SERVFAIL) says nothing either way: the state stays.
+      if (seen) await this.condition(domain, 'delegation', !delegatesToUs(seen, this.options.nameservers), { seen, expected: [...this.options.nameservers] });
+    } else await this.condition(domain, 'delegation', false, {}, '1', true);
+    if (domain.ssl) {
+      const cert = await store.getCertificate(domain.domain);
+      // Told once per certificate: the notice remembers which one.
+      if (cert && isExpiring(cert.notAfter, Date.now(), expiringMs)) await this.condition(domain, 'expiring', true, { not_after: cert.notAfter, fingerprint: cert.fingerprint }, cert.fingerprint);
+      else await this.condition(domain, 'expiring', false, {});
+    } else await this.condition(domain, 'expiring', false, {}, '1', true);
+  }
+
+  /**
+   * Tells the start or end of a condition once; `which` tells apart instances of a condition (a
+   * certificate); `quiet` ends it without telling (the question no longer applies).
+   */
+  private async condition(domain: DomainState, kind: ConditionKind, holds: boolean, data: Record<string, unknown>, which = '1', quiet = false): Promise<void> {
+    const { store, events } = this.options;
+    const id = `cond|${kind}|${domain.domain}`;
+    const current = await store.getDoc<{ owner: number; which: string }>('notice', id);
+    // A notice of an earlier owner of the name is not this customer's.
+    const told = current && current.owner === domain.ownerId ? current.which : undefined;
+    if (holds && told !== which) {
+      await store.putDoc('notice', id, { owner: domain.ownerId, which });
+      await events.emit(domain.ownerId, CONDITION_EVENTS[kind].start, domain.domain, data);
+    } else if (!holds && current) {
+      await store.deleteDoc('notice', id);
+      const end = CONDITION_EVENTS[kind].end;
+      if (told !== undefined && end && !quiet) await events.emit(domain.ownerId, end, domain.domain, data);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.watchTimer);
+    clearInterval(this.sweepTimer);
+    await this.watching;
+    await this.sweeping;
+  }
+}

@@ -1,0 +1,106 @@
+// Keeps each domain's health document (health-rules.ts) from the nodes' verdicts, and acts on
+// its changes: the customer's events, the DNS-only failover switch (written into the domain, so
+// both name servers follow through the change feed), and the index of domains to look at again
+// (not up, or flapping: a node falling silent or a flap settling changes them without a report).
+//
+// Store documents: `health` DOMAIN (the document), `health` node|N (when node N last reported),
+// `notice` watch|DOMAIN (the look-again index).
+import type { Logger } from 'pino';
+import type { Store } from '../store/types.ts';
+import type { EventBook } from '../notify/event-book.ts';
+import { healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
+import type { DomainHealth } from './report.ts';
+
+/** A node's heartbeat is written at most this often (its reports may come every second). */
+const HEARTBEAT_WRITE_MS = 30_000;
+
+export class HealthTracker {
+  /** The last verdict stored per DOMAIN|NODE, so that a report changing nothing writes nothing. */
+  private readonly known = new Map<string, DomainHealth>();
+  private readonly heardAt = new Map<number, number>();
+  private readonly heartbeatWritten = new Map<number, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly events: EventBook,
+    private readonly log: Logger,
+  ) {}
+
+  isKnown(domain: string, node: number, state: DomainHealth): boolean {
+    return this.known.get(`${domain}|${node}`) === state;
+  }
+
+  /** A node reported (its heartbeat, shared through the store with other API processes). */
+  async heard(node: number, now = Date.now()): Promise<void> {
+    this.heardAt.set(node, now);
+    if (now - (this.heartbeatWritten.get(node) ?? 0) < HEARTBEAT_WRITE_MS) return;
+    this.heartbeatWritten.set(node, now);
+    await this.store.putDoc('health', `node|${node}`, { at: now });
+  }
+
+  /** Reads the nodes' heartbeats (other API processes take other nodes' reports). */
+  async refreshHeartbeats(): Promise<void> {
+    const page = await this.store.listDocs<{ at: number }>('health', { limit: 10_000 }, 'node|');
+    for (const { id, value } of page.items) {
+      const node = Number(id.slice(5));
+      if (value.at > (this.heardAt.get(node) ?? 0)) this.heardAt.set(node, value.at);
+    }
+  }
+
+  private readonly live = (node: number, now = Date.now()) => now - (this.heardAt.get(node) ?? 0) < NODE_SILENT_MS;
+
+  async verdict(domain: string, node: number, state: DomainHealth): Promise<void> {
+    const head = await this.store.getZoneHead(domain);
+    if (!head) return;
+    const owner = head.domain.ownerId;
+    const now = Date.now();
+    const change = await this.store.updateDoc<HealthDoc>('health', domain, (doc) => withVerdict(doc && doc.owner === owner ? doc : undefined, { domain, owner }, node, state, now, this.live));
+    this.known.set(`${domain}|${node}`, state);
+    if (change.after && change.after !== change.before) await this.changed(change.before?.owner === owner ? change.before : undefined, change.after);
+  }
+
+  /** Looks at a domain again without a new verdict (nodes fallen silent, a flap that settled). */
+  async resettle(domain: string): Promise<void> {
+    const now = Date.now();
+    const change = await this.store.updateDoc<HealthDoc>('health', domain, (doc) => (doc ? settle(doc, now, this.live) : undefined));
+    if (change.after && change.after !== change.before) await this.changed(change.before, change.after);
+    else if (!change.after || (change.after.state === 'up' && !change.after.flapping)) await this.store.deleteDoc('notice', `watch|${domain}`);
+  }
+
+  /** Domains to look at again. */
+  async watched(): Promise<string[]> {
+    const page = await this.store.listDocs<number>('notice', { limit: 10_000 }, 'watch|');
+    return page.items.map((i) => i.id.slice(6));
+  }
+
+  /** Forgets a removed domain's health. */
+  async forget(domain: string): Promise<void> {
+    await this.store.deleteDoc('health', domain);
+    await this.store.deleteDoc('notice', `watch|${domain}`);
+    for (const key of [...this.known.keys()]) if (key.startsWith(`${domain}|`)) this.known.delete(key);
+  }
+
+  private async changed(before: HealthDoc | undefined, after: HealthDoc): Promise<void> {
+    if (after.state !== 'up' || after.flapping) await this.store.putDoc('notice', `watch|${after.domain}`, 1);
+    else if (before && (before.state !== 'up' || before.flapping)) await this.store.deleteDoc('notice', `watch|${after.domain}`);
+    if (!before || before.state !== after.state) await this.switchFailover(after);
+    const nodes = Object.fromEntries(Object.entries(after.nodes).map(([n, v]) => [n, v.state]));
+    for (const type of healthEvents(before, after)) {
+      await this.events.emit(after.owner, type, after.domain, { state: after.state, since: new Date(after.since).toISOString(), nodes });
+    }
+  }
+
+  /** DNS only with a failover: the name servers answer the failover while the backend is down. */
+  private async switchFailover(doc: HealthDoc): Promise<void> {
+    const head = await this.store.getZoneHead(doc.domain);
+    if (!head || head.domain.ownerId !== doc.owner) return;
+    const want = doc.state === 'failover';
+    const { domain } = head;
+    if (domain.enabled || !domain.failover || (domain.failover_active ?? false) === want) return;
+    await this.store.updateZone(doc.domain, doc.owner, (zone) => {
+      if (zone.domain.enabled || !zone.domain.failover || (zone.domain.failover_active ?? false) === want) return undefined;
+      return { domain: { ...zone.domain, failover_active: want } };
+    });
+    this.log.info({ domain: doc.domain, failover: want }, want ? 'dns failover engaged' : 'dns failover released');
+  }
+}

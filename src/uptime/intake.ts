@@ -1,0 +1,69 @@
+// Takes an edge's report: its measures into the store (minute, hour, day), its verdicts to the
+// health tracker — only those that differ from what this process last stored, so that a report
+// of 10,000 unchanged domains costs one batched write of measures and nothing more.
+import type { Logger } from 'pino';
+import type { Store, UptimeRow } from '../store/types.ts';
+import type { HealthTracker } from './health-tracker.ts';
+import { RETENTION_MS } from './periods.ts';
+import type { UptimeReport } from './report.ts';
+
+/** A node's clock may be this far ahead; measures older than the minute retention are dropped. */
+const FUTURE_MS = 2 * 60_000;
+const VERDICT_CONCURRENCY = 8;
+
+export class UptimeIntake {
+  readonly counts = { reports: 0, measures: 0, ignored: 0, verdicts: 0 };
+
+  constructor(
+    private readonly store: Store,
+    private readonly tracker: HealthTracker,
+    private readonly log: Logger,
+  ) {}
+
+  async accept(node: number, report: UptimeReport): Promise<{ measures: number; ignored: number; verdicts: number }> {
+    await this.tracker.heard(node);
+    const now = Date.now();
+    const rows: UptimeRow[] = [];
+    let ignored = 0;
+    const changed: Array<{ domain: string; state: UptimeReport['rows'][number]['state'] }> = [];
+    for (const row of report.rows) {
+      for (const { minute, ...measure } of row.measures) {
+        if (minute < now - RETENTION_MS.minute || minute > now + FUTURE_MS || measure.u > measure.c || measure.o > measure.r) ignored++;
+        else rows.push({ domain: row.domain, node, minute, measure });
+      }
+      if (!this.tracker.isKnown(row.domain, node, row.state)) changed.push(row);
+    }
+    await this.store.addUptime(rows);
+    // Verdicts a few at a time: each is a read-decide-write of one domain's document.
+    let next = 0;
+    const worker = async () => {
+      while (next < changed.length) {
+        const { domain, state } = changed[next++]!;
+        await this.tracker.verdict(domain, node, state).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain, node }, 'uptime: a verdict was not recorded; the next report brings it again'));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(VERDICT_CONCURRENCY, changed.length) }, worker));
+    this.counts.reports++;
+    this.counts.measures += rows.length;
+    this.counts.ignored += ignored;
+    this.counts.verdicts += changed.length;
+    return { measures: rows.length, ignored, verdicts: changed.length };
+  }
+
+  metrics(): string {
+    const c = this.counts;
+    return [
+      '# HELP palisade_uptime_reports_total Edge reports taken.',
+      '# TYPE palisade_uptime_reports_total counter',
+      `palisade_uptime_reports_total ${c.reports}`,
+      '# HELP palisade_uptime_measures_total Measures (a domain, a node, a minute) stored, and ignored (outside the retention or the clock).',
+      '# TYPE palisade_uptime_measures_total counter',
+      `palisade_uptime_measures_total{outcome="stored"} ${c.measures}`,
+      `palisade_uptime_measures_total{outcome="ignored"} ${c.ignored}`,
+      '# HELP palisade_uptime_verdicts_total Changed verdicts of a node on a domain\'s backend.',
+      '# TYPE palisade_uptime_verdicts_total counter',
+      `palisade_uptime_verdicts_total ${c.verdicts}`,
+      '',
+    ].join('\n');
+  }
+}
