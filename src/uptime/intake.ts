@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Store, UptimeRow } from '../store/types.ts';
 import type { HealthTracker } from './health-tracker.ts';
 import { RETENTION_MS } from './periods.ts';
+import { isMeasure } from './measure.ts';
 import type { UptimeReport } from './report.ts';
 
 /** A node's clock may be this far ahead; measures older than the minute retention are dropped. */
@@ -28,7 +29,8 @@ export class UptimeIntake {
     const changed: Array<{ domain: string; state: UptimeReport['rows'][number]['state'] }> = [];
     for (const row of report.rows) {
       for (const { minute, ...measure } of row.measures) {
-        if (minute < now - RETENTION_MS.minute || minute > now + FUTURE_MS || measure.u > measure.c || measure.o > measure.r) ignored++;
+        // The schema bounds shapes; this also holds counts to their sense (passed ≤ made) and bucket indexes to the bounds.
+        if (minute < now - RETENTION_MS.minute || minute > now + FUTURE_MS || !isMeasure(measure)) ignored++;
         else rows.push({ domain: row.domain, node, minute, measure });
       }
       if (!this.tracker.isKnown(row.domain, node, row.state)) changed.push(row);

@@ -7,7 +7,8 @@ import { LATENCY_BOUNDS_MS } from './measure.ts';
 export type DomainHealth = 'up' | 'down' | 'failover';
 
 const Count = Type.Integer({ minimum: 0, maximum: 10_000_000 });
-const Histogram = Type.Record(Type.String({ pattern: `^(?:[0-9]|[1-9][0-9])$` }), Count, { maxProperties: LATENCY_BOUNDS_MS.length + 1 });
+/** Bucket index (0 … number of bounds) → count. */
+const Histogram = Type.Record(Type.String({ pattern: `^(?:[0-9]|[1-9][0-9])$` }), Count, { maxProperties: LATENCY_BOUNDS_MS.length + 1, additionalProperties: false });
 
 export const ReportMeasure = Type.Object(
   { minute: Type.Integer({ minimum: 0, multipleOf: 60_000 }), c: Count, u: Count, r: Count, o: Count, ch: Histogram, rh: Histogram },

@@ -16,7 +16,8 @@ const template = (path: string) =>
     .replace(/dnsrecords\/\d+/, 'dnsrecords/{id}')
     .replace(/iplist\/\d+\/[^/]+$/, 'iplist/{listid}/{ip}')
     .replace(/iplist\/\d+$/, 'iplist/{listid}')
-    .replace(/\/tasks\/tk_\w+$/, '/tasks/{id}');
+    .replace(/\/tasks\/tk_\w+$/, '/tasks/{id}')
+    .replace(/\/me\/webhooks\/wh_\w+/, '/me/webhooks/{id}');
 
 describe('OpenAPI', () => {
   it('/openapi.json is OpenAPI 3.1 and documents every endpoint with its errors', async () => {
