@@ -50,6 +50,13 @@ export class HealthTracker {
   private readonly live = (node: number, now = Date.now()) => now - (this.heardAt.get(node) ?? 0) < NODE_SILENT_MS;
 
   async verdict(domain: string, node: number, state: DomainHealth): Promise<void> {
+    // Most verdicts this process has not seen yet are what the store holds (after a restart, or
+    // another API process took the node's earlier reports): a read, no write.
+    const stored = await this.store.getDoc<HealthDoc>('health', domain);
+    if (stored?.nodes[node]?.state === state) {
+      this.known.set(`${domain}|${node}`, state);
+      return;
+    }
     const head = await this.store.getZoneHead(domain);
     if (!head) return;
     const owner = head.domain.ownerId;

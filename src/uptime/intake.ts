@@ -10,7 +10,8 @@ import type { UptimeReport } from './report.ts';
 
 /** A node's clock may be this far ahead; measures older than the minute retention are dropped. */
 const FUTURE_MS = 2 * 60_000;
-const VERDICT_CONCURRENCY = 8;
+/** Verdicts in flight per report: the store batches concurrent writes (LMDB: one commit; Redis: pipelined round trips). */
+const VERDICT_CONCURRENCY = 32;
 
 export class UptimeIntake {
   readonly counts = { reports: 0, measures: 0, ignored: 0, verdicts: 0 };

@@ -89,3 +89,33 @@ export function isMeasure(value: unknown): value is Measure {
     !!v && typeof v === 'object' && !Array.isArray(v) && Object.entries(v).every(([k, n]) => /^\d{1,2}$/.test(k) && Number(k) <= LATENCY_BOUNDS_MS.length && count(n));
   return count(m.c) && count(m.u) && count(m.r) && count(m.o) && (m.u as number) <= (m.c as number) && (m.o as number) <= (m.r as number) && histogram(m.ch) && histogram(m.rh);
 }
+
+/**
+ * A measure as a dense array of counts (checks, passed, requests, answered, then each check-time
+ * bucket, then each request-time bucket): what the embedded store keeps, since adding two is a
+ * loop over numbers and encoding one costs no per-key work.
+ */
+export const DENSE_LENGTH = 4 + 2 * (LATENCY_BOUNDS_MS.length + 1);
+
+export function addToDense(dense: number[] | undefined, m: Measure): number[] {
+  const out = dense && dense.length === DENSE_LENGTH ? dense : new Array<number>(DENSE_LENGTH).fill(0);
+  out[0]! += m.c;
+  out[1]! += m.u;
+  out[2]! += m.r;
+  out[3]! += m.o;
+  const h = LATENCY_BOUNDS_MS.length + 1;
+  for (const k in m.ch) out[4 + Number(k)]! += m.ch[k]!;
+  for (const k in m.rh) out[4 + h + Number(k)]! += m.rh[k]!;
+  return out;
+}
+
+export function fromDense(dense: readonly number[]): Measure {
+  const h = LATENCY_BOUNDS_MS.length + 1;
+  const ch: Record<string, number> = {};
+  const rh: Record<string, number> = {};
+  for (let i = 0; i < h; i++) {
+    if (dense[4 + i]) ch[i] = dense[4 + i]!;
+    if (dense[4 + h + i]) rh[i] = dense[4 + h + i]!;
+  }
+  return { c: dense[0] ?? 0, u: dense[1] ?? 0, r: dense[2] ?? 0, o: dense[3] ?? 0, ch, rh };
+}
