@@ -39,6 +39,8 @@ export class DeliveryWorker {
   private again = false;
   private readonly inFlight = new Set<string>();
   private readonly perHook = new Map<string, number>();
+  /** Where the next look starts in the list of webhooks with deliveries waiting. */
+  private resume: string | undefined;
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
   readonly counts = { delivered: 0, retried: 0, failed: 0 };
@@ -78,24 +80,46 @@ export class DeliveryWorker {
       this.leaseCheckedAt = Date.now();
     }
     if (!this.leader) return;
-    const due = await webhooks.due(Date.now(), CONCURRENCY * 2);
-    for (const item of due) {
-      if (this.inFlight.size >= CONCURRENCY) break;
-      if (this.inFlight.has(item.deliveryKey)) continue;
-      const hook = item.deliveryKey.slice(0, item.deliveryKey.indexOf('|'));
-      if ((this.perHook.get(hook) ?? 0) >= PER_WEBHOOK) continue;
-      this.inFlight.add(item.deliveryKey);
-      this.perHook.set(hook, (this.perHook.get(hook) ?? 0) + 1);
-      const run = this.attempt(item.dueKey, item.deliveryKey)
-        .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message, delivery: item.deliveryKey }, 'notify: an attempt could not be recorded; it will be made again'))
-        .finally(() => {
-          this.inFlight.delete(item.deliveryKey);
-          this.perHook.set(hook, (this.perHook.get(hook) ?? 1) - 1);
-          this.running.delete(run);
-          this.kick();
-        });
-      this.running.add(run);
+    // Each webhook with deliveries waiting in turn, at most PER_WEBHOOK of its own at once: one
+    // receiver's backlog never stands in front of another's. When all slots are taken, the next
+    // look starts where this one stopped (round robin over the webhooks).
+    const start = this.resume;
+    let cursor = start;
+    let wrapped = start === undefined;
+    for (;;) {
+      const page = await webhooks.pendingHooks({ limit: 200, cursor });
+      for (const { id: hook } of page.items) {
+        if (this.inFlight.size >= CONCURRENCY) {
+          this.resume = cursor;
+          return;
+        }
+        if ((this.perHook.get(hook) ?? 0) >= PER_WEBHOOK) continue;
+        for (const item of await webhooks.due(hook, Date.now(), PER_WEBHOOK * 2)) {
+          if ((this.perHook.get(hook) ?? 0) >= PER_WEBHOOK || this.inFlight.size >= CONCURRENCY) break;
+          if (!this.inFlight.has(item.deliveryKey)) this.run(hook, item);
+        }
+      }
+      cursor = page.next;
+      if (cursor === undefined) {
+        if (wrapped) break;
+        wrapped = true;
+      }
     }
+    this.resume = undefined;
+  }
+
+  private run(hook: string, item: { dueKey: string; deliveryKey: string }): void {
+    this.inFlight.add(item.deliveryKey);
+    this.perHook.set(hook, (this.perHook.get(hook) ?? 0) + 1);
+    const run = this.attempt(item.dueKey, item.deliveryKey)
+      .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message, delivery: item.deliveryKey }, 'notify: an attempt could not be recorded; it will be made again'))
+      .finally(() => {
+        this.inFlight.delete(item.deliveryKey);
+        this.perHook.set(hook, (this.perHook.get(hook) ?? 1) - 1);
+        this.running.delete(run);
+        this.kick();
+      });
+    this.running.add(run);
   }
 
   private async attempt(dueKey: string, deliveryKey: string): Promise<void> {

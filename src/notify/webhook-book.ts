@@ -1,7 +1,10 @@
 // Webhooks and their deliveries in the store (internal documents):
 //   webhook      OWNER|ID            the webhook (with its secret)
 //   delivery     WEBHOOK|KEY         one event's delivery to one webhook, with its attempts (KEY: newest first)
-//   deliverydue  DUE_MS|WEBHOOK|KEY  the deliveries waiting for an attempt, earliest first
+//   deliverydue  WEBHOOK|DUE_MS|KEY  each webhook's deliveries waiting for an attempt, earliest first
+//   hookpending  WEBHOOK             the webhooks with deliveries waiting
+// Queues are per webhook, and the worker takes from each in turn: a customer whose receiver is
+// slow or dead, with thousands of deliveries waiting, delays no other webhook's.
 // A webhook keeps its newest KEEP_DELIVERIES deliveries (older ones are dropped as new ones come).
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.ts';
@@ -11,7 +14,15 @@ import { MAX_WEBHOOKS_PER_USER, type DeliveryState, type WebhookCreate, type Web
 
 export const KEEP_DELIVERIES = 100;
 
-const dueId = (at: number, deliveryKey: string) => `${String(at).padStart(13, '0')}|${deliveryKey}`;
+/** The due entry of a delivery (its key starts with its webhook's id). */
+const dueId = (at: number, deliveryKey: string) => {
+  const bar = deliveryKey.indexOf('|');
+  return `${deliveryKey.slice(0, bar)}|${String(at).padStart(13, '0')}|${deliveryKey.slice(bar + 1)}`;
+};
+const deliveryKeyOf = (dueKey: string) => {
+  const [hook, , key] = dueKey.split('|');
+  return `${hook}|${key}`;
+};
 
 export class WebhookBook {
   /** Called when a delivery became due (the worker need not wait for its next look). */
@@ -60,6 +71,7 @@ export class WebhookBook {
       const delivery: DeliveryState = { id: `dlv_${key}`, webhook: hook.id, owner, event, state: 'pending', attempts: [], next_attempt: new Date(now).toISOString() };
       await this.store.putDoc('delivery', `${hook.id}|${key}`, delivery);
       await this.store.putDoc('deliverydue', dueId(now, `${hook.id}|${key}`), 0);
+      await this.store.putDoc('hookpending', hook.id, 0);
       out.push(delivery);
     }
     if (out.length > 0) this.onDue?.();
@@ -70,13 +82,23 @@ export class WebhookBook {
     return this.store.listDocs<DeliveryState>('delivery', page, `${hookId}|`);
   }
 
-  /** The deliveries due by `now`, earliest first (at most `limit`). */
-  async due(now: number, limit: number): Promise<Array<{ dueKey: string; deliveryKey: string }>> {
-    const page = await this.store.listDocs<number>('deliverydue', { limit });
-    return page.items.flatMap(({ id }) => {
-      const at = Number(id.slice(0, 13));
-      return at <= now ? [{ dueKey: id, deliveryKey: id.slice(14) }] : [];
-    });
+  /** The webhooks with deliveries waiting (at most `limit`, from after `cursor`). */
+  pendingHooks(page: PageRequest): Promise<Page<{ id: string; value: number }>> {
+    return this.store.listDocs<number>('hookpending', page);
+  }
+
+  /**
+   * A webhook's deliveries due by `now`, earliest first (at most `limit`). A webhook with none
+   * waiting at all leaves the pending list (looked at twice: an enqueue may come in between).
+   */
+  async due(hookId: string, now: number, limit: number): Promise<Array<{ dueKey: string; deliveryKey: string }>> {
+    let page = await this.store.listDocs<number>('deliverydue', { limit }, `${hookId}|`);
+    if (page.items.length === 0) {
+      await this.store.deleteDoc('hookpending', hookId);
+      page = await this.store.listDocs<number>('deliverydue', { limit }, `${hookId}|`);
+      if (page.items.length > 0) await this.store.putDoc('hookpending', hookId, 0);
+    }
+    return page.items.flatMap(({ id }) => (Number(id.split('|')[1]) <= now ? [{ dueKey: id, deliveryKey: deliveryKeyOf(id) }] : []));
   }
 
   getDelivery(deliveryKey: string): Promise<DeliveryState | undefined> {

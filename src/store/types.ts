@@ -122,7 +122,7 @@ export interface ConsumerState {
 }
 
 /** Kinds of internal documents (see Store.getDoc). */
-export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'notice';
+export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'hookpending' | 'notice';
 
 /** One node's measure of one domain's backend over one minute (or a part of it: measures add up). */
 export interface UptimeRow {

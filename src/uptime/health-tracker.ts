@@ -6,6 +6,7 @@
 // Store documents: `health` DOMAIN (the document), `health` node|N (when node N last reported),
 // `notice` watch|DOMAIN (the look-again index).
 import type { Logger } from 'pino';
+import type { DomainState } from '../model/domain.ts';
 import type { Store } from '../store/types.ts';
 import type { EventBook } from '../notify/event-book.ts';
 import { healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
@@ -66,12 +67,17 @@ export class HealthTracker {
     if (change.after && change.after !== change.before) await this.changed(change.before?.owner === owner ? change.before : undefined, change.after);
   }
 
-  /** Looks at a domain again without a new verdict (nodes fallen silent, a flap that settled). */
+  /**
+   * Looks at a domain again without a new verdict (nodes fallen silent, a flap that settled, a
+   * failover switch the store could not take before).
+   */
   async resettle(domain: string): Promise<void> {
     const now = Date.now();
     const change = await this.store.updateDoc<HealthDoc>('health', domain, (doc) => (doc ? settle(doc, now, this.live) : undefined));
-    if (change.after && change.after !== change.before) await this.changed(change.before, change.after);
-    else if (!change.after || (change.after.state === 'up' && !change.after.flapping)) await this.store.deleteDoc('notice', `watch|${domain}`);
+    const doc = change.after;
+    if (!doc) return void (await this.store.deleteDoc('notice', `watch|${domain}`));
+    if (doc !== change.before) return this.changed(change.before, doc);
+    if ((await this.switchFailover(doc)) && doc.state === 'up' && !doc.flapping) await this.store.deleteDoc('notice', `watch|${domain}`);
   }
 
   /** Domains to look at again. */
@@ -88,26 +94,38 @@ export class HealthTracker {
   }
 
   private async changed(before: HealthDoc | undefined, after: HealthDoc): Promise<void> {
-    if (after.state !== 'up' || after.flapping) await this.store.putDoc('notice', `watch|${after.domain}`, 1);
+    // Switched (or nothing to switch) and up: nothing to look at again; otherwise the periodic look does.
+    const switched = before?.state === after.state || (await this.switchFailover(after));
+    if (after.state !== 'up' || after.flapping || !switched) await this.store.putDoc('notice', `watch|${after.domain}`, 1);
     else if (before && (before.state !== 'up' || before.flapping)) await this.store.deleteDoc('notice', `watch|${after.domain}`);
-    if (!before || before.state !== after.state) await this.switchFailover(after);
     const nodes = Object.fromEntries(Object.entries(after.nodes).map(([n, v]) => [n, v.state]));
     for (const type of healthEvents(before, after)) {
       await this.events.emit(after.owner, type, after.domain, { state: after.state, since: new Date(after.since).toISOString(), nodes });
     }
   }
 
-  /** DNS only with a failover: the name servers answer the failover while the backend is down. */
-  private async switchFailover(doc: HealthDoc): Promise<void> {
-    const head = await this.store.getZoneHead(doc.domain);
-    if (!head || head.domain.ownerId !== doc.owner) return;
+  /**
+   * DNS only with a failover: the name servers answer the failover while the backend is down.
+   * False when the domain could not be switched (the store refused the write): looked at again.
+   */
+  private async switchFailover(doc: HealthDoc): Promise<boolean> {
+    // Also cleared when the domain no longer qualifies (protection turned on, failover removed),
+    // so that a failover added again later does not start switched on.
+    const wanted = (domain: DomainState) => doc.state === 'failover' && !domain.enabled && domain.failover !== null;
     const want = doc.state === 'failover';
-    const { domain } = head;
-    if (domain.enabled || !domain.failover || (domain.failover_active ?? false) === want) return;
-    await this.store.updateZone(doc.domain, doc.owner, (zone) => {
-      if (zone.domain.enabled || !zone.domain.failover || (zone.domain.failover_active ?? false) === want) return undefined;
-      return { domain: { ...zone.domain, failover_active: want } };
-    });
-    this.log.info({ domain: doc.domain, failover: want }, want ? 'dns failover engaged' : 'dns failover released');
+    try {
+      const head = await this.store.getZoneHead(doc.domain);
+      if (!head || head.domain.ownerId !== doc.owner) return true;
+      if ((head.domain.failover_active ?? false) === wanted(head.domain)) return true;
+      await this.store.updateZone(doc.domain, doc.owner, (zone) => {
+        const next = wanted(zone.domain);
+        return (zone.domain.failover_active ?? false) === next ? undefined : { domain: { ...zone.domain, failover_active: next } };
+      });
+      this.log.info({ domain: doc.domain, failover: want }, want ? 'dns failover engaged' : 'dns failover released');
+      return true;
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message, domain: doc.domain, failover: want }, 'dns failover could not be switched; trying again shortly');
+      return false;
+    }
   }
 }

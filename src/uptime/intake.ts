@@ -8,7 +8,10 @@ import { RETENTION_MS } from './periods.ts';
 import { isMeasure } from './measure.ts';
 import type { UptimeReport } from './report.ts';
 
-/** A node's clock may be this far ahead; measures older than the minute retention are dropped. */
+/**
+ * A node's clock may be this far ahead; measures older than the hour retention are dropped (an
+ * edge back after an hour away still adds its measures to their hours and days).
+ */
 const FUTURE_MS = 2 * 60_000;
 /** Verdicts in flight per report: the store batches concurrent writes (LMDB: one commit; Redis: pipelined round trips). */
 const VERDICT_CONCURRENCY = 32;
@@ -31,7 +34,7 @@ export class UptimeIntake {
     for (const row of report.rows) {
       for (const { minute, ...measure } of row.measures) {
         // The schema bounds shapes; this also holds counts to their sense (passed ≤ made) and bucket indexes to the bounds.
-        if (minute < now - RETENTION_MS.minute || minute > now + FUTURE_MS || !isMeasure(measure)) ignored++;
+        if (minute < now - RETENTION_MS.hour || minute > now + FUTURE_MS || !isMeasure(measure)) ignored++;
         else rows.push({ domain: row.domain, node, minute, measure });
       }
       if (!this.tracker.isKnown(row.domain, node, row.state)) changed.push(row);

@@ -9,7 +9,7 @@ export const RESOLUTIONS: readonly Resolution[] = ['minute', 'hour', 'day'];
 export const PERIOD_MS: Record<Resolution, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 /** Kept this long after the period starts (a little more than what GET …/uptime shows). */
-export const RETENTION_MS: Record<Resolution, number> = { minute: 2 * 3_600_000, hour: 48 * 3_600_000, day: 35 * 86_400_000 };
+export const RETENTION_MS: Record<Resolution, number> = { minute: 65 * 60_000, hour: 48 * 3_600_000, day: 35 * 86_400_000 };
 
 /** What GET …/uptime shows at each resolution: periods, newest last. */
 export const SHOWN: Record<Resolution, number> = { minute: 60, hour: 24, day: 30 };

@@ -98,8 +98,8 @@ describe('uptime and events from edge reports', () => {
     expect(ok.body).toEqual({ measures: 1, ignored: 0, verdicts: 1 });
     // Counts that make no sense (more passed than made, a bucket past the bounds) are ignored, not stored.
     expect((await report({ rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow(), c: 1, u: 2, r: 0, o: 0, ch: {}, rh: { 60: 1 } }] }] })).body).toEqual({ measures: 0, ignored: 1, verdicts: 0 });
-    // A minute past the retention, or from a clock far ahead, is ignored (not stored).
-    const stale = await report({ rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow() - 3 * 3_600_000, c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} }, { minute: minuteNow() + 3_600_000, c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} }] }] });
+    // A minute past the hour retention (48 h), or from a clock far ahead, is ignored (not stored).
+    const stale = await report({ rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow() - 49 * 3_600_000, c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} }, { minute: minuteNow() + 3_600_000, c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} }] }] });
     expect(stale.body).toEqual({ measures: 0, ignored: 2, verdicts: 0 });
     const u = (await api.request('GET', '/domains/watch.example/uptime', { key: a.key })).body;
     expect(u).toMatchObject({ state: 'up', nodes: { 1: { state: 'up' } } });

@@ -17,7 +17,7 @@ export interface TestReceiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(options: { failFirst?: number; failStatus?: number; host?: string } = {}): Promise<TestReceiver> {
+export async function startReceiver(options: { failFirst?: number; failStatus?: number; host?: string; delayMs?: number } = {}): Promise<TestReceiver> {
   const received: Received[] = [];
   let failures = options.failFirst ?? 0;
   const server = createServer((req, res) => {
@@ -29,7 +29,8 @@ export async function startReceiver(options: { failFirst?: number; failStatus?: 
       if (failures > 0) failures--;
       received.push({ at: Date.now(), headers: req.headers, body, json: JSON.parse(body) as Received['json'], status });
       res.statusCode = status;
-      res.end();
+      if (options.delayMs) setTimeout(() => res.end(), options.delayMs);
+      else res.end();
     });
   });
   const host = options.host ?? '127.0.0.1';

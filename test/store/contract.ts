@@ -679,7 +679,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       const now = Date.now();
       const minute = now - (now % 60_000);
       const m = { c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} };
-      // Three hours back is past the minute retention (2 h): not read, and dropped at the next new minute.
+      // Three hours back is past the minute retention (65 minutes): not read, and dropped at the next new minute.
       await store.addUptime([{ domain: 'old.example', node: 1, minute: minute - 3 * 3_600_000, measure: m }]);
       await store.addUptime([{ domain: 'old.example', node: 1, minute, measure: m }]);
       const minutes = await store.readUptime('old.example', 'minute', 0, now);
