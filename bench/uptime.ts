@@ -10,8 +10,6 @@
 //   3. GET /domains/{domain}/uptime for a domain with 30 days of data from 10 nodes, per store.
 //   4. Store growth: one domain, 10 nodes, a day of minute reports; bytes kept per resolution.
 // Run: npm run bench:uptime   (BENCH_UPTIME_DOMAINS=10000 BENCH_UPTIME_NODES=10 BENCH_UPTIME_ROUNDS=4)
-import { createServer, type Server } from 'node:http';
-import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { open } from 'lmdb';
 import { hashApiKey } from '../src/model/user.ts';
@@ -22,6 +20,7 @@ import { freePort, startRedis } from '../test/helpers/redis-server.ts';
 import { runAdminCli, startEdge, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../test/helpers/temp.ts';
 import { startReceiver } from '../test/helpers/webhook-receiver.ts';
+import { startBackendAt, type StoppableBackend } from '../test/helpers/stoppable-backend.ts';
 
 const DOMAINS = Number(process.env.BENCH_UPTIME_DOMAINS ?? 10_000);
 const NODES = Number(process.env.BENCH_UPTIME_NODES ?? 10);
@@ -59,25 +58,9 @@ async function detectionToNotification(): Promise<void> {
   const call = (method: string, path: string, body?: unknown) => fetch(`${api.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   await call('POST', '/me/webhooks', { url: receiver.url });
   const ports: number[] = [];
-  const backends: Array<{ server: Server; sockets: Set<Socket> } | undefined> = [];
+  const backends: Array<StoppableBackend | undefined> = [];
   const start = async (i: number) => {
-    const sockets = new Set<Socket>();
-    const server = createServer((_req, res) => res.end('ok'));
-    server.on('connection', (s: Socket) => {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-    });
-    // The port may be taken for a moment (a client's connection using it as its own): try again.
-    for (let attempt = 0; ; attempt++) {
-      const error = await new Promise<Error | undefined>((resolve) => {
-        server.once('error', resolve);
-        server.listen(ports[i], '127.0.0.1', () => resolve(undefined));
-      });
-      if (!error) break;
-      if (attempt > 50) throw error;
-      await sleep(100);
-    }
-    backends[i] = { server, sockets };
+    backends[i] = await startBackendAt(ports[i]!, (_req, res) => res.end('ok'));
   };
   for (let i = 0; i < OUTAGE_DOMAINS; i++) {
     ports.push(await freePort());
@@ -90,11 +73,7 @@ async function detectionToNotification(): Promise<void> {
   await sleep(3000);
   for (let round = 0; round < OUTAGE_ROUNDS; round++) {
     for (const [type, act] of [
-      ['backend.down', async () => Promise.all(backends.map((b, i) => new Promise<void>((resolve) => {
-        backends[i] = undefined;
-        b!.server.close(() => resolve());
-        for (const s of b!.sockets) s.destroy();
-      })))],
+      ['backend.down', async () => Promise.all(backends.map((b, i) => ((backends[i] = undefined), b!.stop())))],
       ['backend.recovered', async () => Promise.all(ports.map((_p, i) => start(i)))],
     ] as const) {
       const before = receiver.received.length;
@@ -116,7 +95,7 @@ async function detectionToNotification(): Promise<void> {
   console.log(`  events received beyond one down and one recovered per outage: ${extra}`);
   await stopProcess(edge);
   await stopProcess(api);
-  for (const b of backends) b?.server.close();
+  for (const b of backends) await b?.stop();
   await receiver.close();
 }
 

@@ -153,6 +153,8 @@ export class DeliveryWorker {
     }
     const next: DeliveryState = { ...delivery, state, attempts, next_attempt: retryAt === undefined ? null : new Date(retryAt).toISOString() };
     await webhooks.recordAttempt(dueKey, deliveryKey, next, retryAt);
+    // Looked at again when due (not at the next tick after it).
+    if (retryAt !== undefined) setTimeout(() => this.kick(), Math.max(0, retryAt - Date.now())).unref();
     if (state === 'delivered') this.counts.delivered++;
     else if (state === 'failed') this.counts.failed++;
     else this.counts.retried++;

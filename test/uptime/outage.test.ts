@@ -6,13 +6,13 @@
 // answers its failover on both name servers (dig) while the backend is down, with a short TTL,
 // and its backend again after; a failing receiver gets retries; another customer sees nothing.
 import { createServer, request, type Server } from 'node:http';
-import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startEdge, startNameServer, startServe, stopProcess, type RunningEdge, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { signatureValid, startReceiver, type TestReceiver } from '../helpers/webhook-receiver.ts';
+import { startBackendAt, type StoppableBackend } from '../helpers/stoppable-backend.ts';
 
 let api: RunningServer;
 let edge: RunningEdge;
@@ -21,7 +21,7 @@ let apiEnv: Record<string, string>;
 let keyA: string;
 let keyB: string;
 let backendPort: number;
-let backend: { server: Server; sockets: Set<Socket> } | undefined;
+let backend: StoppableBackend | undefined;
 let failover: Server;
 let failoverPort: number;
 let receiverA: TestReceiver;
@@ -38,33 +38,12 @@ const admin = async (args: string[]) => {
   return JSON.parse(out.stdout) as Record<string, unknown>;
 };
 
-async function startBackend(port: number): Promise<{ server: Server; sockets: Set<Socket> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((req, res) => setTimeout(() => res.end(`backend ${req.headers.host}`), 20));
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  // The port may be taken for a moment (a client's connection using it as its own): try again.
-  for (let attempt = 0; ; attempt++) {
-    const error = await new Promise<Error | undefined>((resolve) => {
-      server.once('error', resolve);
-      server.listen(port, '127.0.0.1', () => resolve(undefined));
-    });
-    if (!error) break;
-    if (attempt > 50) throw error;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { server, sockets };
-}
+const startBackend = (port: number) => startBackendAt(port, (req, res) => setTimeout(() => res.end(`backend ${req.headers.host}`), 20));
 
 async function stopBackend(): Promise<void> {
   const b = backend!;
   backend = undefined;
-  await new Promise<void>((resolve) => {
-    b.server.close(() => resolve());
-    for (const s of b.sockets) s.destroy();
-  });
+  await b.stop();
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
@@ -187,7 +166,9 @@ describe('a backend outage seen by a real edge', { timeout: 60_000 }, () => {
     expect(up.minute.summary.checks_failed).toBe(0);
     expect(up.minute.summary.response_ms.p50).toBeGreaterThanOrEqual(15);
     expect(up.minute.summary.response_ms.p50).toBeLessThan(200);
-    expect(up.minute.periods).toHaveLength(1);
+    // Created this minute (or the one before, across a minute's turn): nothing older is shown.
+    expect(up.minute.periods.length).toBeGreaterThanOrEqual(1);
+    expect(up.minute.periods.length).toBeLessThanOrEqual(2);
     expect(up.day.summary.checks).toBeGreaterThanOrEqual(3);
     expect(Object.keys(up.minute.summary.nodes)).toEqual(['1']);
   });
@@ -277,10 +258,10 @@ describe('a backend outage seen by a real edge', { timeout: 60_000 }, () => {
       expect(failing.received.map((r) => r.status)).toEqual([503, 503, 204]);
       expect(new Set(failing.received.map((r) => r.headers['x-palisade-delivery']))).toEqual(new Set([delivery.id]));
       for (const r of failing.received) expect(signatureValid(r, hook.secret)).toBe(true);
-      // Backoff: the second retry waited longer than the first.
+      // Backoff: 200 ms, then 400 ms (each ±20 %).
       const gaps = [failing.received[1]!.at - failing.received[0]!.at, failing.received[2]!.at - failing.received[1]!.at];
-      expect(gaps[0]).toBeGreaterThanOrEqual(150);
-      expect(gaps[1]).toBeGreaterThan(gaps[0]! * 1.2);
+      expect(gaps[0]).toBeGreaterThanOrEqual(155);
+      expect(gaps[1]).toBeGreaterThanOrEqual(315);
       // Subscribed to the test event only: the outage events above did not go there.
       expect(failing.received.every((r) => r.json.type === 'webhook.test')).toBe(true);
     } finally {
@@ -299,7 +280,7 @@ describe('a backend outage seen by a real edge', { timeout: 60_000 }, () => {
       await until("B's test event", async () => (receiverB.received.some((r) => r.json.type === 'webhook.test') ? true : undefined));
       const tookB = receiverB.received.find((r) => r.json.type === 'webhook.test')!.at - sent;
       console.log(`B's delivery took ${tookB} ms while A's slow receiver had ${30 - slow.received.length} of 30 waiting`);
-      expect(tookB).toBeLessThan(1000);
+      expect(tookB).toBeLessThan(2000);
       expect(slow.received.length).toBeLessThan(10);
       expect((await call(keyA, 'DELETE', `/me/webhooks/${hook.id}`)).status).toBe(204);
     } finally {
