@@ -3,6 +3,7 @@
 // domain). A report takes everything gathered since the last one (a minute may be reported in
 // parts: the API adds them up) with each watched domain's state as this edge sees it now.
 // Memory: one small measure per backend and per domain with traffic, per minute not yet reported.
+import { randomUUID } from 'node:crypto';
 import type { BackendHealth, HealthObserver } from './backend-health.ts';
 import type { RoutingTable } from './routing.ts';
 import type { UpstreamOutcome } from './edge-metrics.ts';
@@ -66,7 +67,8 @@ export class UptimeRecorder implements HealthObserver {
       }
       rows.push({ domain: domain.domain, state: this.stateOf(domain.backend, domain.failover), measures: [...minutes].map(([minute, measure]) => ({ minute, ...measure })) });
     }
-    return { rows };
+    // The id stays with the report when it is sent again: the API counts it once.
+    return { id: randomUUID(), rows };
   }
 }
 

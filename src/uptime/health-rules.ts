@@ -85,3 +85,10 @@ export function healthEvents(before: HealthDoc | undefined, after: HealthDoc): H
   if (to === 'up') events.push('backend.recovered');
   return events;
 }
+
+/**
+ * Whether a DNS-only domain's names should answer with the failover: while it is on failover,
+ * and also while its state flaps (unless both are down), so that resolvers are not switched back
+ * and forth with each flap — the failover holds until the backend has been steady for STABLE_MS.
+ */
+export const failoverWanted = (doc: HealthDoc): boolean => doc.state === 'failover' || (doc.flapping && doc.state !== 'down');

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DomainState } from '../model/domain.ts';
 import type { Store } from '../store/types.ts';
 import type { EventBook } from '../notify/event-book.ts';
-import { healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
+import { failoverWanted, healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
 import type { DomainHealth } from './report.ts';
 
 /** A node's heartbeat is written at most this often (its reports may come every second). */
@@ -95,7 +95,7 @@ export class HealthTracker {
 
   private async changed(before: HealthDoc | undefined, after: HealthDoc): Promise<void> {
     // Switched (or nothing to switch) and up: nothing to look at again; otherwise the periodic look does.
-    const switched = before?.state === after.state || (await this.switchFailover(after));
+    const switched = (before?.state === after.state && before.flapping === after.flapping) || (await this.switchFailover(after));
     if (after.state !== 'up' || after.flapping || !switched) await this.store.putDoc('notice', `watch|${after.domain}`, 1);
     else if (before && (before.state !== 'up' || before.flapping)) await this.store.deleteDoc('notice', `watch|${after.domain}`);
     const nodes = Object.fromEntries(Object.entries(after.nodes).map(([n, v]) => [n, v.state]));
@@ -111,8 +111,8 @@ export class HealthTracker {
   private async switchFailover(doc: HealthDoc): Promise<boolean> {
     // Also cleared when the domain no longer qualifies (protection turned on, failover removed),
     // so that a failover added again later does not start switched on.
-    const wanted = (domain: DomainState) => doc.state === 'failover' && !domain.enabled && domain.failover !== null;
-    const want = doc.state === 'failover';
+    const wanted = (domain: DomainState) => failoverWanted(doc) && !domain.enabled && domain.failover !== null;
+    const want = failoverWanted(doc);
     try {
       const head = await this.store.getZoneHead(doc.domain);
       if (!head || head.domain.ownerId !== doc.owner) return true;

@@ -15,9 +15,11 @@ import type { UptimeReport } from './report.ts';
 const FUTURE_MS = 2 * 60_000;
 /** Verdicts in flight per report: the store batches concurrent writes (LMDB: one commit; Redis: pipelined round trips). */
 const VERDICT_CONCURRENCY = 32;
+/** Report ids remembered per node (an edge keeps at most 30 reports to send again). */
+const REMEMBERED = 64;
 
 export class UptimeIntake {
-  readonly counts = { reports: 0, measures: 0, ignored: 0, verdicts: 0 };
+  readonly counts = { reports: 0, measures: 0, ignored: 0, verdicts: 0, duplicates: 0 };
 
   constructor(
     private readonly store: Store,
@@ -25,8 +27,12 @@ export class UptimeIntake {
     private readonly log: Logger,
   ) {}
 
-  async accept(node: number, report: UptimeReport): Promise<{ measures: number; ignored: number; verdicts: number }> {
+  async accept(node: number, report: UptimeReport): Promise<{ measures: number; ignored: number; verdicts: number; duplicate: boolean }> {
     await this.tracker.heard(node);
+    if (report.id !== undefined && (await this.seenBefore(node, report.id))) {
+      this.counts.duplicates++;
+      return { measures: 0, ignored: 0, verdicts: 0, duplicate: true };
+    }
     const now = Date.now();
     const rows: UptimeRow[] = [];
     let ignored = 0;
@@ -53,7 +59,18 @@ export class UptimeIntake {
     this.counts.measures += rows.length;
     this.counts.ignored += ignored;
     this.counts.verdicts += changed.length;
-    return { measures: rows.length, ignored, verdicts: changed.length };
+    return { measures: rows.length, ignored, verdicts: changed.length, duplicate: false };
+  }
+
+  /**
+   * Whether the node's report was taken already (its answer lost, the edge sending it again):
+   * the node's last REMEMBERED report ids, checked and added in one atomic step.
+   */
+  private async seenBefore(node: number, id: string): Promise<boolean> {
+    const { before } = await this.store.updateDoc<{ ids: string[] }>('health', `reports|${node}`, (doc) =>
+      doc?.ids.includes(id) ? undefined : { ids: [...(doc?.ids ?? []).slice(-(REMEMBERED - 1)), id] },
+    );
+    return before?.ids.includes(id) ?? false;
   }
 
   metrics(): string {
@@ -66,6 +83,9 @@ export class UptimeIntake {
       '# TYPE palisade_uptime_measures_total counter',
       `palisade_uptime_measures_total{outcome="stored"} ${c.measures}`,
       `palisade_uptime_measures_total{outcome="ignored"} ${c.ignored}`,
+      '# HELP palisade_uptime_duplicate_reports_total Reports sent again after they were taken (counted once).',
+      '# TYPE palisade_uptime_duplicate_reports_total counter',
+      `palisade_uptime_duplicate_reports_total ${c.duplicates}`,
       '# HELP palisade_uptime_verdicts_total Changed verdicts of a node on a domain\'s backend.',
       '# TYPE palisade_uptime_verdicts_total counter',
       `palisade_uptime_verdicts_total ${c.verdicts}`,

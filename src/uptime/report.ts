@@ -17,6 +17,9 @@ export const ReportMeasure = Type.Object(
 
 export const UptimeReport = Type.Object(
   {
+    id: Type.Optional(
+      Type.String({ minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'Unique per report and kept when it is sent again: a report taken once is not counted twice' }),
+    ),
     rows: Type.Array(
       Type.Object(
         {

@@ -95,17 +95,21 @@ describe('uptime and events from edge reports', () => {
     ]) expect((await report(bad)).status, JSON.stringify(bad)).toBe(400);
     const ok = await report(good);
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ measures: 1, ignored: 0, verdicts: 1 });
+    expect(ok.body).toEqual({ measures: 1, ignored: 0, verdicts: 1, duplicate: false });
+    // The same report sent again (its answer lost): taken once.
+    const once = { id: 'report-0001', rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow(), c: 5, u: 5, r: 0, o: 0, ch: {}, rh: {} }] }] };
+    expect((await report(once)).body).toMatchObject({ measures: 1, duplicate: false });
+    expect((await report(once)).body).toEqual({ measures: 0, ignored: 0, verdicts: 0, duplicate: true });
     // Counts that make no sense (more passed than made, a bucket past the bounds) are ignored, not stored.
-    expect((await report({ rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow(), c: 1, u: 2, r: 0, o: 0, ch: {}, rh: { 60: 1 } }] }] })).body).toEqual({ measures: 0, ignored: 1, verdicts: 0 });
+    expect((await report({ rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow(), c: 1, u: 2, r: 0, o: 0, ch: {}, rh: { 60: 1 } }] }] })).body).toEqual({ measures: 0, ignored: 1, verdicts: 0, duplicate: false });
     // A minute past the hour retention (48 h), or from a clock far ahead, is ignored (not stored).
     const stale = await report({ rows: [{ domain: 'watch.example', state: 'up', measures: [{ minute: minuteNow() - 49 * 3_600_000, c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} }, { minute: minuteNow() + 3_600_000, c: 1, u: 1, r: 0, o: 0, ch: {}, rh: {} }] }] });
-    expect(stale.body).toEqual({ measures: 0, ignored: 2, verdicts: 0 });
+    expect(stale.body).toEqual({ measures: 0, ignored: 2, verdicts: 0, duplicate: false });
     const u = (await api.request('GET', '/domains/watch.example/uptime', { key: a.key })).body;
     expect(u).toMatchObject({ state: 'up', nodes: { 1: { state: 'up' } } });
-    expect(u.minute.summary).toMatchObject({ availability: 100, checks: 10, checks_failed: 0, requests: 4, requests_failed: 0 });
+    expect(u.minute.summary).toMatchObject({ availability: 100, checks: 15, checks_failed: 0, requests: 4, requests_failed: 0 });
     expect(u.minute.summary.response_ms.p50).toBeGreaterThan(0);
-    expect(u.day.summary.checks).toBe(10);
+    expect(u.day.summary.checks).toBe(15);
   });
 
   it('a down verdict raises one event; the same verdict again raises none; the events list pages newest first', async () => {

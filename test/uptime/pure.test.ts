@@ -8,7 +8,7 @@ import { delegatesToUs, isExpiring, isUnserved } from '../../src/notify/conditio
 import { retryDelay } from '../../src/notify/delivery-worker.ts';
 import { newestFirstKey } from '../../src/notify/events.ts';
 import { resolveReceiver } from '../../src/notify/webhook-sender.ts';
-import { FLAP_LIMIT, healthEvents, NODE_SILENT_MS, settle, STABLE_MS, stateOf, withVerdict, type HealthDoc } from '../../src/uptime/health-rules.ts';
+import { failoverWanted, FLAP_LIMIT, healthEvents, NODE_SILENT_MS, settle, STABLE_MS, stateOf, withVerdict, type HealthDoc } from '../../src/uptime/health-rules.ts';
 import { addSample, bucketOf, emptyMeasure, isMeasure, LATENCY_BOUNDS_MS, mergeInto, quantile } from '../../src/uptime/measure.ts';
 import { SHOWN } from '../../src/uptime/periods.ts';
 import { windowOf, windowStart } from '../../src/uptime/uptime-stats.ts';
@@ -102,6 +102,24 @@ describe('health rules', () => {
     const last = healthEvents(doc, settled);
     // Told "down" before flapping began? Then it is told it recovered; otherwise nothing.
     expect(last).toEqual(doc!.notified === 'up' ? [] : ['backend.recovered']);
+  });
+
+  it('DNS failover holds while the backend flaps (switches stay few), and follows the state otherwise', () => {
+    let doc: HealthDoc | undefined;
+    let switches = 0;
+    let t = 0;
+    for (let i = 0; i < 100; i++) {
+      t += 10_000;
+      const next = withVerdict(doc, base, 1, i % 2 === 0 ? 'failover' : 'up', t, everyone)!;
+      if (failoverWanted(next) !== (doc ? failoverWanted(doc) : false)) switches++;
+      doc = next;
+    }
+    expect(switches).toBeLessThanOrEqual(FLAP_LIMIT + 1);
+    expect(failoverWanted(doc!)).toBe(true);
+    // Steady for STABLE_MS: back to the backend.
+    expect(failoverWanted(settle(doc!, t + STABLE_MS, everyone)!)).toBe(false);
+    // Both down while flapping: the failover is no better than the backend.
+    expect(failoverWanted({ ...doc!, state: 'down' })).toBe(false);
   });
 
   it('a node fallen silent stops counting when looked at again', () => {

@@ -111,7 +111,7 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Rows of `{domain, state: up|down|failover, measures: [{minute, c, u, r, o, ch, rh}]}`: active checks made and passed, requests proxied and answered, and sparse histograms (bucket index → count) of connect and response times, for the time since the previous report. Measures add up, so a minute may come in parts. Sent every PALISADE_EDGE_REPORT_MS and soon after a backend goes down or comes back.',
         security: [{ consumerToken: [] }],
         body: UptimeReport,
-        response: { 200: Type.Object({ measures: Type.Integer(), ignored: Type.Integer(), verdicts: Type.Integer() }), ...errors },
+        response: { 200: Type.Object({ measures: Type.Integer(), ignored: Type.Integer(), verdicts: Type.Integer(), duplicate: Type.Boolean({ description: 'This report id was taken before: nothing counted again' }) }), ...errors },
       },
     },
     async (request) => app.notify.intake.accept(request.consumer!.node!, request.body),
