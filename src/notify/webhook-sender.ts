@@ -47,9 +47,26 @@ export async function resolveReceiver(host: string, allowPrivate: boolean): Prom
 export async function sendEvent(url: string, secret: string, body: string, headers: Record<string, string>, options: SenderOptions): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  // One deadline for the whole attempt (the name's resolution, the connection, the answer's
+  // headers): a receiver trickling bytes cannot hold a delivery slot longer.
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<SendResult>((resolve) => {
+    timer = setTimeout(() => resolve({ error: `no answer within ${options.timeoutMs} ms`, ms: elapsed() }), options.timeoutMs);
+  });
+  const abort = new AbortController();
+  try {
+    return await Promise.race([attempt(url, secret, body, headers, options, elapsed, abort.signal), deadline]);
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
+async function attempt(url: string, secret: string, body: string, headers: Record<string, string>, options: SenderOptions, elapsed: () => number, signal: AbortSignal): Promise<SendResult> {
   const target = new URL(url);
   const resolved = await resolveReceiver(target.hostname, options.allowPrivate);
   if ('error' in resolved) return { error: resolved.error, ms: elapsed() };
+  if (signal.aborted) return { error: `no answer within ${options.timeoutMs} ms`, ms: elapsed() };
   const timestamp = Math.floor(Date.now() / 1000);
   const pinned: LookupFunction = (_host, _opts, callback) => callback(null, resolved.address, resolved.family);
   return new Promise((resolve) => {
@@ -69,8 +86,11 @@ export async function sendEvent(url: string, secret: string, body: string, heade
         },
         timeout: options.timeoutMs,
         agent: false,
+        signal,
       },
       (res) => {
+        // The body is not needed; the connection is dropped once the attempt ends.
+        res.on('error', () => undefined);
         res.resume();
         resolve({ status: res.statusCode ?? 0, ms: elapsed() });
       },

@@ -50,7 +50,7 @@ export async function runEdge(config: Config): Promise<void> {
     applied: () => feed.applied,
     onNotify: () => void feed.catchUp(),
     health,
-    metrics: () => server.renderMetrics({ palisade_edge_revision_applied: feed.applied }) + feedMetrics(Math.max(0, feed.current - feed.applied), listener),
+    metrics: () => server.renderMetrics({ palisade_edge_revision_applied: feed.applied, palisade_edge_uptime_reports_sent: reporter.sent, palisade_edge_uptime_reports_dropped: reporter.dropped }) + feedMetrics(Math.max(0, feed.current - feed.applied), listener),
     log: log.child({ component: 'sync' }),
   });
   const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
