@@ -22,7 +22,8 @@ async function postReport(api: string, token: string, report: UptimeReport): Pro
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(report),
-    signal: AbortSignal.timeout(30_000),
+    // Generous: the first report after new domains or nodes records every verdict (seconds for 10,000).
+    signal: AbortSignal.timeout(120_000),
   });
   const text = await response.text();
   if (!response.ok) throw new Error(`the API answered ${response.status}: ${text.slice(0, 200)}`);
