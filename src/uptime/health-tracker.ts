@@ -16,8 +16,8 @@ import type { DomainHealth } from './report.ts';
 const HEARTBEAT_WRITE_MS = 30_000;
 
 export class HealthTracker {
-  /** The last verdict stored per DOMAIN|NODE, so that a report changing nothing writes nothing. */
-  private readonly known = new Map<string, DomainHealth>();
+  /** The last verdict stored per domain and node, so that a report changing nothing writes nothing. */
+  private readonly known = new Map<string, Map<number, DomainHealth>>();
   private readonly heardAt = new Map<number, number>();
   private readonly heartbeatWritten = new Map<number, number>();
 
@@ -28,7 +28,7 @@ export class HealthTracker {
   ) {}
 
   isKnown(domain: string, node: number, state: DomainHealth): boolean {
-    return this.known.get(`${domain}|${node}`) === state;
+    return this.known.get(domain)?.get(node) === state;
   }
 
   /** A node reported (its heartbeat, shared through the store with other API processes). */
@@ -55,7 +55,7 @@ export class HealthTracker {
     // another API process took the node's earlier reports): a read, no write.
     const stored = await this.store.getDoc<HealthDoc>('health', domain);
     if (stored?.nodes[node]?.state === state) {
-      this.known.set(`${domain}|${node}`, state);
+      this.remember(domain, node, state);
       return;
     }
     const head = await this.store.getZoneHead(domain);
@@ -63,7 +63,7 @@ export class HealthTracker {
     const owner = head.domain.ownerId;
     const now = Date.now();
     const change = await this.store.updateDoc<HealthDoc>('health', domain, (doc) => withVerdict(doc && doc.owner === owner ? doc : undefined, { domain, owner }, node, state, now, this.live));
-    this.known.set(`${domain}|${node}`, state);
+    this.remember(domain, node, state);
     if (change.after && change.after !== change.before) await this.changed(change.before?.owner === owner ? change.before : undefined, change.after);
   }
 
@@ -90,7 +90,13 @@ export class HealthTracker {
   async forget(domain: string): Promise<void> {
     await this.store.deleteDoc('health', domain);
     await this.store.deleteDoc('notice', `watch|${domain}`);
-    for (const key of [...this.known.keys()]) if (key.startsWith(`${domain}|`)) this.known.delete(key);
+    this.known.delete(domain);
+  }
+
+  private remember(domain: string, node: number, state: DomainHealth): void {
+    const nodes = this.known.get(domain);
+    if (nodes) nodes.set(node, state);
+    else this.known.set(domain, new Map([[node, state]]));
   }
 
   private async changed(before: HealthDoc | undefined, after: HealthDoc): Promise<void> {
