@@ -2,7 +2,6 @@
 // a few domains at once, each failure retried with exponential backoff and jitter up to the
 // configured attempts, and every domain looked at for renewal at an interval. Tasks live in the
 // store, so a restart (or another API process taking the lease) carries on where this one stopped.
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CertConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -20,17 +19,15 @@ import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './pre
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
 import type { EventBook } from '../notify/event-book.ts';
+import { retryDelay } from '../retry-delay.ts';
+import { LeaseHolder } from '../store/lease-holder.ts';
 
 const TICK_MS = 1000;
-const LEASE_MS = 30_000;
-/** The lease is renewed (or sought) this often: a durable write, so not at every tick. */
-const LEASE_RENEW_MS = 10_000;
 /** The store's list of active tasks is read this often (tasks written by other processes); this process's own writes are followed as they happen. */
 const RESCAN_MS = 5000;
 /** Domains issued at once, and at most this many of one account's (the others' tasks are not held up by one account's thousands). */
 const CONCURRENCY = 8;
 const PER_OWNER = 4;
-const MAX_BACKOFF_MS = 6 * 3600_000;
 
 /** A failure no retry can mend (configuration): the task fails at once. */
 class FinalError extends IssueError {}
@@ -49,15 +46,12 @@ export interface CertWorkerOptions {
   events?: Pick<EventBook, 'emit'>;
 }
 
-/** The delay before attempt n+1: base × 2^(n-1), ±20 % so that many domains do not retry in step. */
-export function retryDelay(baseMs: number, attempts: number, random = Math.random()): number {
-  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS) * (0.8 + 0.4 * random);
-}
+/** The delay before attempt n+1 (see ../retry-delay.ts). */
+export { retryDelay };
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
 
 export class CertWorker {
-  private readonly holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
   /** Runs in progress by domain. */
   private readonly running = new Map<string, { ownerId: number; done: Promise<void> }>();
   private readonly orders: OrderBudget;
@@ -66,7 +60,6 @@ export class CertWorker {
   private unwake: (() => void) | undefined;
   private lastReconcile = 0;
   private stopped = false;
-  private leaseCheckedAt = 0;
   /** Active tasks by domain, as last read or written here (run() re-reads each before running it). */
   private due = new Map<string, TaskState>();
   private dueReadAt = 0;
@@ -74,7 +67,10 @@ export class CertWorker {
   private readonly counts = { issued: 0, failed: 0, orders: 0, leader: 0 };
   private readonly failures = new Map<string, number>();
 
+  private readonly lease: LeaseHolder;
+
   constructor(private readonly options: CertWorkerOptions) {
+    this.lease = new LeaseHolder(options.store, 'certificates');
     const { config, box, store } = options;
     this.account = config.directoryUrl && box ? new AcmeAccount(store, { ...config, directoryUrl: config.directoryUrl }, box) : undefined;
     this.orders = new OrderBudget(config.ordersPerUserHour);
@@ -99,17 +95,14 @@ export class CertWorker {
     // holder of the lease (a new order; the CA reuses the validations already done).
     await Promise.race([Promise.allSettled([...this.running.values()].map((r) => r.done)), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
     // Handing the lease back lets the next process (a restart) carry on at once, not after it expires.
-    await this.options.store.tryLease('certificates', this.holder, 1).catch(() => undefined);
+    await this.lease.release();
   }
 
   private readonly tick = coalesced(async () => {
     if (this.stopped) return;
-    const { store, book, log, config } = this.options;
+    const { book, log, config } = this.options;
     try {
-      if (Date.now() - this.leaseCheckedAt >= LEASE_RENEW_MS) {
-        this.counts.leader = (await store.tryLease('certificates', this.holder, LEASE_MS)) ? 1 : 0;
-        this.leaseCheckedAt = Date.now();
-      }
+      this.counts.leader = (await this.lease.hold()) ? 1 : 0;
       if (!this.counts.leader) return;
       const now = Date.now();
       if (now - this.lastReconcile >= config.renewCheckMs) {

@@ -3,15 +3,15 @@
 // PER_WEBHOOK to one webhook, so a slow or dead receiver delays only its own account's events.
 // A failed attempt (no answer, not 2xx) is tried again after retryBaseMs × 2^(n-1) (±20 %),
 // up to maxAttempts; each attempt is recorded on the delivery, which the customer can read.
-import { randomBytes } from 'node:crypto';
+import { retryDelay as sharedRetryDelay } from '../retry-delay.ts';
+import { coalesced } from '../sync/coalesce.ts';
+import { DEFAULT_LEASE_TIMING, LeaseHolder } from '../store/lease-holder.ts';
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import type { DeliveryState, WebhookState } from './webhook-model.ts';
 import type { WebhookBook } from './webhook-book.ts';
 import { sendEvent } from './webhook-sender.ts';
 
-const LEASE_MS = 30_000;
-const LEASE_RENEW_MS = 10_000;
 const TICK_MS = 250;
 const CONCURRENCY = 32;
 const PER_WEBHOOK = 2;
@@ -26,17 +26,13 @@ export interface DeliveryOptions {
   allowPrivate: boolean;
 }
 
-export function retryDelay(baseMs: number, attempt: number, random = Math.random()): number {
-  return Math.round(baseMs * 2 ** Math.min(attempt - 1, 16) * (0.8 + 0.4 * random));
-}
+/** The shared backoff (../retry-delay.ts), in whole ms as the delivery log shows it. */
+export const retryDelay = (baseMs: number, attempt: number, random = Math.random()): number => Math.round(sharedRetryDelay(baseMs, attempt, random));
 
 export class DeliveryWorker {
-  private readonly holder = randomBytes(8).toString('hex');
-  leader = false;
-  private leaseCheckedAt = 0;
+  /** Asked for every second while another process holds it (that process may be gone). */
+  private readonly lease: LeaseHolder;
   private timer: NodeJS.Timeout | undefined;
-  private looking: Promise<void> | undefined;
-  private again = false;
   private readonly inFlight = new Set<string>();
   private readonly perHook = new Map<string, number>();
   /** Where the next look starts in the list of webhooks with deliveries waiting. */
@@ -45,7 +41,14 @@ export class DeliveryWorker {
   private stopped = false;
   readonly counts = { delivered: 0, retried: 0, failed: 0 };
 
-  constructor(private readonly options: DeliveryOptions) {}
+  constructor(private readonly options: DeliveryOptions) {
+    this.lease = new LeaseHolder(options.store, 'notifications', { ...DEFAULT_LEASE_TIMING, askMs: 1000 });
+  }
+
+  /** Whether this process does the notification work (deliveries and the monitor). */
+  get leader(): boolean {
+    return this.lease.held;
+  }
 
   start(): void {
     this.options.webhooks.onDue = () => this.kick();
@@ -56,30 +59,14 @@ export class DeliveryWorker {
 
   /** Looks for due deliveries now (one look at a time; a kick during a look asks for another). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.looking) {
-      this.again = true;
-      return;
-    }
-    this.looking = this.look()
-      .catch((error: unknown) => this.options.log.warn({ err: (error as Error).message }, 'notify: looking for due deliveries failed'))
-      .finally(() => {
-        this.looking = undefined;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    if (!this.stopped) void this.looks();
   }
 
+  private readonly looks = coalesced(() => this.look().catch((error: unknown) => this.options.log.warn({ err: (error as Error).message }, 'notify: looking for due deliveries failed')));
+
   private async look(): Promise<void> {
-    const { store, webhooks } = this.options;
-    // The holder renews every LEASE_RENEW_MS; the others ask every second (the holder may be gone).
-    if (Date.now() - this.leaseCheckedAt >= (this.leader ? LEASE_RENEW_MS : 1000)) {
-      this.leader = await store.tryLease('notifications', this.holder, LEASE_MS);
-      this.leaseCheckedAt = Date.now();
-    }
-    if (!this.leader) return;
+    const { webhooks } = this.options;
+    if (!(await this.lease.hold())) return;
     // Each webhook with deliveries waiting in turn, at most PER_WEBHOOK of its own at once: one
     // receiver's backlog never stands in front of another's. When all slots are taken, the next
     // look starts where this one stopped (round robin over the webhooks).
@@ -169,9 +156,9 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await this.looking;
+    await this.looks.settled();
     await Promise.all([...this.running]);
-    if (this.leader) await this.options.store.tryLease('notifications', this.holder, 1).catch(() => undefined);
+    await this.lease.release();
   }
 
   metrics(): string {
