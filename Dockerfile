@@ -1,6 +1,6 @@
 # Palisade: API, DNS and an edge in one process (the serve role) on the embedded store, data in /data.
 #   docker build -t palisade . && docker run -p 8080:8080 -p 5300:5300/udp -p 5300:5300/tcp -p 8081:8081 -p 8443:8443 -v palisade:/data palisade
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
