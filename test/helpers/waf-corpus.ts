@@ -1,11 +1,21 @@
-// The shared WAF corpus (GoTestWAF's test cases) as requests: each payload × encoder × placeholder
-// becomes one request, built as GoTestWAF places them. The files use a small YAML subset (lists
-// of plain, single- or double-quoted scalars), read here without a YAML library.
+// The WAF corpus (GoTestWAF's test cases, kept in test/fixtures/waf-corpus/) as requests: each
+// payload × encoder × placeholder becomes one request, built as GoTestWAF places them. The files
+// use a small YAML subset (lists of plain, single- or double-quoted scalars), read here without a
+// YAML library. The attack payloads are split by a hash of their text into a tuning part (what
+// the detectors may be looked at against) and a held-out part (only measured).
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const CORPUS = fileURLToPath(new URL('../../../shared/waf-corpus/gotestwaf/', import.meta.url));
+export const CORPUS = fileURLToPath(new URL('../fixtures/waf-corpus/gotestwaf/', import.meta.url));
+
+export type CorpusPart = 'tuning' | 'held-out';
+
+/** Which part a payload is in: stable (a hash of the text), and every encoding of it goes along. */
+export function corpusPart(payload: string): CorpusPart {
+  return createHash('sha256').update(payload).digest()[0]! % 2 === 0 ? 'tuning' : 'held-out';
+}
 
 export interface CorpusCase {
   file: string;
@@ -48,7 +58,11 @@ export function readCorpusFile(path: string): CorpusCase[] {
   return out;
 }
 
-export const attackCases = (): CorpusCase[] => readdirSync(join(CORPUS, 'owasp')).sort().flatMap((f) => readCorpusFile(join(CORPUS, 'owasp', f)));
+/** The attack cases, all or one part's. */
+export function attackCases(part?: CorpusPart): CorpusCase[] {
+  const all = readdirSync(join(CORPUS, 'owasp')).sort().flatMap((f) => readCorpusFile(join(CORPUS, 'owasp', f)));
+  return part === undefined ? all : all.filter((c) => corpusPart(c.payload) === part);
+}
 export const benignCases = (): CorpusCase[] => readCorpusFile(join(CORPUS, 'false-pos', 'texts.yml'));
 
 function encode(payload: string, encoder: string): string {
