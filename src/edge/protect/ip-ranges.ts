@@ -2,7 +2,9 @@
 // with overlaps merged, searched by bisection — O(log n) per lookup, swapped whole on change.
 // (Node's net.BlockList scans its rules one by one: ~100 lookups/s at 100,000 entries.)
 // IPv4 addresses are compared as numbers, IPv6 ones as 32-digit hex strings (whose string order
-// is their numeric order). Pure: no I/O.
+// is their numeric order). IPv4-mapped IPv6 (::ffff:0:0/96), as a client's address or as an entry
+// of /96 or longer, is the IPv4 address it maps: a dual-stack socket reports IPv4 clients so, and
+// lists stored before the API wrote such entries as IPv4 still hold them. Pure: no I/O.
 import { isIPv6 } from 'node:net';
 
 interface Ranges<K> {
@@ -65,6 +67,9 @@ function v6Bound(address: string, length: number, last: boolean): string {
   return address.slice(0, whole) + edge.toString(16) + (last ? 'f' : '0').repeat(31 - whole);
 }
 
+/** The first 96 bits of an IPv4-mapped address, as hex digits. */
+const MAPPED = '00000000000000000000ffff';
+
 type Bounds = { family: 4; start: number; end: number } | { family: 6; start: string; end: string };
 
 /** The first and last address of an address or prefix; undefined for what is neither. */
@@ -84,6 +89,11 @@ function bounds(entry: string): Bounds | undefined {
   const length = lengthText === undefined ? 128 : Number(lengthText);
   if (!/^\d{0,3}$/.test(lengthText ?? '') || length > 128) return undefined;
   const address = v6Hex(text);
+  if (length >= 96 && address.startsWith(MAPPED)) {
+    const size = 2 ** (128 - length);
+    const start = parseInt(address.slice(24), 16);
+    return { family: 4, start: start - (start % size), end: start - (start % size) + size - 1 };
+  }
   return { family: 6, start: v6Bound(address, length, false), end: v6Bound(address, length, true) };
 }
 
@@ -136,13 +146,15 @@ function within<K extends number | string>(ranges: Ranges<K>, key: K): boolean {
   return found !== -1 && key <= ranges.ends[found]!;
 }
 
-/** The key of a client address (IPv4-mapped IPv6 counts as IPv4); undefined for no address. */
+/** The key of a client address (IPv4-mapped IPv6, in any spelling, counts as IPv4); undefined for no address. */
 export function addressKey(address: string): { family: 4; key: number } | { family: 6; key: string } | undefined {
   const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
   const v4 = v4Number(plain);
   if (!Number.isNaN(v4)) return { family: 4, key: v4 };
-  if (isIPv6(address) && !address.includes('%')) return { family: 6, key: v6Hex(address) };
-  return undefined;
+  if (!isIPv6(address) || address.includes('%')) return undefined;
+  const hex = v6Hex(address);
+  // ::ffff:7f00:8, ::FFFF:127.0.0.8 (a proxy's X-Forwarded-For), 0:0:0:0:0:ffff:7f00:8: all 127.0.0.8.
+  return hex.startsWith(MAPPED) ? { family: 4, key: parseInt(hex.slice(24), 16) } : { family: 6, key: hex };
 }
 
 export class IpRanges {
