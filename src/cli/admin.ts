@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { certificateFromPem, type CertificateState } from '../model/certificate.ts';
 import { SecretBox } from '../certs/secret-box.ts';
+import { certificateFit } from '../certs/cert-names.ts';
 import { ApiError } from '../errors.ts';
 import { canonicalNode, checkNode, NODE_STATUSES, type EdgeNode, type NodeStatus } from '../model/node.ts';
 import { generateApiKey, hashApiKey, type Limits } from '../model/user.ts';
@@ -30,7 +31,9 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
   consumer list
   consumer remove ID
   cert put DOMAIN --cert FILE --key FILE   stores a certificate (leaf, then chain, PEM) and its key (sealed with
-                                           PALISADE_SECRET_KEY) for the domain; edges use it from the next handshake
+                                           PALISADE_SECRET_KEY) for the domain; edges use it from the next handshake.
+                                           Refused unless it covers DOMAIN, names only DOMAIN and names under it,
+                                           is valid now and matches the key
   cert remove DOMAIN
   cert list`;
 
@@ -217,6 +220,8 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
       return out((await store.listConsumers()).map(({ tokenHash: _t, secret: _s, ...c }) => c));
     case 'cert put': {
       const domain = required(arg, 'DOMAIN').toLowerCase();
+      const zone = await store.getZoneHead(domain);
+      if (!zone) throw new UsageError(`no domain ${domain}`);
       const read = (flag: 'cert' | 'key'): string => {
         try {
           return readFileSync(required(values[flag], flag), 'utf8');
@@ -231,9 +236,16 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
         if (error instanceof UsageError) throw error;
         throw new UsageError(`the certificate cannot be used: ${(error as Error).message}`);
       }
+      // Edges show a domain's certificate for its names: it may name nothing of anyone else's.
+      const fit = certificateFit(zone.domain, cert, Date.now());
+      if (fit.refusals.length > 0) throw new UsageError(`the certificate cannot be stored for ${domain}: ${fit.refusals.join('; ')}`);
       if (!options.secretKey) throw new UsageError('PALISADE_SECRET_KEY is not set: private keys are stored sealed with the operator key (set it as for the API)');
       const stored = await store.putCertificate({ ...cert, key: new SecretBox(options.secretKey).seal(cert.key) });
-      return out(certificateSummary(stored));
+      const warnings = [
+        ...(fit.uncovered.length > 0 ? [`it does not cover ${fit.uncovered.join(', ')}: edges answer those names with their own certificate`] : []),
+        ...(zone.domain.ssl ? [] : [`ssl is off for ${domain}: edges refuse HTTPS for its names until it is on`]),
+      ];
+      return out(warnings.length > 0 ? { ...certificateSummary(stored), warnings } : certificateSummary(stored));
     }
     case 'cert remove': {
       const domain = required(arg, 'DOMAIN').toLowerCase();
