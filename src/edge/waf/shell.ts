@@ -1,0 +1,131 @@
+// Command injection by shell structure: a value is read the way sh (and cmd.exe) would read it
+// after quote removal ('c'a't' is cat), with $IFS and empty positional parameters as the blanks
+// they expand to, brace expansion's {a,b} as "a b", and the words in command position — after a
+// separator (; | || && & newline), in a substitution ($( ), backticks, <( )) — checked against
+// commands a shell runs. A command needs arguments shaped like a command's (an option, a path, a
+// URL or host, a redirection) or nothing after it, so "cat and dog" or "; copy should reach us"
+// stay prose, and a line that starts with "Set" or "Type" is not a Windows command.
+
+export const RCE = {
+  command: 932100,
+  substitution: 932110,
+  shellshock: 932120,
+  shellPath: 932130,
+  option: 932140,
+  interpreter: 932150,
+} as const;
+
+/** Commands that are rarely English words: a separator and the word is enough (with any argument shape or none). */
+const DISTINCT = new Set(
+  (
+    'wget curl whoami uname ifconfig ipconfig netstat nslookup bash sh zsh ksh csh tcsh dash ash busybox python python2 python3 perl ruby php node nodejs lua ' +
+    'powershell pwsh cmd certutil bitsadmin systeminfo tasklist taskkill wmic reg regsvr32 rundll32 mshta cscript wscript nc ncat netcat socat telnet ' +
+    'chmod chown chgrp rm mkfifo mknod base64 xxd od hexdump uuencode crontab useradd usermod passwd sudo su nohup setsid xterm ' +
+    'traceroute tracert nmap tftp ftp scp ssh sftp rsync gcc cc awk gawk nawk sed xargs printenv whois tcpdump iptables lsof pkill killall ' +
+    'cat id ls dir pwd hostname ping ping6 sleep timeout echo printf env head tail more less find grep egrep fgrep touch cp mv kill ps tar zip unzip gzip dig host ' +
+    'set type net ver vol'
+  ).split(' '),
+);
+/** Of those, the ones that are also common words: they need an argument shaped like a command's, or a separator right after. */
+const AMBIGUOUS = new Set('cat id ls dir pwd hostname ping sleep timeout echo printf env head tail more less find grep touch cp mv kill ps tar zip dig host set type net ver vol sh su cc od reg'.split(' '));
+/** Windows built-ins that only count after ; | & (never at a line start: "Set the table"). */
+const WINDOWS_BUILTIN = new Set(['set', 'type', 'dir', 'ver', 'vol', 'net']);
+const NUMBER_ARG = new Set(['sleep', 'ping', 'ping6', 'timeout', 'kill']);
+/** Words that end many sentences: as a command they need an argument ("… && more" is prose). */
+const WORDS = new Set('more less find head tail touch kill sleep echo type host net cat timeout zip tar set printf grep cp mv'.split(' '));
+
+/** Quote removal, $IFS and empty parameters as blanks, brace lists spread out. */
+export function shellNormal(text: string): string {
+  let t = text;
+  if (t.includes('$')) t = t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : ''));
+  if (/['"\\]/.test(t)) t = t.replace(/\\\n/g, '').replace(/(?<=[\w/.])['"\\]+(?=[\w/.])|(?<=\s|^)['"]+(?=[\w/])|\\(?=[\w/])/g, '');
+  if (t.includes('{') && t.includes(',')) t = t.replace(/\{([^{}\s]{1,200},[^{}\s]{0,200})\}/g, (_m, list: string) => ` ${list.split(',').join(' ')} `);
+  return t;
+}
+
+/** Is this argument shaped like what a command takes (not like the next word of a sentence)? */
+function argumentShape(arg: string, command: string): boolean {
+  if (/^-{1,2}[a-z0-9]/.test(arg)) return true; // option
+  if (/^(?:\/|\.{1,2}\/|~|[a-z]:(?:[\\/]|\w|$)|\\\\)/.test(arg)) return true; // path (a Windows one loses its backslashes to quote removal)
+  if (/^[a-z][a-z0-9+.-]*:\/\//.test(arg)) return true; // URL
+  if (/^(?:\d{1,3}\.){3}\d{1,3}/.test(arg) || /^[a-z0-9-]+(?:\.[a-z0-9-]+)+\.?(?::\d+)?(?:\/|$)/.test(arg)) return true; // address or host name
+  if (/^[$`<>*'"{]|^\d?>/.test(arg)) return true; // variable, substitution, redirection, glob, quoted
+  if (/^\d+$/.test(arg)) return NUMBER_ARG.has(command);
+  return false;
+}
+
+/** The command word at `at` (after blanks), its base name, and what follows it. */
+function commandAt(text: string, at: number): { name: string; rest: string } | undefined {
+  const m = /^[\s(]*(?:(?:sudo|nohup|exec|command|builtin|env)\s+)?([a-z0-9_./-]{1,40})/.exec(text.slice(at, at + 200));
+  if (!m) return undefined;
+  const word = m[1]!;
+  const name = word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word.replace(/\.exe$/, '');
+  if (word.includes('/') && !/^(?:\/usr(?:\/local)?)?\/s?bin\/[^/]+$/.test(word)) return undefined;
+  return { name, rest: text.slice(at + m[0].length, at + 200) };
+}
+
+/** A command run at `at`: a known command, and an argument list shaped like one (or nothing). */
+function runsCommand(text: string, at: number, separator: string): boolean {
+  const found = commandAt(text, at);
+  if (!found || !DISTINCT.has(found.name)) return false;
+  const { name, rest } = found;
+  if (WINDOWS_BUILTIN.has(name) && !/[;|&]/.test(separator)) return false;
+  // Nothing after it, or another separator: "…;id", "|whoami&", "; ls; ".
+  if (/^\s*(?:$|[;|&`)\n]|\$\()/.test(rest)) return !WORDS.has(name) && (!AMBIGUOUS.has(name) || separator !== '\n');
+  if (!/^\s/.test(rest)) return false;
+  const arg = rest.trimStart().split(/\s/, 1)[0]!;
+  return argumentShape(arg, name) || (!AMBIGUOUS.has(name) && !/^[a-z]+$/.test(arg));
+}
+
+const SEPARATORS = /;|\|\|?|&&?|\n|`|\$\(|<\(|>\(/g;
+
+/** The command injection rule a decoded, lower-case form matches at `level`, if any. */
+export function commandInjection(form: string, level: number): number | undefined {
+  const t = shellNormal(form);
+  if (/\(\s*\)\s*\{[^}]{0,60}\}\s*;/.test(t)) return RCE.shellshock;
+  if (/\$\{ifs\}|\$ifs\b|\$\(\(\s*[\d$]/.test(form)) return RCE.substitution;
+  for (const m of t.matchAll(SEPARATORS)) {
+    const sep = m[0];
+    const at = m.index + sep.length;
+    if (sep === '`') {
+      // A backtick glued to a word or after an operator substitutes; after a blank it is usually a
+      // Markdown code span ("run `ls -la` to see").
+      const before = t[m.index - 1];
+      if (level < 2 && before !== undefined && /\s/.test(before)) continue;
+      const close = t.indexOf('`', at);
+      if (close > at && runsCommand(t.slice(0, close), at, sep)) return RCE.substitution;
+      continue;
+    }
+    if (runsCommand(t, at, sep)) return sep === '$(' || sep === '<(' || sep === '>(' ? RCE.substitution : RCE.command;
+  }
+  // A value that starts with a separator and a command of any name: text does not start so, a
+  // value pasted after a command line's own argument does ("|anything host.example &").
+  const lead = /^\s*(?:;|\|\|?|&&?|\$\(|`)\s*([a-z][\w.-]{0,30})((?:\s+[^\s;|&`]+){0,3})\s*([;|&`]|$)?/.exec(t);
+  if (lead) {
+    const args = lead[2]!.trim().split(/\s+/).filter(Boolean);
+    if ((args.length === 0 && lead[3] !== undefined) || args.some((arg) => argumentShape(arg, lead[1]!))) return RCE.command;
+  }
+  // A value that is a command line by itself (a parameter a script passes to a shell): a distinct
+  // command with an argument shaped like one; a common word only with an option or a system path.
+  const start = commandAt(t, 0);
+  if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name)) {
+    const arg = /^\s/.test(start.rest) ? start.rest.trimStart().split(/\s/, 1)[0]! : '';
+    const shaped = AMBIGUOUS.has(start.name) ? /^-{1,2}[a-z]|^\/(?:etc|bin|sbin|usr|tmp|var|dev|proc|home|root|windows)\b/.test(arg) : argumentShape(arg, start.name) && !/^\d+$/.test(arg);
+    if (arg && shaped) return RCE.command;
+    if (level >= 3 && start.rest.trim() === '') return RCE.command;
+  }
+  if (/\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
+  if (/(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
+  if (interpreter(form)) return RCE.interpreter;
+  return undefined;
+}
+
+const CALLS = /\b(?:system|passthru|shell_exec|popen|proc_open|pcntl_exec|exec|eval|assert|create_function|execute|executeglobal|createobject)\s*\(\s*(?:["'`$@]|\(|base64_decode|gzinflate|str_rot13|chr\s*\(|request|\$_)/;
+const RUNTIME = /\bruntime\s*\.\s*getruntime\s*\(\s*\)\s*\.\s*exec\b|\bnew\s+java\.lang\.processbuilder\b|\bprocessbuilder\s*\(|__import__\s*\(\s*['"](?:os|subprocess|pty)['"]|\bos\s*\.\s*(?:system|popen|exec\w*)\s*\(|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\brequire\s*\(\s*['"]child_process['"]|\bwscript\s*\.\s*shell\b|\bchild_process\b\s*[.)]/;
+/** YAML tags that build objects of the host language (deserialisation gadgets). */
+const YAML_TAG = /!!(?:[a-z]+)\/(?:object|name|module|apply|new)(?::|\/)|!ruby\/(?:object|hash|struct)|!!javax?\.|!!com\.|!!org\./;
+
+function interpreter(form: string): boolean {
+  const joined = form.includes('"&"') || form.includes("'+'") || form.includes('"+"') ? form.replace(/(['"])\s*[+&]\s*\1/g, '') : form;
+  return CALLS.test(joined) || RUNTIME.test(joined) || YAML_TAG.test(form);
+}

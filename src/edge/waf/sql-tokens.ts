@@ -1,0 +1,193 @@
+// A SQL tokenizer for injection detection (the technique libinjection made standard): a value is
+// read as the SQL it would become once pasted into a query, and reduced to a sequence of token
+// types — its fingerprint. Classification (sqli.ts) works on those types, never on words: "union
+// was a great select" and "1 union select 2" differ by what surrounds the words, not the words.
+//
+// Token types:
+//   s string    1 number    n name (bareword, `quoted` identifier)    v @variable
+//   k keyword   E statement that starts a query (select …)    U union/intersect/except
+//   B clause that follows a value (order by, group by, having, limit, procedure, into)
+//   T statement of procedural SQL (declare, exec, waitfor, drop, shutdown …)
+//   f function (a name followed by '(')    o operator    & logic (and, or, xor, &&, ||)
+//   c comment that ends the query (--, #, an unclosed /*)    ( ) , ; as themselves    ? anything else
+// Comments that close (/* … */) count as space; MySQL's executable comments (/*! … */, /*!50000 …)
+// count as the code inside them.
+
+export interface SqlToken {
+  type: string;
+  text: string;
+}
+
+const STATEMENTS = new Set(['select', 'insert', 'update', 'delete', 'replace', 'merge', 'values', 'with']);
+const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk']);
+const UNION = new Set(['union', 'intersect', 'except', 'minus']);
+const LOGIC = new Set(['and', 'or', 'xor']);
+const OPERATOR_WORDS = new Set(['not', 'like', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'in', 'between', 'sounds', 'div', 'mod', 'escape', 'collate', 'glob', 'match', 'against']);
+const CLAUSES = new Set(['order', 'group', 'having', 'limit', 'procedure', 'into', 'offset', 'fetch', 'for']);
+const KEYWORDS = new Set([
+  'from', 'where', 'as', 'on', 'join', 'inner', 'outer', 'left', 'right', 'cross', 'natural', 'case', 'when', 'then', 'else', 'end', 'exists', 'all', 'distinct',
+  'true', 'false', 'null', 'unknown', 'table', 'database', 'schema', 'top', 'by', 'asc', 'desc', 'set', 'outfile', 'dumpfile', 'some', 'any', 'cast', 'convert',
+  'using', 'binary', 'interval', 'delay', 'time', 'if', 'elseif', 'while', 'loop', 'return', 'returns', 'varchar', 'nvarchar', 'char', 'int', 'integer', 'sysname',
+]);
+/** Keywords that are also functions when a '(' follows (and then are functions). */
+const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
+
+const NUMBER = /^(?:0x[0-9a-f]+|0b[01]+|\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)$/;
+
+const isSpace = (c: number) => c <= 32 || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff;
+const isWord = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36 || (c >= 65 && c <= 90) || c > 127;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/**
+ * Tokens of `text` (lower case expected), at most `max`. `open`: the value starts inside a string
+ * delimited by this quote (the query put it there): everything up to the first such quote is
+ * that string's rest.
+ */
+export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] {
+  const out: SqlToken[] = [];
+  let i = 0;
+  const n = text.length;
+  let inExecutableComment = false;
+  if (open) {
+    const end = closingQuote(text, 0, open);
+    if (end < 0) return [];
+    out.push({ type: 's', text: text.slice(0, end) });
+    i = end + 1;
+  }
+  while (i < n && out.length < max) {
+    const c = text.charCodeAt(i);
+    if (isSpace(c)) {
+      i++;
+      continue;
+    }
+    const next = text.charCodeAt(i + 1);
+    // Comments.
+    if (c === 47 /* / */ && next === 42 /* * */) {
+      if (text.charCodeAt(i + 2) === 33 /* ! */) {
+        // MySQL executes /*!…*/ (and /*!50000…*/ on recent versions): the body is code.
+        i += 3;
+        while (i < n && isDigit(text.charCodeAt(i))) i++;
+        inExecutableComment = true;
+        continue;
+      }
+      const end = text.indexOf('*/', i + 2);
+      if (end < 0) {
+        out.push({ type: 'c', text: '/*' });
+        break;
+      }
+      i = end + 2;
+      continue;
+    }
+    if (c === 42 /* * */ && next === 47 /* / */ && inExecutableComment) {
+      inExecutableComment = false;
+      i += 2;
+      continue;
+    }
+    if ((c === 45 /* - */ && next === 45) || c === 35 /* # */) {
+      out.push({ type: 'c', text: c === 35 ? '#' : '--' });
+      const end = text.indexOf('\n', i);
+      if (end < 0) break;
+      i = end + 1;
+      continue;
+    }
+    // Strings ('…' and "…"; a doubled quote or a backslash escapes) and `identifiers`.
+    if (c === 39 || c === 34 || c === 96) {
+      const quote = text[i]!;
+      const end = closingQuote(text, i + 1, quote);
+      const body = text.slice(i + 1, end < 0 ? n : end);
+      out.push({ type: c === 96 ? 'n' : 's', text: body });
+      i = end < 0 ? n : end + 1;
+      continue;
+    }
+    // Numbers: 12, 1.5, .5, 1e3, 0x1f, 0b101; digits then letters is a name (MySQL allows that).
+    if (isDigit(c) || (c === 46 && isDigit(next))) {
+      let j = i;
+      while (j < n && (isWord(text.charCodeAt(j)) || text.charCodeAt(j) === 46)) j++;
+      // 1e+5: the sign belongs to the exponent.
+      if (/^\d+(?:\.\d*)?e$/.test(text.slice(i, j)) && (text[j] === '+' || text[j] === '-') && isDigit(text.charCodeAt(j + 1))) {
+        j++;
+        while (j < n && isDigit(text.charCodeAt(j))) j++;
+      }
+      const word = text.slice(i, j);
+      out.push({ type: NUMBER.test(word) ? '1' : 'n', text: word });
+      i = j;
+      continue;
+    }
+    if (c === 64 /* @ */) {
+      let j = i + 1;
+      if (text.charCodeAt(j) === 64) j++;
+      while (j < n && (isWord(text.charCodeAt(j)) || text.charCodeAt(j) === 46)) j++;
+      out.push({ type: 'v', text: text.slice(i, j) });
+      i = j;
+      continue;
+    }
+    if (isWord(c)) {
+      let j = i;
+      while (j < n && (isWord(text.charCodeAt(j)) || (text.charCodeAt(j) === 46 && isWord(text.charCodeAt(j + 1))))) j++;
+      const word = text.slice(i, j);
+      out.push({ type: wordType(word, text, j), text: word });
+      i = j;
+      continue;
+    }
+    if (c === 40 || c === 41 || c === 44 || c === 59) {
+      out.push({ type: text[i]!, text: text[i]! });
+      i++;
+      continue;
+    }
+    if ((c === 124 && next === 124) || (c === 38 && next === 38)) {
+      out.push({ type: '&', text: text.slice(i, i + 2) });
+      i += 2;
+      continue;
+    }
+    if ('=<>!|&^~+-*/%:'.includes(text[i]!)) {
+      let j = i + 1;
+      while (j < n && '=<>!'.includes(text[j]!) && j - i < 3) j++;
+      out.push({ type: 'o', text: text.slice(i, j) });
+      i = j;
+      continue;
+    }
+    if (c === 46 /* . */) {
+      i++;
+      continue;
+    }
+    out.push({ type: '?', text: text[i]! });
+    i++;
+  }
+  return out;
+}
+
+/** Index of the quote that ends a string starting at `from`, or -1 (doubled quotes and backslashes escape). */
+function closingQuote(text: string, from: number, quote: string): number {
+  for (let i = from; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '\\') i++;
+    else if (ch === quote) {
+      if (text[i + 1] === quote) i++;
+      else return i;
+    }
+  }
+  return -1;
+}
+
+function wordType(word: string, text: string, end: number): string {
+  // A name followed by '(' (spaces and closed comments between) is a function call.
+  let j = end;
+  for (;;) {
+    while (j < text.length && isSpace(text.charCodeAt(j))) j++;
+    if (text.startsWith('/*', j) && text[j + 2] !== '!') {
+      const close = text.indexOf('*/', j + 2);
+      if (close < 0) break;
+      j = close + 2;
+    } else break;
+  }
+  const call = text[j] === '(';
+  if (call && !NEVER_FUNCTION.has(word)) return 'f';
+  if (STATEMENTS.has(word)) return 'E';
+  if (UNION.has(word)) return 'U';
+  if (LOGIC.has(word)) return '&';
+  if (OPERATOR_WORDS.has(word)) return 'o';
+  if (CLAUSES.has(word)) return 'B';
+  if (PROCEDURAL.has(word)) return 'T';
+  if (KEYWORDS.has(word)) return 'k';
+  return 'n';
+}

@@ -1,0 +1,231 @@
+// SQL injection by fingerprint: a value is tokenized as the SQL it would become in each place a
+// query could put it — as a bare number or name, inside a '…' string, inside a "…" string — and
+// the token types at its start are checked against the shapes an injection needs: a value is
+// closed (a number, a string, a name, closing parentheses), then the query is turned (a boolean
+// condition, UNION SELECT, a second statement, a clause, a comment that drops the rest). A few
+// shapes that mean SQL wherever they stand (UNION SELECT, a subquery, a stacked statement, a
+// delay function) are also looked for inside a value. Prose rarely closes a value and turns the
+// query in the first tokens, which is what keeps "union was a great select" and "sleep (8 hours)"
+// apart from "1 union select 2" and "1 and sleep(5)".
+import { sqlTokens, type SqlToken } from './sql-tokens.ts';
+
+/** Which detection matched (the rule id, see rules/sqli.ts). */
+export const SQLI = {
+  union: 942100,
+  delay: 942110,
+  subquery: 942120,
+  stacked: 942130,
+  schema: 942140,
+  tautology: 942150,
+  numericTautology: 942160,
+  extraction: 942170,
+  comment: 942180,
+  clause: 942190,
+} as const;
+
+type Tokens = SqlToken[];
+const UNARY = new Set(['-', '+', '~', '!', 'not']);
+
+/** Drops unary operators where an operand is expected (so "-1", "not 1", "!x" are operands). */
+function fold(tokens: Tokens): Tokens {
+  const out: Tokens = [];
+  for (const t of tokens) {
+    const prev = out[out.length - 1];
+    const operandExpected = !prev || prev.type === '&' || prev.type === 'o' || prev.type === '(' || prev.type === ',';
+    if (t.type === 'o' && UNARY.has(t.text) && operandExpected) continue;
+    out.push(t);
+  }
+  return out;
+}
+
+const isOperand = (t?: SqlToken) => !!t && (t.type === '1' || t.type === 's' || t.type === 'n' || t.type === 'v' || t.type === 'f' || (t.type === 'k' && (t.text === 'true' || t.text === 'false' || t.text === 'null')));
+const isValue = (t?: SqlToken) => !!t && (t.type === '1' || t.type === 's' || t.type === 'v' || t.type === 'f' || (t.type === 'k' && (t.text === 'true' || t.text === 'false' || t.text === 'null')));
+
+/** After a statement keyword: something a query selects (a column list, a value, a call), not prose. */
+function selects(t: Tokens, i: number): boolean {
+  while (t[i]?.type === 'k' && (t[i]!.text === 'all' || t[i]!.text === 'distinct' || t[i]!.text === 'top')) i++;
+  const a = t[i];
+  if (!a) return false;
+  if (a.type === '1' || a.type === 'v' || a.type === 'f' || a.type === '(' || a.type === 's' || (a.type === 'o' && a.text === '*') || (a.type === 'k' && a.text === 'null')) return true;
+  const b = t[i + 1];
+  return a.type === 'n' && !!b && (b.type === ',' || (b.type === 'k' && b.text === 'from') || b.type === 'c' || b.type === 'B');
+}
+
+/** UNION [ALL|DISTINCT] [(] SELECT …, with t[i] the union. */
+function unionSelect(t: Tokens, i: number): boolean {
+  let j = i + 1;
+  while (t[j] && ((t[j]!.type === 'k' && (t[j]!.text === 'all' || t[j]!.text === 'distinct')) || t[j]!.type === '(')) j++;
+  return t[j]?.type === 'E' && selects(t, j + 1);
+}
+
+/** A second statement after ';' at t[i] (the ';'). */
+function stacked(t: Tokens, i: number): boolean {
+  const a = t[i + 1];
+  const b = t[i + 2];
+  if (!a) return false;
+  if (a.type === 'E') return a.text === 'select' ? selects(t, i + 2) : !!b && (b.type === 'n' || b.type === 'k' || b.type === 'B');
+  if (a.type !== 'T') return false;
+  switch (a.text) {
+    case 'declare':
+      return b?.type === 'v';
+    case 'exec':
+    case 'execute':
+      return !!b && (b.type === 'v' || b.type === 'f' || b.type === '(' || (b.type === 'n' && /^(?:xp_|sp_|master\.|dbo\.|sys\.)/.test(b.text)));
+    case 'waitfor':
+      return b?.type === 'k' && (b.text === 'delay' || b.text === 'time');
+    case 'shutdown':
+      return !b || b.type === 'c' || b.type === ';' || b.text === 'with';
+    case 'drop':
+    case 'create':
+    case 'alter':
+    case 'truncate':
+      return !!b && /^(?:table|database|schema|view|index|user|login|function|procedure|trigger)$/.test(b.text);
+    default:
+      return b?.type === '(' || b?.type === 'n' && t[i + 3]?.type === '(';
+  }
+}
+
+/** '(' SELECT … FROM/call … inside the parentheses, with t[i] the '('. */
+function subquery(t: Tokens, i: number): boolean {
+  if (t[i + 1]?.type !== 'E' || t[i + 1]!.text !== 'select') return false;
+  let depth = 1;
+  for (let j = i + 2; j < t.length && j < i + 16; j++) {
+    const x = t[j]!;
+    if (x.type === '(') depth++;
+    else if (x.type === ')' && --depth === 0) return j === i + 3 && isValue(t[i + 2]);
+    else if ((x.type === 'k' && x.text === 'from') || x.type === 'f') return selects(t, i + 2) || x.type === 'f';
+  }
+  return false;
+}
+
+/** A condition after a logic operator at t[i]: a comparison, a call, a subquery, or a value that ends the query. */
+function condition(t: Tokens, i: number, weak: boolean, quoted: boolean, level: number): number | undefined {
+  let j = i + 1;
+  while (t[j]?.type === '(') j++;
+  const a = t[j];
+  if (!a) return undefined;
+  if (a.type === 'E' && t[j - 1]?.type === '(') return subquery(t, j - 1) ? SQLI.subquery : undefined;
+  if (a.type === 'f' && !weak) return SQLI.tautology;
+  if (!isOperand(a)) return undefined;
+  let k = j + 1;
+  while (t[k]?.type === ')') k++;
+  const op = t[k];
+  if (op?.type === 'o') {
+    let m = k + 1;
+    while (t[m]?.type === '(' || (t[m]?.type === 'o' && UNARY.has(t[m]!.text))) m++;
+    const b = t[m];
+    if (!isOperand(b) && !(b?.type === '(')) return undefined;
+    if (weak && !isValue(a) && !isValue(b) && level < 2) return undefined;
+    return a.type === '1' && b?.type === '1' ? SQLI.numericTautology : SQLI.tautology;
+  }
+  if (weak || !isValue(a)) return undefined;
+  // "' or 1--", "' or true;": a value, then the rest of the query is cut off.
+  if (op?.type === 'c' || op?.type === ';') return SQLI.tautology;
+  // "' or 'x" (the query's own quote closes it): weaker, prose can look like it.
+  if (!op && quoted && a.type === 's' && level >= 2) return SQLI.tautology;
+  return undefined;
+}
+
+/** The shapes that start a value: a closed value, then a turn of the query. */
+function opening(t: Tokens, quoted: boolean, level: number): number | undefined {
+  const first = t[0];
+  if (!first) return undefined;
+  if (first.type === '(' && subquery(t, 0)) return SQLI.subquery;
+  if (first.type === 'E' && level >= 2 && first.text === 'select' && selects(t, 1) && t.some((x) => x.type === 'k' && x.text === 'from')) return SQLI.clause;
+  if (!(first.type === '1' || first.type === 's' || first.type === 'v' || first.type === 'n')) return undefined;
+  // A bare name opening a value is often prose ("john or jane"): it needs stronger evidence.
+  const weak = first.type === 'n' && !quoted;
+  let i = 1;
+  while (t[i]?.type === ')' && i < 4) i++;
+  const turn = t[i];
+  if (!turn) return undefined;
+  switch (turn.type) {
+    case 'U':
+      return unionSelect(t, i) ? SQLI.union : undefined;
+    case '&':
+      return condition(t, i, weak, quoted, level);
+    case ';':
+      if (!stacked(t, i)) return undefined;
+      return t[i + 1]!.text === 'waitfor' ? SQLI.delay : SQLI.stacked;
+    case 'c':
+      if (weak || first.type === 'v') return undefined;
+      // "#1 best seller" in quotes is a hash after an empty string, not a cut-off query; "admin'#" is.
+      if (turn.text === '#' && (first.type !== 's' || first.text === '')) return undefined;
+      if (first.type === '1' && turn.text === '#') return undefined;
+      return SQLI.comment;
+    case 'B': {
+      if (weak) return undefined;
+      const by = t[i + 1]?.type === 'k' && t[i + 1]!.text === 'by' ? i + 2 : i + 1;
+      const what = t[by];
+      if (turn.text === 'into') return what?.type === 'k' && (what.text === 'outfile' || what.text === 'dumpfile') ? SQLI.clause : undefined;
+      if ((turn.text === 'order' || turn.text === 'group') && by === i + 1) return undefined;
+      return what && (what.type === '1' || what.type === 'f' || (what.type === 'n' && (t[by + 1] === undefined || t[by + 1]!.type === 'c' || t[by + 1]!.type === ','))) ? SQLI.clause : undefined;
+    }
+    case 'T':
+      return turn.text === 'waitfor' && t[i + 1]?.text === 'delay' ? SQLI.delay : undefined;
+    case 'o': {
+      if (weak) return undefined;
+      const next = t[i + 1];
+      if (next?.type === '(' && subquery(t, i + 1)) return SQLI.subquery;
+      if (next?.type === 'f' && first.type !== 'n') return SQLI.tautology;
+      // '1'='1 : the query's closing quote completes a comparison of two strings.
+      if (quoted && isValue(next)) {
+        const after = t[i + 2];
+        if (!after && next!.type === 's') return SQLI.tautology;
+        if (after?.type === 'c' || after?.type === '&' || after?.type === ';') return SQLI.tautology;
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+// Plain words only: the tokenizer decides whether a call follows (comments between included).
+const TIME_FUNCTIONS = /\b(?:sleep|pg_sleep|benchmark|dbms_lock\.sleep|dbms_pipe\.receive_message|randomblob)\b/g;
+const EXTRACTION = /\b(?:extractvalue|updatexml|load_file|group_concat|concat_ws|make_set|export_set|fn_varbintohexstr|utl_inaddr\.get_host_\w+|utl_http\.request|dbms_xmlgen\.\w+|xp_dirtree|xp_fileexist|sys_eval|sys_exec)\s*\(|\bchar\s*\(\s*\d+\s*,\s*\d+|\bconcat\s*\(\s*0x[0-9a-f]+/;
+const SCHEMA = /\b(?:xp_cmdshell|sp_executesql|sp_oacreate|sp_oamethod|sp_makewebtask|sp_addextendedproc|sp_configure|sp_password)\b|\b(?:information_schema|pg_catalog|mysql|sys|master\.dbo|master\.sys)\.(?:tables|columns|schemata|user|users|objects|sysobjects|syscolumns|pg_\w+|innodb_\w+|routines|processlist)\b|\bsysobjects\b|\bsyscolumns\b|\ball_tables\b|\buser_tables\b/;
+const PROBE = /['"`;()=<>!|&#@,*]|--|\/\*|\b(?:union|intersect|except|order|group|having|limit|waitfor|procedure|into|select)\b/;
+
+/** Something before index `at` that puts what follows in SQL (start, operator, keyword). */
+function sqlBefore(text: string, at: number): boolean {
+  const before = text.slice(Math.max(0, at - 24), at).trimEnd();
+  if (before === '' && at - 24 <= 0) return true;
+  return /[&|=<>(,+\-*/;'"!]$|\b(?:and|or|xor|select|where|not|if|then|when|having|exec|execute)$/.test(before);
+}
+
+/** Shapes that mean SQL anywhere in a value: union select, subqueries, stacked statements, delays. */
+function inside(text: string, level: number): number | undefined {
+  for (const m of text.matchAll(/\b(?:union|intersect|except)\b/g)) {
+    if (unionSelect(fold(sqlTokens(text.slice(m.index), undefined, 10)), 0)) return SQLI.union;
+  }
+  for (const m of text.matchAll(/\(\s*(?:\/\*|select\b)/g)) {
+    const t = sqlTokens(text.slice(m.index), undefined, 20);
+    if (subquery(t, 0) && (level >= 2 || sqlBefore(text, m.index))) return SQLI.subquery;
+  }
+  for (const m of text.matchAll(/;/g)) {
+    const t = fold(sqlTokens(text.slice(m.index), undefined, 6));
+    if (stacked(t, 0)) return SQLI.stacked;
+  }
+  for (const m of text.matchAll(TIME_FUNCTIONS)) {
+    const t = sqlTokens(text.slice(m.index), undefined, 6);
+    // sleep(5) and benchmark(1000000,md5(1)), after something that makes it SQL: not "sleep (8 hours)".
+    const call = t[0]?.type === 'f' && t[1]?.type === '(' && t[2]?.type === '1' && (t[3]?.type === ')' || t[3]?.type === ',');
+    if (call && sqlBefore(text, m.index)) return SQLI.delay;
+  }
+  if (/\bwaitfor\s+delay\s+['"]\d/.test(text)) return SQLI.delay;
+  if (EXTRACTION.test(text)) return SQLI.extraction;
+  if (SCHEMA.test(text)) return SQLI.schema;
+  return undefined;
+}
+
+/** The SQL injection rule a decoded, lower-case form matches at `level` (1–4), if any. */
+export function sqlInjection(form: string, level: number): number | undefined {
+  if (!PROBE.test(form)) return EXTRACTION.test(form) ? SQLI.extraction : SCHEMA.test(form) ? SQLI.schema : undefined;
+  for (const quote of [undefined, "'", '"'] as const) {
+    if (quote && !form.includes(quote)) continue;
+    const found = opening(fold(sqlTokens(form, quote)), quote !== undefined, level);
+    if (found) return found;
+  }
+  return inside(form, level);
+}
