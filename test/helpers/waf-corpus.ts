@@ -107,3 +107,77 @@ export function requestFor(c: CorpusCase): CorpusRequest | undefined {
       return { method: 'POST', path: '/', headers: { 'content-type': 'text/plain' }, body: Buffer.from(value) };
   }
 }
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+/** Characters a request line cannot carry raw, escaped (as clients do); the rest as written. */
+const inUrl = (text: string) => text.replace(/[^\x21-\x7e]|[#?&]/g, (ch) => encodeURIComponent(ch));
+
+export function multipart(fields: Record<string, string>, file?: { field: string; name: string; type: string; bytes: Buffer }): { body: Buffer; contentType: string } {
+  const boundary = '----palisadeformboundary7MA4YWxkTrZu0gW';
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  if (file) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n${file.type ? `Content-Type: ${file.type}\r\n` : ''}\r\n`), file.bytes, Buffer.from('\r\n'));
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+export interface BenignRequest extends CorpusRequest {
+  kind: string;
+}
+
+/** The realistic benign set (test/fixtures/waf-benign): forms, searches, APIs, GraphQL, forum posts, uploads of real files. */
+export function benignSet(): BenignRequest[] {
+  const dir = join(FIXTURES, 'waf-benign');
+  return readFileSync(join(dir, 'requests.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const item = JSON.parse(line) as { kind: string; method: string; path: string; headers: Record<string, string>; body?: string; file?: string; upload?: { fields: Record<string, string>; field: string; file: string; type: string } };
+      const headers = { ...item.headers };
+      let body: Buffer | undefined;
+      if (item.body !== undefined) body = Buffer.from(item.body);
+      if (item.file) body = readFileSync(join(dir, 'files', item.file));
+      if (item.upload) {
+        const form = multipart(item.upload.fields, { field: item.upload.field, name: item.upload.file, type: item.upload.type, bytes: readFileSync(join(dir, 'files', item.upload.file)) });
+        body = form.body;
+        headers['content-type'] = form.contentType;
+      }
+      return { kind: item.kind, method: item.method, path: item.path, headers, body };
+    });
+}
+
+export interface OwnAttack extends CorpusRequest {
+  class: string;
+  payload: string;
+}
+
+/** Attacks written for this project (test/fixtures/waf-attacks), each placed where its line says. */
+export function ownAttacks(): OwnAttack[] {
+  return readFileSync(join(FIXTURES, 'waf-attacks', 'attacks.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const { class: cls, payload, place } = JSON.parse(line) as { class: string; payload: string; place: string };
+      const base = { class: cls, payload };
+      switch (place) {
+        case 'form':
+          return { ...base, method: 'POST', path: '/search', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(`q=${encodeURIComponent(payload)}&page=1`) };
+        case 'json':
+          return { ...base, method: 'POST', path: '/api/search', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ q: payload, page: 1 })) };
+        case 'header':
+          return { ...base, method: 'GET', path: '/', headers: { 'x-search': payload.replace(/[\r\n]/g, ' ') } };
+        case 'cookie':
+          return { ...base, method: 'GET', path: '/', headers: { cookie: `theme=dark; q=${encodeURIComponent(payload)}` } };
+        case 'multipart': {
+          const form = multipart({ q: payload, page: '1' });
+          return { ...base, method: 'POST', path: '/search', headers: { 'content-type': form.contentType }, body: form.body };
+        }
+        case 'path':
+          return { ...base, method: 'GET', path: `/files/${inUrl(payload)}`, headers: {} };
+        default:
+          return { ...base, method: 'GET', path: `/search?q=${inUrl(payload)}`, headers: {} };
+      }
+    });
+}

@@ -160,7 +160,8 @@ export function decodedForms(value: string, plus = false, base64 = false): strin
     const decoded = escapeDecode(entityDecode(t)).toLowerCase();
     forms.add(decoded.includes('\0') ? decoded.replace(/\0/g, '') : decoded);
   };
-  add(value);
+  // Where '+' means a space, it means one in the value as received too.
+  add(plus && value.includes('+') ? value.replace(/\+/g, ' ') : value);
   let current = value;
   for (let round = 0; round < ROUNDS; round++) {
     const next = percentDecode(current, plus && round === 0);

@@ -21,8 +21,9 @@ export function normalPath(text: string): string {
 
 const PARENT = /(?:^|\/)\.{2,3}\s*(?:\/|$)/;
 const CLIMB = /(?:^|\/)\.\.\/\.\.(?:\/|$)|(?:^|\/)\.\.\/(?:\.\/)*(?:etc|windows|winnt|boot\.ini|proc|var|usr|root|home|web-inf|meta-inf|\.ssh|\.git|\.env|\.aws|\.htpasswd|config|wp-config)\b/;
+// Directories need their leading slash ("etc/hosts file" is a search); file names are distinctive alone.
 const SYSTEM_FILES =
-  /(?:^|\/)(?:etc\/(?:passwd|shadow|group|gshadow|hosts|issue|sudoers|crontab|master\.passwd|security\/passwd)|boot\.ini|win\.ini|system\.ini|windows\/(?:system32|win\.ini|repair)|winnt\/system32|ntuser\.dat|proc\/self\/|proc\/\d+\/(?:environ|cmdline|maps)|\.ssh\/(?:id_\w+|authorized_keys)|web-inf\/web\.xml|\.htpasswd|\.aws\/credentials)\b/;
+  /\/(?:etc\/(?:passwd|shadow|group|gshadow|hosts|issue|sudoers|crontab|master\.passwd|security\/passwd)|windows\/(?:system32|win\.ini|repair)|winnt\/system32|proc\/self\/|proc\/\d+\/(?:environ|cmdline|maps)|\.ssh\/(?:id_\w+|authorized_keys)|\.aws\/credentials)\b|(?:^|[/\s])(?:boot\.ini|win\.ini|system\.ini|ntuser\.dat|web-inf\/web\.xml|\.htpasswd)\b/;
 const WRAPPERS = /\b(?:php|expect|phar|zip|glob|file|jar|compress\.zlib|compress\.bzip2|ogg|ssh2\.\w+|rar|gopher|dict|netdoc|data):\/\/|\bphp:\/\/(?:filter|input)|\bjar:[a-z]+:[^\s]*!\//;
 const UNC = /^\/\/[^/\s]+\/[^/\s]|\\\\[^\\\s]+\\[a-z]\$/;
 
@@ -36,7 +37,7 @@ export function pathAttack(form: string, inPath: boolean, level: number): number
       const value = path.trimStart();
       // A value that starts by climbing, climbs twice, or climbs towards a system directory; one
       // "../" inside a sentence ("use ../lib") takes a higher level.
-      if (/^\.{2,3}\//.test(value) || CLIMB.test(path) || (level >= 2 && PARENT.test(path))) return LFI.traversal;
+      if (/^\.{2,3}\/\S/.test(value) || CLIMB.test(path) || (level >= 2 && PARENT.test(path))) return LFI.traversal;
     }
     if (SYSTEM_FILES.test(path)) return LFI.systemFile;
   }

@@ -92,6 +92,8 @@ export function commandInjection(form: string, level: number): number | undefine
       // Markdown code span ("run `ls -la` to see").
       const before = t[m.index - 1];
       if (level < 2 && before !== undefined && /\s/.test(before)) continue;
+      // Runs of backticks are Markdown fences (```python), not substitutions.
+      if (before === '`' || t[at] === '`') continue;
       const close = t.indexOf('`', at);
       if (close > at && runsCommand(t.slice(0, close), at, sep)) return RCE.substitution;
       continue;
@@ -110,7 +112,10 @@ export function commandInjection(form: string, level: number): number | undefine
   const start = commandAt(t, 0);
   if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name)) {
     const arg = /^\s/.test(start.rest) ? start.rest.trimStart().split(/\s/, 1)[0]! : '';
-    const shaped = AMBIGUOUS.has(start.name) ? /^-{1,2}[a-z]|^\/(?:etc|bin|sbin|usr|tmp|var|dev|proc|home|root|windows)\b/.test(arg) : argumentShape(arg, start.name) && !/^\d+$/.test(arg);
+    // At level 1 only arguments no search or sentence has: a URL, a system path, a redirection or
+    // substitution ("rm -rf meaning" and "python 3.12 notes" are searches); any shape at level 2.
+    const strong = /^(?:[a-z][a-z0-9+.-]*:\/\/|\/(?:etc|bin|sbin|usr|tmp|var|dev|proc|home|root|windows)\b|[<>`$]|\d?>)/.test(arg);
+    const shaped = AMBIGUOUS.has(start.name) ? strong : strong || (level >= 2 && argumentShape(arg, start.name) && !/^\d+$/.test(arg));
     if (arg && shaped) return RCE.command;
     if (level >= 3 && start.rest.trim() === '') return RCE.command;
   }

@@ -84,7 +84,8 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       continue;
     }
     if ((c === 45 /* - */ && next === 45) || c === 35 /* # */) {
-      out.push({ type: 'c', text: c === 35 ? '#' : '--' });
+      // The comment's first character after its marker tells "admin'#" from "'#btn'".
+      out.push({ type: 'c', text: (c === 35 ? '#' : '--') + (text[i + (c === 35 ? 1 : 2)] ?? '') });
       const end = text.indexOf('\n', i);
       if (end < 0) break;
       i = end + 1;

@@ -150,8 +150,7 @@ function opening(t: Tokens, quoted: boolean, level: number): number | undefined 
     case 'c':
       if (weak || first.type === 'v') return undefined;
       // "#1 best seller" in quotes is a hash after an empty string, not a cut-off query; "admin'#" is.
-      if (turn.text === '#' && (first.type !== 's' || first.text === '')) return undefined;
-      if (first.type === '1' && turn.text === '#') return undefined;
+      if (turn.text.startsWith('#') && (first.type !== 's' || first.text === '' || /^#\w/.test(turn.text))) return undefined;
       return SQLI.comment;
     case 'B': {
       if (weak) return undefined;
@@ -211,7 +210,10 @@ function inside(text: string, level: number): number | undefined {
     const t = sqlTokens(text.slice(m.index), undefined, 6);
     // sleep(5) and benchmark(1000000,md5(1)), after something that makes it SQL: not "sleep (8 hours)".
     const call = t[0]?.type === 'f' && t[1]?.type === '(' && t[2]?.type === '1' && (t[3]?.type === ')' || t[3]?.type === ',');
-    if (call && sqlBefore(text, m.index)) return SQLI.delay;
+    // …and SQL after it, or nothing ("sleep(5) in python" is a search).
+    const after = t[3]?.type === ',' ? undefined : t[4];
+    const ends = !after || after.type === 'c' || after.type === ';' || after.type === ')' || after.type === '&' || after.type === ',' || (after.type === 'o' && /^[=<>!+*/|-]/.test(after.text));
+    if (call && ends && sqlBefore(text, m.index)) return SQLI.delay;
   }
   if (/\bwaitfor\s+delay\s+['"]\d/.test(text)) return SQLI.delay;
   if (EXTRACTION.test(text)) return SQLI.extraction;

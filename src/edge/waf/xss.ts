@@ -134,6 +134,8 @@ function scan(text: string, level: number): number | undefined {
   }
   if (text.includes('(') || text.includes('`')) {
     for (const m of text.matchAll(SINKS)) {
+      // print( is Python's too: only in a handler (caught there) or at level 2.
+      if (level < 2 && /^\W*print/.test(m[0])) continue;
       if (level >= 2 || CODE_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)) || m[0].startsWith('(') || m[0].startsWith('[')) return XSS.call;
     }
     if (TIMERS.test(text)) return XSS.timer;
@@ -143,7 +145,8 @@ function scan(text: string, level: number): number | undefined {
   for (const m of text.matchAll(DOM)) {
     const before = text.slice(Math.max(0, m.index - 12), m.index);
     const after = text.slice(m.index + m[0].length, m.index + m[0].length + 4);
-    if (level >= 2 || CODE_BEFORE.test(before) || /^\s*[=);.+[(]/.test(after)) return XSS.dom;
+    // In code: after code punctuation, or used (assigned, called, passed); not a value that names it.
+    if (level >= 2 || (CODE_BEFORE.test(before) && before.trim() !== '' && m.index > 0) || /^\s*[=);.+[(]/.test(after)) return XSS.dom;
   }
   if (text.includes('proto') || text.includes('constructor')) {
     if (PROTOTYPE.test(text)) return XSS.dom;
