@@ -29,6 +29,23 @@ const settings = {
   geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$' }), { maxItems: 250, description: 'ISO 3166-1 alpha-2 codes' }),
   bind_node: NodeIds,
   cachelargefiles: Type.Boolean(),
+  waf_level: Type.Integer({ minimum: 1, maximum: 4, description: 'baseprotection sensitivity: 1 (default) fewest false positives; 2 adds base64-decoded values and looser shapes; 3 and 4 stricter still' }),
+  waf_mode: Type.Union([Type.Literal('block'), Type.Literal('log')], { description: '`block`: refuse with 403 naming a reference; `log`: only log what would be refused' }),
+  waf_exclusions: Type.Array(
+    Type.Object(
+      {
+        rule: Type.Integer({ minimum: 900000, maximum: 999999, description: 'The rule id (as the log line names it)' }),
+        path: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^/', description: 'Only for request paths starting with this' })),
+        param: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only for this query, form, JSON or cookie parameter' })),
+      },
+      { additionalProperties: false },
+    ),
+    { maxItems: 100, description: 'baseprotection rules not applied, optionally only under a path prefix or to one parameter' },
+  ),
+  waf_body_limit: Type.Integer({ minimum: 64, maximum: 16384, description: 'KiB of a request body baseprotection reads and inspects (1024)' }),
+  waf_body_overflow: Type.Union([Type.Literal('auto'), Type.Literal('refuse'), Type.Literal('prefix')], {
+    description: 'Past `waf_body_limit`: `refuse` (413), `prefix` (inspect the first `waf_body_limit` KiB, pass the rest uninspected), `auto` (default: prefix for uploads — multipart and binary types —, refuse for the rest)',
+  }),
 };
 
 export const DOMAIN_DEFAULTS = {
@@ -46,6 +63,11 @@ export const DOMAIN_DEFAULTS = {
   geolist: [] as string[],
   bind_node: [] as number[],
   cachelargefiles: false,
+  waf_level: 1,
+  waf_mode: 'block' as 'block' | 'log',
+  waf_exclusions: [] as Array<{ rule: number; path?: string; param?: string }>,
+  waf_body_limit: 1024,
+  waf_body_overflow: 'auto' as 'auto' | 'refuse' | 'prefix',
 };
 
 const optional = <T extends Record<string, import('typebox').TSchema>>(props: T) =>
@@ -81,10 +103,13 @@ export const Domain = Type.Object({
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
+}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
+
+/** Settings added after domains were first stored: a stored domain may lack them (the defaults apply). */
+type LaterSettings = 'waf_level' | 'waf_mode' | 'waf_exclusions' | 'waf_body_limit' | 'waf_body_overflow';
 
 /** What the store keeps of a domain (the response adds `nameservers` and `records`). */
-export interface DomainState extends DomainSettings {
+export interface DomainState extends Omit<DomainSettings, LaterSettings>, Partial<Pick<DomainSettings, LaterSettings>> {
   domain: string;
   ownerId: number;
   ns_active: boolean;

@@ -21,6 +21,8 @@ const MAX_BENIGN = 0.05;
 let server: RunningServer;
 let backend: Server;
 let reached = 0;
+let key = '';
+let backendPort = 0;
 /** sha256 of each body the backend received, by request path. */
 const received = new Map<string, string>();
 let clientCounter = 0;
@@ -64,9 +66,9 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-  const port = (backend.address() as { port: number }).port;
+  const port = (backendPort = (backend.address() as { port: number }).port);
   const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.9', PALISADE_LOG_LEVEL: 'warn' };
-  const key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'w', '--email', 'w@example.org'])).stdout).key.api_key as string;
+  key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'w', '--email', 'w@example.org'])).stdout).key.api_key as string;
   server = await startServe({ ...env, PALISADE_LOG_LEVEL: 'info', PALISADE_EDGE_CLIENT_RATE: '20', PALISADE_EDGE_CLIENT_BURST: '20' });
   for (const [domain, baseprotection] of [['waf.example', true], ['open.example', false]] as const) {
     const res = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain, backend: `127.0.0.1:${port}`, baseprotection }) });
@@ -185,6 +187,32 @@ describe('edge: baseprotection (WAF)', () => {
     const json = Buffer.from(JSON.stringify({ notes: 'x'.repeat(1_200_000) }));
     expect((await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json }, 'waf.example', nextClient())).status).toBe(413);
     expect((await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json, chunked: 65_536 }, 'waf.example', nextClient())).status).toBe(413);
+  });
+
+  it('per-domain settings through the API: shown by GET, carried to the edge — exclusions by rule, path and parameter, log only, sensitivity level', async () => {
+    const api = (method: string, path: string, body?: unknown) => fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const shown = await (await api('GET', '/domains/waf.example')).json();
+    expect(shown).toMatchObject({ waf_level: 1, waf_mode: 'block', waf_exclusions: [], waf_body_limit: 1024, waf_body_overflow: 'auto' });
+    expect((await api('POST', '/domains', { domain: 'tuned.example', backend: `127.0.0.1:${backendPort}`, waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }] })).status).toBe(201);
+    expect((await api('PATCH', '/domains/tuned.example', { waf_level: 7 })).status).toBe(400);
+    const attack = encodeURIComponent('1 union select password from users');
+    const status = async (path: string) => (await send({ method: 'GET', path, headers: {} }, 'tuned.example', nextClient())).status;
+    for (let i = 0; i < 100 && (await status('/')) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await status(`/search?q=${attack}`)).toBe(200);
+    expect(await status(`/search?id=${attack}`)).toBe(403);
+    expect(await status(`/other?q=${attack}`)).toBe(403);
+    // Log only: nothing refused, the would-be refusal logged with its rule.
+    expect((await api('PATCH', '/domains/tuned.example', { waf_mode: 'log' })).status).toBe(200);
+    for (let i = 0; i < 100 && (await status(`/other?q=${attack}`)) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(server.output()).toMatch(/"rule":942100.*would refuse \(log only\)/);
+    // Level 2 reads base64; level 1 does not.
+    const encoded = encodeURIComponent(Buffer.from("1' union select password from users--").toString('base64'));
+    expect(await status(`/other?x=${encoded}`)).toBe(200);
+    expect((await api('PATCH', '/domains/tuned.example', { waf_mode: 'block', waf_level: 2 })).status).toBe(200);
+    for (let i = 0; i < 100 && (await status(`/other?x=${encoded}`)) !== 403; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await status(`/other?x=${encoded}`)).toBe(403);
+    expect(await (await api('GET', '/domains/tuned.example')).json()).toMatchObject({ waf_level: 2, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }] });
   });
 
   it('answers 403 with a reference that the log line carries with the rule; a domain without baseprotection passes the same request', async () => {

@@ -23,7 +23,8 @@ import { followSsl } from './certificates.ts';
 
 export function renderDomain(zone: ZoneHead, config: Config) {
   const { ownerId: _owner, ...domain } = zone.domain;
-  return { ...domain, failover_active: domain.failover_active ?? false, nameservers: [...config.nameservers], records: zone.recordCount };
+  // Domains stored before a setting existed show its default.
+  return { ...DOMAIN_DEFAULTS, ...domain, failover_active: domain.failover_active ?? false, nameservers: [...config.nameservers], records: zone.recordCount };
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -2,6 +2,7 @@
 // exclusions, and the body inspection bound with what happens past it. Domains stored before
 // these settings existed have none of the fields: the defaults apply. Compiled once per domain
 // state object (a change in the feed brings a new object).
+import { DOMAIN_DEFAULTS } from '../../model/domain.ts';
 
 export type WafMode = 'block' | 'log';
 /** Past the body limit: refuse (413), inspect the first `limit` bytes and pass the rest, or auto (see below). */
@@ -24,14 +25,15 @@ export interface WafDomainFields {
   waf_body_overflow?: BodyOverflow;
 }
 
+/**
+ * The defaults are the model's (level 1: fewest false positives, CRS's paranoia level 1 in
+ * spirit; 2 adds base64 and looser shapes; 3 and 4 stricter still; 1024 KiB of body inspected).
+ */
 export const WAF_DEFAULTS = {
-  /** 1: fewest false positives (CRS's paranoia level 1 in spirit); 2 adds base64 and looser shapes; 3 and 4 stricter still. */
-  waf_level: 1,
-  waf_mode: 'block' as WafMode,
-  waf_exclusions: [] as WafExclusion[],
-  /** KiB of body read and inspected. */
-  waf_body_limit: 1024,
-  waf_body_overflow: 'auto' as BodyOverflow,
+  waf_level: DOMAIN_DEFAULTS.waf_level,
+  waf_mode: DOMAIN_DEFAULTS.waf_mode as WafMode,
+  waf_body_limit: DOMAIN_DEFAULTS.waf_body_limit,
+  waf_body_overflow: DOMAIN_DEFAULTS.waf_body_overflow as BodyOverflow,
 };
 
 export interface WafSettings {
