@@ -1,7 +1,9 @@
-// WAF benchmark: the shared corpus (GoTestWAF's attack sets and false-positive set) replayed
-// through `palisade serve`'s edge with baseprotection, and through nginx + ModSecurity + OWASP CRS
-// 3.3 at paranoia level 1 (Debian libnginx-mod-http-modsecurity, modsecurity-crs) as the peer, in
-// the same run: detection per attack class and false positives, side by side.
+// WAF benchmark: the same requests through `palisade serve`'s edge with baseprotection (a domain
+// at level 1, the default, and one at level 2) and through nginx + ModSecurity + OWASP CRS 3.3 at
+// paranoia level 1 (Debian libnginx-mod-http-modsecurity, modsecurity-crs), in the same run:
+// detection per attack class on the GoTestWAF corpus's tuning part and held-out part and on the
+// project's own attack set; false positives on GoTestWAF's benign texts and on the realistic
+// benign set (uploads apart); and the inspection's throughput on large bodies, in process.
 //
 //   npm run bench:waf        (needs nginx, libnginx-mod-http-modsecurity and modsecurity-crs)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,7 +14,10 @@ import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
 import { runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
-import { attackCases, benignCases, requestFor, type CorpusCase, type CorpusRequest } from '../test/helpers/waf-corpus.ts';
+import { bodyInputs } from '../src/edge/waf/body-parse.ts';
+import { firstFinding } from '../src/edge/waf/inspect.ts';
+import { wafSettings } from '../src/edge/waf/settings.ts';
+import { attackCases, benignCases, benignSet, ownAttacks, requestFor, type CorpusRequest } from '../test/helpers/waf-corpus.ts';
 
 const MODSEC_MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
 const CRS_RULES = '/usr/share/modsecurity-crs/rules';
@@ -45,19 +50,42 @@ function send(port: number, req: CorpusRequest, host: string, forwardedFor?: str
   });
 }
 
-async function replay(port: number, host: string, cases: CorpusCase[], perClient: boolean): Promise<Map<string, { refused: number; total: number }>> {
-  const out = new Map<string, { refused: number; total: number }>();
-  for (const c of cases) {
-    const req = requestFor(c);
-    if (!req) continue;
+type Tally = Map<string, { refused: number; total: number }>;
+
+/** Each request (labelled by class) through one proxy; refused = any 4xx. */
+async function replay(port: number, host: string, cases: Array<[string, CorpusRequest]>, perClient: boolean): Promise<Tally> {
+  const out: Tally = new Map();
+  for (const [label, req] of cases) {
     clientCounter++;
     const status = await send(port, req, host, perClient ? `10.${(clientCounter >> 16) & 255}.${(clientCounter >> 8) & 255}.${clientCounter & 255}` : undefined);
-    const entry = out.get(c.type) ?? { refused: 0, total: 0 };
+    const entry = out.get(label) ?? { refused: 0, total: 0 };
     entry.total++;
     if (status >= 400 && status < 500) entry.refused++;
-    out.set(c.type, entry);
+    out.set(label, entry);
   }
   return out;
+}
+
+/** MB/s of the inspection (parse and rules) over a large body of each kind, in this process (one core). */
+function throughput(): Array<[string, number]> {
+  const settings = wafSettings({ waf_level: 1 });
+  const words = 'the quick brown fox jumps over the lazy dog and orders 12 items; price is $5 (each) or less, see https://example.org/a?b=c '.split(' ');
+  const prose = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(' ');
+  const bodies: Array<[string, Buffer, string]> = [
+    ['form (1 MB)', Buffer.from(Array.from({ length: 1000 }, (_, i) => `f${i}=${encodeURIComponent(prose(170, i))}`).join('&')), 'application/x-www-form-urlencoded'],
+    ['JSON (1 MB)', Buffer.from(JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}`, text: prose(80, i), tags: ['a', 'b'] })))), 'application/json'],
+    ['text (1 MB)', Buffer.from(Array.from({ length: 8000 }, (_, i) => prose(22, i)).join('\n')), 'text/plain'],
+  ];
+  return bodies.map(([name, body, type]) => {
+    const started = performance.now();
+    let rounds = 0;
+    while (performance.now() - started < 2000) {
+      const finding = firstFinding(bodyInputs(body, type), '/', settings);
+      if (finding) throw new Error(`${name}: ${finding.rule} in ${finding.where}`);
+      rounds++;
+    }
+    return [`${name}`, (body.length * rounds) / 1e6 / ((performance.now() - started) / 1000)];
+  });
 }
 
 async function main(): Promise<void> {
@@ -93,35 +121,42 @@ http {
   const env = { PALISADE_DATA_DIR: join(dir, 'data'), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.9', PALISADE_LOG_LEVEL: 'warn', PALISADE_EDGE_CLIENT_RATE: '0' };
   const key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'waf', '--email', 'waf@example.org'])).stdout).key.api_key as string;
   const serve = await startServe({ ...env, PALISADE_LOG_LEVEL: 'info' });
-  const res = await fetch(`${serve.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain: 'waf.example', backend: `127.0.0.1:${backendPort}` }) });
-  if (res.status !== 201) throw new Error(`domain: ${res.status}`);
+  for (const [domain, level] of [['waf.example', 1], ['waf2.example', 2]] as const) {
+    const res = await fetch(`${serve.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain, backend: `127.0.0.1:${backendPort}`, waf_level: level }) });
+    if (res.status !== 201) throw new Error(`domain: ${res.status}`);
+  }
   const edgePort = Number(new URL(serve.edgeUrl!).port);
-  for (let i = 0; i < 100 && (await send(edgePort, { method: 'GET', path: '/', headers: {} }, 'waf.example', '10.255.0.1')) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+  for (const host of ['waf.example', 'waf2.example']) for (let i = 0; i < 100 && (await send(edgePort, { method: 'GET', path: '/', headers: {} }, host, '10.255.0.1')) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
   for (let i = 0; i < 100 && (await send(nginxPort, { method: 'GET', path: '/', headers: {} }, 'waf.example')) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
 
-  const attacks = attackCases();
-  const benign = benignCases();
-  const ours = await replay(edgePort, 'waf.example', attacks, true);
-  const peer = await replay(nginxPort, 'waf.example', attacks, false);
-  const oursFp = await replay(edgePort, 'waf.example', benign, true);
-  const peerFp = await replay(nginxPort, 'waf.example', benign, false);
-  await stopProcess(serve);
-
+  const corpus = (part: 'tuning' | 'held-out') => attackCases(part).flatMap((c): Array<[string, CorpusRequest]> => (requestFor(c) ? [[c.type, requestFor(c)!]] : []));
+  const sets: Array<[string, Array<[string, CorpusRequest]>]> = [
+    ['GoTestWAF tuning part', corpus('tuning')],
+    ['GoTestWAF held-out part', corpus('held-out')],
+    ['own attack set', ownAttacks().map((a) => [a.class, a])],
+    ['GoTestWAF benign texts (false positives)', benignCases().flatMap((c): Array<[string, CorpusRequest]> => (requestFor(c) ? [['benign texts', requestFor(c)!]] : []))],
+    ['realistic benign set (false positives)', benignSet().map((r) => [r.kind, r])],
+  ];
   const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`.padStart(7);
-  console.log(`\n${'class'.padEnd(18)} ${'cases'.padStart(6)} ${'edge'.padStart(8)} ${'CRS PL1'.padStart(8)}`);
-  let [ot, pt, n] = [0, 0, 0];
-  for (const [type, mine] of ours) {
-    const theirs = peer.get(type)!;
-    ot += mine.refused;
-    pt += theirs.refused;
-    n += mine.total;
-    console.log(`${type.padEnd(18)} ${String(mine.total).padStart(6)} ${pct(mine.refused, mine.total)} ${pct(theirs.refused, theirs.total)}`);
+  for (const [title, cases] of sets) {
+    const one = await replay(edgePort, 'waf.example', cases, true);
+    const two = await replay(edgePort, 'waf2.example', cases, true);
+    const peer = await replay(nginxPort, 'waf.example', cases, false);
+    console.log(`\n${title}\n${'class'.padEnd(18)} ${'cases'.padStart(6)} ${'edge L1'.padStart(8)} ${'edge L2'.padStart(8)} ${'CRS PL1'.padStart(8)}`);
+    const all = [0, 0, 0, 0];
+    for (const [label, mine] of one) {
+      const [b, c] = [two.get(label)!, peer.get(label)!];
+      all[0]! += mine.refused;
+      all[1]! += b.refused;
+      all[2]! += c.refused;
+      all[3]! += mine.total;
+      console.log(`${label.padEnd(18)} ${String(mine.total).padStart(6)} ${pct(mine.refused, mine.total)}  ${pct(b.refused, b.total)}  ${pct(c.refused, c.total)}`);
+    }
+    console.log(`${'all'.padEnd(18)} ${String(all[3]).padStart(6)} ${pct(all[0]!, all[3]!)}  ${pct(all[1]!, all[3]!)}  ${pct(all[2]!, all[3]!)}`);
   }
-  console.log(`${'all attacks'.padEnd(18)} ${String(n).padStart(6)} ${pct(ot, n)} ${pct(pt, n)}`);
-  const fp = (m: Map<string, { refused: number; total: number }>) => [...m.values()].reduce((a, b) => [a[0]! + b.refused, a[1]! + b.total], [0, 0]);
-  const [of, on] = fp(oursFp);
-  const [pf, pn] = fp(peerFp);
-  console.log(`${'false positives'.padEnd(18)} ${String(on).padStart(6)} ${pct(of!, on!)} ${pct(pf!, pn!)}   (lower is better)`);
+  await stopProcess(serve);
+  console.log('\ninspection throughput, one core (parse + rules, level 1)');
+  for (const [name, rate] of throughput()) console.log(`${name.padEnd(18)} ${rate.toFixed(0).padStart(6)} MB/s`);
 }
 
 runBench(main, children, dir);

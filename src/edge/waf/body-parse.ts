@@ -83,11 +83,13 @@ export function jsonInputs(source: string, where: string): Input[] {
     let j = q + 1;
     while (j < n && source[j] !== '"') j += source[j] === '\\' ? 2 : 1;
     const literal = source.slice(q, Math.min(j + 1, n));
-    let value: string;
-    try {
-      value = JSON.parse(j < n ? literal : `${literal}"`) as string;
-    } catch {
-      value = literal.slice(1, j < n ? -1 : undefined);
+    let value = literal.slice(1, j < n ? -1 : undefined);
+    if (value.includes('\\')) {
+      try {
+        value = JSON.parse(j < n ? literal : `${literal}"`) as string;
+      } catch {
+        // An invalid escape: read as written.
+      }
     }
     const key = source.slice(j + 1, j + 40).trimStart().startsWith(':');
     if (value !== '') out.push({ where: key ? `${where} key` : where, param: key ? value.slice(0, 100) : undefined, value, body: true });

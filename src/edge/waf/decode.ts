@@ -10,7 +10,18 @@ const HEX = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <
  * old IIS and Tomcat took them for '.') decode to that ASCII character, since some server behind
  * the edge may; anything else invalid is one U+FFFD per byte.
  */
+const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 export function utf8Lenient(bytes: Uint8Array): string {
+  // Valid UTF-8 (no overlong forms by definition) decodes natively; only invalid input takes the slow path.
+  try {
+    return strict.decode(bytes);
+  } catch {
+    return utf8Slow(bytes);
+  }
+}
+
+function utf8Slow(bytes: Uint8Array): string {
   let out = '';
   let run = 0; // start of a run of ASCII bytes, copied at once
   const flush = (end: number) => {
@@ -63,6 +74,12 @@ export function utf8Lenient(bytes: Uint8Array): string {
  */
 export function percentDecode(text: string, plus = false): string {
   if (!text.includes('%') && !(plus && text.includes('+'))) return text;
+  // Well-formed input decodes natively; invalid UTF-8, a stray '%' or %uXXXX take the byte-wise path.
+  try {
+    return decodeURIComponent(plus ? text.replace(/\+/g, ' ') : text);
+  } catch {
+    // below
+  }
   const bytes = new Uint8Array(text.length * 3);
   let n = 0;
   const put = (s: string) => {
@@ -157,14 +174,17 @@ export function decodedForms(value: string, plus = false, base64 = false): strin
     let t = text.includes('\0') ? text.replace(/\0/g, '') : text;
     t = t.toLowerCase();
     forms.add(t);
+    if (!t.includes('&') && !t.includes('\\')) return;
     const decoded = escapeDecode(entityDecode(t)).toLowerCase();
     forms.add(decoded.includes('\0') ? decoded.replace(/\0/g, '') : decoded);
   };
-  // Where '+' means a space, it means one in the value as received too.
-  add(plus && value.includes('+') ? value.replace(/\+/g, ' ') : value);
+  // Query and form values ('+' means a space) always reach an app decoded once: the value as
+  // received is only a form of its own when there is nothing to decode.
+  const once = percentDecode(value, plus);
+  if (!plus || once === value) add(value);
   let current = value;
   for (let round = 0; round < ROUNDS; round++) {
-    const next = percentDecode(current, plus && round === 0);
+    const next = round === 0 ? once : percentDecode(current);
     if (next === current) break;
     add(next);
     current = next;

@@ -58,10 +58,10 @@ export function otherInjection(form: string, inBody: boolean, level: number): nu
   if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
   if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
   if (form.includes('<') && XXE.test(form)) return INJECTION.xxe;
-  if (form.includes('(') || form.includes(':=')) {
+  if ((form.includes('(') && /[&|!*]/.test(form)) || form.includes(':=')) {
     if (LDAP.test(form)) return INJECTION.ldap;
   }
-  if ((form.includes('$') && NOSQL_OPERATOR.test(form)) || SERVER_JS.test(form)) return INJECTION.nosql;
+  if ((form.includes('$') && NOSQL_OPERATOR.test(form)) || (form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;
   if (/[\r\n]/.test(form) && MAIL.test(form)) return INJECTION.mail;
   if (!inBody && HEADER_LINE.test(form)) return INJECTION.crlf;
   if (!inBody && level >= 3 && /[\r\n]/.test(form)) return INJECTION.crlf;

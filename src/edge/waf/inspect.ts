@@ -66,9 +66,19 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
 }
 
 /** The first rule any input matches, given the domain's settings. */
+/** A single word (letters, digits, _ . @, single hyphens): no detector can match it, whatever the level. */
+const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
+
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
+  // Short values repeat (JSON keys of every object in an array, flags): each is read once.
+  const seen = new Set<string>();
   for (const input of inputs) {
-    if (input.value === '') continue;
+    if (input.value === '' || (input.value.length < 64 && WORD.test(input.value))) continue;
+    if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
+      const key = `${input.plus ? 1 : 0}${input.path ? 1 : 0}${input.body ? 1 : 0}${input.value}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
     const skip = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
     for (const form of decodedForms(input.value, input.plus === true, settings.level >= 2)) {
       const rule = detect(form, input, settings.level, skip);

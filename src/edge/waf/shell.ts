@@ -132,5 +132,5 @@ const YAML_TAG = /!!(?:[a-z]+)\/(?:object|name|module|apply|new)(?::|\/)|!ruby\/
 
 function interpreter(form: string): boolean {
   const joined = form.includes('"&"') || form.includes("'+'") || form.includes('"+"') ? form.replace(/(['"])\s*[+&]\s*\1/g, '') : form;
-  return CALLS.test(joined) || RUNTIME.test(joined) || YAML_TAG.test(form);
+  return (joined.includes('(') && CALLS.test(joined)) || RUNTIME.test(joined) || (form.includes('!') && YAML_TAG.test(form));
 }
