@@ -89,6 +89,10 @@ describe('WAF rules', () => {
     const encoded = Buffer.from("1' union select password from users--").toString('base64');
     expect(found(encoded, 1)).toBeUndefined();
     expect(found(encoded, 2)).toMatchObject({ class: 'sqli' });
+    // Unpadded, URL alphabet: a value of letters and digits alone is still read at level 2.
+    const word = Buffer.from('<script>alert(1)</script>').toString('base64url');
+    expect(word).toMatch(/^\w+$/);
+    expect(found(word, 2)).toMatchObject({ class: 'xss' });
   });
 
   it('joins repeated parameters (",", as ASP.NET does, and concatenated)', () => {

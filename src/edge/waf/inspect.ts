@@ -66,14 +66,15 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
 }
 
 /** The first rule any input matches, given the domain's settings. */
-/** A single word (letters, digits, _ . @, single hyphens): no detector can match it, whatever the level. */
+/** A single word (letters, digits, _ . @, single hyphens): no detector can match it as it is. */
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
 
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
   // Short values repeat (JSON keys of every object in an array, flags): each is read once.
   const seen = new Set<string>();
   for (const input of inputs) {
-    if (input.value === '' || (input.value.length < 64 && WORD.test(input.value))) continue;
+    // (From level 2 a word may be base64 of an attack: read it then.)
+    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value))) continue;
     if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
       const key = `${input.plus ? 1 : 0}${input.path ? 1 : 0}${input.body ? 1 : 0}${input.value}`;
       if (seen.has(key)) continue;
