@@ -12,6 +12,7 @@ import { Agent } from 'undici';
 import { parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { BackendHealth } from './backend-health.ts';
+import { endThen } from './protect/bandwidth.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 /** Answered by this hop (Node sends the 100 Continue itself when the body is read). */
@@ -110,9 +111,12 @@ export class Proxy {
     // An emitter as the abort signal: undici takes one, and it costs far less than an AbortController per request.
     const signal = new EventEmitter();
     const abort = () => signal.emit('abort');
-    // A client that goes away takes its upstream request with it.
+    // A client that goes away takes its upstream request with it — also one whose response is
+    // over while its body is not (the 408 for a silent upload): the body would never end (the
+    // request stream neither ends nor errors then), and undici waits for it with no timeout,
+    // holding the backend connection for good.
     const gone = () => {
-      if (!res.writableFinished) abort();
+      if (!res.writableFinished || !req.complete) abort();
     };
     res.once('close', gone);
     // A request without a body (or one tried again on the failover, its body long consumed: only
@@ -194,19 +198,30 @@ function originForm(url: string): string {
 /** A writable that passes the body to the client and a copy to `tap` (the cache), counting bytes. */
 function tapped(res: Writable, tap: BodyTap, outcome: ProxyOutcome): Writable {
   outcome.bytes = 0;
-  return new Writable({
+  const out: Writable = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       outcome.bytes! += chunk.length;
       tap.chunk(chunk);
-      if (res.write(chunk)) callback();
-      else res.once('drain', () => callback());
+      if (res.write(chunk)) return callback();
+      // A client gone while we wait: no 'drain' will come.
+      const done = (): void => {
+        res.off('drain', done);
+        res.off('close', done);
+        callback(res.destroyed ? new Error('the client went away') : null);
+      };
+      res.once('drain', done);
+      res.once('close', done);
     },
     final(callback) {
-      res.end(() => callback());
+      endThen(res, callback);
     },
     destroy(error, callback) {
       if (error) res.destroy();
       callback(error);
     },
   });
+  // The target (the bandwidth limit's stream) fails when the client goes away: its error is ours,
+  // never an unhandled one (which would end the process).
+  res.on('error', (error) => out.destroy(error));
+  return out;
 }

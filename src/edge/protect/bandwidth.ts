@@ -109,8 +109,13 @@ export class BandwidthLimits {
             if (res.destroyed) throw new Error('the client went away');
             if (!res.write(part)) {
               await new Promise<void>((resolve) => {
-                res.once('drain', resolve);
-                res.once('close', resolve);
+                const done = (): void => {
+                  res.off('drain', done);
+                  res.off('close', done);
+                  resolve();
+                };
+                res.once('drain', done);
+                res.once('close', done);
               });
             }
           }
@@ -118,7 +123,7 @@ export class BandwidthLimits {
         send().then(() => callback(), (error: Error) => callback(error));
       },
       final(callback) {
-        res.end(() => callback());
+        endThen(res, callback);
       },
       destroy(error, callback) {
         if (error) res.destroy();
@@ -131,4 +136,21 @@ export class BandwidthLimits {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/**
+ * Ends `res` and calls back once it has finished — or, with an error, once it has closed without
+ * finishing (the client went away). `res.end(cb)` alone never calls back on a response destroyed
+ * meanwhile, and the proxied request waiting for this stream to finish would wait for good.
+ */
+export function endThen(res: Writable, callback: (error?: Error | null) => void): void {
+  if (res.destroyed) return callback(new Error('the client went away'));
+  const done = (): void => {
+    res.off('finish', done);
+    res.off('close', done);
+    callback(res.writableFinished ? null : new Error('the client went away'));
+  };
+  res.once('finish', done);
+  res.once('close', done);
+  res.end();
 }
