@@ -115,6 +115,16 @@ export interface Config {
     clientLimits: { rate: number; burst: number; banAfter: number; banWindowMs: number; banMs: number };
     /** The JS challenge: leading hex zeros of the proof of work, clearance lifetime, signing key. */
     challenge: { difficulty: number; cookieMinutes: number; secret?: Buffer };
+    /** Open connections in all and per client network (/32, /64). */
+    maxConnections: number;
+    maxConnectionsPerClient: number;
+    /** Least average bytes a second of a request body once its grace is over; 0: no check. */
+    bodyMinRate: number;
+    bodyGraceMs: number;
+    /** Requests of one client network in flight to one domain's backend at once. */
+    backendSharePerClient: number;
+    /** An upgraded (WebSocket) connection silent both ways this long is closed. */
+    upgradeIdleMs: number;
   };
   /** Certificates: the ACME CA, the key that seals private keys, and the issuing work's pace. */
   certs: CertConfig;
@@ -295,6 +305,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       responseTimeoutMs: int('PALISADE_EDGE_RESPONSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),
       reportMs: int('PALISADE_EDGE_REPORT_MS', 30_000, 100, 3_600_000),
+      maxConnections: int('PALISADE_EDGE_MAX_CONNECTIONS', 16_384, 16, 10_000_000),
+      maxConnectionsPerClient: int('PALISADE_EDGE_MAX_CONNECTIONS_PER_CLIENT', 256, 1, 10_000_000),
+      bodyMinRate: int('PALISADE_EDGE_BODY_MIN_RATE', 500, 0, 1_073_741_824),
+      bodyGraceMs: int('PALISADE_EDGE_BODY_GRACE_MS', 10_000, 100, 3_600_000),
+      backendSharePerClient: int('PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT', 32, 1, 1_000_000),
+      upgradeIdleMs: int('PALISADE_EDGE_UPGRADE_IDLE_MS', 100_000, 100, 86_400_000),
     },
     notify: {
       retryBaseMs: int('PALISADE_WEBHOOK_RETRY_MS', 30_000, 10, 86_400_000),

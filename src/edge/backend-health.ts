@@ -5,7 +5,7 @@
 // domains share one state.
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
-import { formatBackend, parseBackend, type Backend } from '../model/backend.ts';
+import { backendRefusal, formatBackend, parseBackend, type Backend } from '../model/backend.ts';
 
 export const FAILS_TO_DOWN = 3;
 export const PASSES_TO_UP = 2;
@@ -30,6 +30,8 @@ export class BackendHealth {
   constructor(
     private readonly log: Logger,
     private readonly checkTimeoutMs = 2000,
+    /** PALISADE_ALLOW_PRIVATE_BACKENDS: without it, no check connects to a non-public address (a port scan of our own networks by its verdicts). */
+    private readonly allowPrivate = false,
   ) {}
 
   private state(key: string): State {
@@ -77,7 +79,7 @@ export class BackendHealth {
     const round = () => {
       for (const text of new Set(backends())) {
         const backend = parseBackend(text);
-        if (backend) this.check(backend);
+        if (backend && !backendRefusal(backend, this.allowPrivate)) this.check(backend);
       }
     };
     this.timer = setInterval(round, intervalMs);

@@ -7,12 +7,12 @@
 //   the cache (cachelevel) → HIT from memory/disk, or the proxy fills it
 //   the proxy → backend, failover while it is down, 502/504 pages when neither answers
 // One access log line per request; counters for /metrics; per-domain upstream figures.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { isIP, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { parseBackend } from '../model/backend.ts';
+import { backendRefusal, parseBackend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import { BackendHealth } from './backend-health.ts';
 import { UptimeRecorder } from './uptime-recorder.ts';
@@ -21,8 +21,8 @@ import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock } fro
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
-import { Proxy, type ProxyOptions, type ProxyOutcome } from './proxy.ts';
-import { hostName } from './routing.ts';
+import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome } from './proxy.ts';
+import { canonicalHost, requestTarget } from './request-target.ts';
 import { selfSignedCertificate } from './tls/self-signed.ts';
 import { randomBytes } from 'node:crypto';
 import type { Located } from '../geo/locator.ts';
@@ -37,7 +37,11 @@ import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
 import { inspectRequest } from './waf/inspect-request.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
-import { proxyUpgrade } from './upgrade.ts';
+import { frontingRefusal } from './tls/fronting.ts';
+import { isWebSocketUpgrade, proxyUpgrade } from './upgrade.ts';
+import { ConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimitOptions } from './protect/connection-limits.ts';
+import { DEFAULT_BODY_PACE, watchBodyPace, type BodyPaceOptions } from './protect/body-pace.ts';
+import { BackendShares, DEFAULT_BACKEND_SHARE } from './protect/backend-shares.ts';
 
 const ACME_PREFIX = '/.well-known/acme-challenge/';
 const ACME_PING = `${ACME_PREFIX}ping`;
@@ -55,7 +59,21 @@ export interface EdgeServerOptions extends ProxyOptions {
   /** A client silent this long while its request is incomplete gets 408 (and idle connections close). */
   clientTimeoutMs: number;
   cache: EdgeCacheOptions;
+  /** Connections per client and in all (defaults: DEFAULT_CONNECTION_LIMITS). */
+  connections?: ConnectionLimitOptions;
+  /** The least pace of a request body (defaults: DEFAULT_BODY_PACE). */
+  bodyPace?: BodyPaceOptions;
+  /** Requests of one client network in flight to one domain's backend at once. */
+  backendSharePerClient?: number;
+  /** An upgraded (WebSocket) connection silent both ways this long is closed. */
+  upgradeIdleMs?: number;
   log: Logger;
+}
+
+/** A WebSocket upgrade on its way through the stages: the client's socket and its first bytes. */
+interface UpgradeContext {
+  socket: Duplex;
+  head: Buffer;
 }
 
 type Scheme = 'http' | 'https';
@@ -91,6 +109,8 @@ export class EdgeServer {
   private httpsPort = 443;
   /** Upgraded sockets leave the HTTP server's books: kept here so that close() ends them too. */
   private readonly upgraded = new Set<Duplex>();
+  private readonly connections: ConnectionLimits;
+  private readonly backendShares: BackendShares;
   /** The response in progress on each connection, for the 408 on a silent client. */
   private readonly inProgress = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
 
@@ -98,7 +118,7 @@ export class EdgeServer {
     private readonly state: EdgeState,
     private readonly options: EdgeServerOptions,
   ) {
-    this.health = new BackendHealth(options.log);
+    this.health = new BackendHealth(options.log, undefined, options.allowPrivateBackends);
     this.uptime = new UptimeRecorder(state.routes, this.health);
     this.health.observer = this.uptime;
     this.health.start(() => state.routes.backends(), options.checkIntervalMs);
@@ -107,12 +127,18 @@ export class EdgeServer {
     this.ipLists = new IpLists(state, options.log);
     this.challenges = new Challenges(options.challenge);
     this.clientLimits = new ClientLimits(options.clientLimits);
-    this.clients = new ClientAddress(IpRanges.compile(options.trustedProxies));
+    const trusted = IpRanges.compile(options.trustedProxies);
+    this.clients = new ClientAddress(trusted);
+    this.connections = new ConnectionLimits(options.connections ?? DEFAULT_CONNECTION_LIMITS, trusted);
+    this.backendShares = new BackendShares({ ...DEFAULT_BACKEND_SHARE, perClient: options.backendSharePerClient ?? DEFAULT_BACKEND_SHARE.perClient });
     state.onDomainChange((name) => this.cache.dropDomain(name));
     const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
     this.sni = new SniContexts(state, fallback);
-    this.http = createServer((req, res) => void this.handle(req, res, 'http'));
-    this.https = createHttpsServer({ SNICallback: this.sni.callback, ...fallback }, (req, res) => void this.handle(req, res, 'https'));
+    // Only a WebSocket handshake is an upgrade; any other request naming `Upgrade` is an ordinary
+    // request (the header is hop-by-hop and stops here), so nothing walks around the stages below.
+    const shouldUpgradeCallback = isWebSocketUpgrade;
+    this.http = createServer({ shouldUpgradeCallback }, (req, res) => void this.handle(req, res, 'http'));
+    this.https = createHttpsServer({ SNICallback: this.sni.callback, shouldUpgradeCallback, ...fallback }, (req, res) => void this.handle(req, res, 'https'));
     for (const server of [this.http, this.https]) {
       server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head, server === this.https ? 'https' : 'http'));
       server.keepAliveTimeout = 5000;
@@ -122,6 +148,12 @@ export class EdgeServer {
       server.timeout = options.clientTimeoutMs;
       server.on('timeout', (socket: Socket) => this.silent(socket));
       server.on('connection', (socket: Socket) => {
+        const admitted = this.connections.admit(socket);
+        if (!admitted.ok) {
+          this.metrics.blocked(admitted.reason);
+          socket.destroy();
+          return;
+        }
         this.metrics.activeConnections++;
         socket.once('close', () => this.metrics.activeConnections--);
       });
@@ -152,13 +184,19 @@ export class EdgeServer {
     this.reply(res, status, 'text/html; charset=utf-8', html, extra);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme, upgrade?: UpgradeContext): Promise<void> {
     const started = performance.now();
     // Kept now: a request's socket is gone from it once the connection has closed.
     const socket = req.socket;
     const client = this.clients.of(req);
     this.inProgress.set(socket, { req, res });
-    const host = hostName(req.headers.host);
+    // One reading of what the request names, put back on the request so that every later stage,
+    // the cache key and the backend see the same (canonical Host, origin-form target).
+    const rawHost = req.headers.host;
+    const target = requestTarget(req.url, rawHost);
+    const host = target.kind === 'name' ? target.host : undefined;
+    if (target.kind !== 'invalid') req.url = target.url;
+    if (target.kind === 'name') req.headers.host = canonicalHost(target.host, target.port);
     // The log line is written when the response is over (or the client gone): listened for now,
     // because a proxied response may be over before route() returns.
     let outcome: Outcome | undefined;
@@ -171,7 +209,7 @@ export class EdgeServer {
       this.options.log.info(
         {
           domain: o.domain,
-          host: host ?? req.headers.host,
+          host: host ?? rawHost,
           method: req.method,
           path: (req.url ?? '/').split('?')[0],
           scheme,
@@ -185,17 +223,31 @@ export class EdgeServer {
           ms: Math.round((performance.now() - started) * 100) / 100,
           client,
           complete: res.writableFinished,
+          upgrade: upgrade ? true : undefined,
         },
         'edge request',
       );
     };
-    res.once('close', () => {
+    // An upgraded connection's response is detached from its socket on 101: its end is the socket's.
+    (upgrade?.socket ?? res).once('close', () => {
       if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
       closed = true;
+      stopPace();
       log();
     });
+    // A body that stops coming at a useful pace ends the request (slow POSTs held backend pools).
+    const stopPace = watchBodyPace(req, this.options.bodyPace ?? DEFAULT_BODY_PACE, () => {
+      this.metrics.blocked('slow-body');
+      if (res.headersSent) return void socket.destroy();
+      this.page(res, 408, PAGES.requestTimeout(), { connection: 'close' });
+      res.once('finish', () => socket.destroy());
+      setTimeout(() => socket.destroy(), 1000).unref();
+    });
     try {
-      outcome = await this.route(req, res, scheme, host, client);
+      if (target.kind === 'invalid') {
+        this.page(res, 400, PAGES.badRequest(), { connection: 'close' });
+        outcome = { status: 400, via: target.reason };
+      } else outcome = await this.route(req, res, scheme, host, client, upgrade);
     } catch (error) {
       this.options.log.error({ err: error, host }, 'edge: request failed');
       if (!res.headersSent) this.page(res, 502, PAGES.badGateway(host ?? ''));
@@ -276,14 +328,20 @@ export class EdgeServer {
     return { refused: { ...refused, via: `rule ${finding.rule} (${finding.class}) in ${finding.where}` } };
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string): Promise<Outcome> {
+  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string, upgrade?: UpgradeContext): Promise<Outcome> {
     const url = req.url ?? '/';
     const path = url.split('?')[0]!;
-    if (!host || isIP(host) !== 0) {
+    if (!host) {
       this.page(res, 200, PAGES.status(this.options.nodeName, this.state.node?.status ?? 'active'));
       return { status: 200, via: 'status' };
     }
     const route = this.state.routes.route(host);
+    // Domain fronting: over TLS, Host must name the domain the handshake (SNI) was for (tls/fronting.ts).
+    const fronted = frontingRefusal(this.state.routes, req.socket, route);
+    if (fronted) {
+      this.reply(res, 421, 'text/plain; charset=utf-8', fronted);
+      return { status: 421, via: 'sni-mismatch' };
+    }
     if (path === ACME_PING && route.kind !== 'unknown') {
       this.reply(res, 200, 'text/plain', 'pong');
       return { status: 200, via: 'ping' };
@@ -324,7 +382,8 @@ export class EdgeServer {
       }
       inspectedBody = verdict.body;
     }
-    if (domain.sjschallenge && path !== '/robots.txt') {
+    // robots.txt exactly: with a query string it is whatever the backend makes of it.
+    if (domain.sjschallenge && url !== '/robots.txt') {
       const challenged = this.challenge(req, res, domain.domain, host, url, path, client, scheme);
       if (challenged) return challenged;
     }
@@ -333,9 +392,10 @@ export class EdgeServer {
       this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
       return { status: 413, domain: domain.domain };
     }
+    if (upgrade) return this.carryUpgrade(req, res, domain, host, scheme, client, upgrade);
 
     const sink = domain.bwlimit > 0 ? (target: ServerResponse) => this.bandwidth.throttle(domain.domain, domain.bwlimit, target) : undefined;
-    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', host, url, req.headers);
+    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', scheme, host, url, req.headers);
     let cacheStatus: CacheStatus = 'BYPASS';
     let lock: FillLock | undefined;
     let primary = '';
@@ -353,6 +413,13 @@ export class EdgeServer {
       // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
       if (req.method === 'GET' && req.headers.range === undefined) lock = this.cache.lock(found.key);
     }
+    // One client's share of the domain's backend (the pool is everyone's); a cache hit needs none.
+    const release = this.backendShares.take(domain.domain, client);
+    if (!release) {
+      lock?.release();
+      return this.refuse(res, domain.domain, 'backend-share', (ref) => PAGES.rateLimited(host, ref), 429, { 'retry-after': '1' });
+    }
+    res.once('close', release);
     const request = { method: req.method ?? 'GET', url, headers: req.headers };
     let filling = false;
     const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, scheme, client, (status, headers) => {
@@ -363,40 +430,55 @@ export class EdgeServer {
       filling = true;
       return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
     }, sink, inspectedBody);
+    release();
     if (!filling) lock?.release();
-    const upstream = result.via === 'timeout' ? 'timeout' : result.via === 'unreachable' ? 'unreachable' : result.status >= 500 && result.status !== 501 && result.status !== 505 ? 'error-status' : 'ok';
+    const unreachable = result.via === 'unreachable' || result.via === 'refused';
+    const upstream = result.via === 'timeout' ? 'timeout' : unreachable ? 'unreachable' : result.status >= 500 && result.status !== 501 && result.status !== 505 ? 'error-status' : 'ok';
     this.metrics.upstream(domain.domain, upstream, result.upstreamMs);
     this.uptime.requested(domain.domain, upstream, result.upstreamMs);
-    if (result.via === 'unreachable') this.page(res, 502, PAGES.badGateway(host));
+    if (unreachable) this.page(res, 502, PAGES.badGateway(host));
     else if (result.via === 'timeout' && !res.headersSent) this.page(res, 504, PAGES.gatewayTimeout(host));
     else if (result.via === 'too-large' && !res.headersSent) this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
-    return { status: result.via === 'unreachable' ? 502 : result.status, cache: cacheStatus, upstreamMs: result.upstreamMs, bytes: result.bytes, via: result.via, domain: domain.domain };
+    return { status: unreachable ? 502 : result.status, cache: cacheStatus, upstreamMs: result.upstreamMs, bytes: result.bytes, via: result.via, domain: domain.domain };
   }
 
-  /** WebSocket and other upgrades: routed like requests, then joined to the backend. */
-  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: Scheme): Promise<void> {
-    const host = hostName(req.headers.host);
-    const route = host ? this.state.routes.route(host) : { kind: 'unknown' as const };
-    let status = 421;
+  /**
+   * A WebSocket handshake: a response bound to the raw socket lets it go through the same stages
+   * as any request (a refusal is an ordinary page, then the connection closes); route() hands it
+   * to carryUpgrade() where another request would reach the cache and the proxy.
+   */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: Scheme): void {
     this.upgraded.add(socket);
     socket.once('close', () => this.upgraded.delete(socket));
-    // An upgraded connection (a WebSocket) may stay quiet as long as its ends like: no idle bound.
-    (socket as Socket).setTimeout?.(0);
-    const client = this.clients.of(req);
-    const refusal = route.kind === 'domain' && host ? this.refusal(route.domain, host, client, false) : undefined;
-    if (route.kind !== 'domain' || !host) {
-      socket.end('HTTP/1.1 421 Misdirected Request\r\ncontent-type: text/plain\r\ncontent-length: 24\r\nconnection: close\r\n\r\nthis edge serves no such');
-    } else if (refusal) {
-      status = 403;
-      this.metrics.blocked(refusal.reason);
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 14\r\nconnection: close\r\n\r\naccess denied\n`);
-    } else {
-      const backend = parseBackend(route.domain.backend);
-      const failover = route.domain.failover ? parseBackend(route.domain.failover) : undefined;
-      const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
-      if (target) status = await proxyUpgrade(req, socket, head, target, host, client, this.options.connectTimeoutMs, scheme);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => (socket as Socket).destroySoon());
+    socket.on('error', () => socket.destroy());
+    // Until the backend switches protocols, the same silence bound as any request.
+    (socket as Socket).setTimeout?.(this.options.clientTimeoutMs, () => socket.destroy());
+    void this.handle(req, res, scheme, { socket, head });
+  }
+
+  /** The last stage of an upgrade: the backend (or the failover while it is down), joined on 101. */
+  private async carryUpgrade(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: Scheme, client: string, upgrade: UpgradeContext): Promise<Outcome> {
+    const backend = parseBackend(domain.backend);
+    const failover = domain.failover ? parseBackend(domain.failover) : undefined;
+    const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
+    if (!target || backendRefusal(target, this.options.allowPrivateBackends)) {
+      this.page(res, 502, PAGES.badGateway(host));
+      return { status: 502, domain: domain.domain, via: target ? 'backend refused: not a public address' : 'unreachable' };
     }
-    this.options.log.info({ domain: route.kind === 'domain' ? route.domain.domain : undefined, host, method: req.method, path: req.url, status, blocked: refusal?.reason, upgrade: req.headers.upgrade, client }, 'edge upgrade');
+    const release = this.backendShares.take(domain.domain, client);
+    if (!release) return this.refuse(res, domain.domain, 'backend-share', (ref) => PAGES.rateLimited(host, ref), 429, { 'retry-after': '1' });
+    const headers = forwardedRequestHeaders(req, client, scheme, host);
+    const idleMs = this.options.upgradeIdleMs ?? 100_000;
+    const result = await proxyUpgrade(req, res, upgrade.socket, upgrade.head, target, headers, { connectTimeoutMs: this.options.connectTimeoutMs, responseTimeoutMs: this.options.responseTimeoutMs, idleMs });
+    release();
+    if (result.status === 101) (upgrade.socket as Socket).setTimeout?.(0);
+    if (result.via === 'unreachable' && result.status === 502) this.page(res, 502, PAGES.badGateway(host));
+    else if (result.via === 'timeout') this.page(res, 504, PAGES.gatewayTimeout(host));
+    return { status: result.status, domain: domain.domain, upstreamMs: result.upstreamMs, via: target === failover ? 'failover' : result.via };
   }
 
   private listenOne(server: Server | HttpsServer, port: number, host: string): Promise<number> {

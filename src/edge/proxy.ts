@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { EventEmitter } from 'node:events';
 import { Readable, Writable } from 'node:stream';
 import { Agent } from 'undici';
-import { parseBackend, type Backend } from '../model/backend.ts';
+import { backendRefusal, parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { BackendHealth } from './backend-health.ts';
 import { endThen } from './protect/bandwidth.ts';
@@ -26,7 +26,8 @@ export interface ProxyOutcome {
   /** Milliseconds until the backend's response headers arrived (undefined when none did). */
   upstreamMs?: number;
   /** Which backend answered, or why none did. */
-  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large';
+  /** `refused`: the address is no public one and the operator allows none (no connection was tried). */
+  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large' | 'refused';
 }
 
 /** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
@@ -47,10 +48,16 @@ export interface ProxyOptions {
   responseTimeoutMs: number;
   /** Largest request body passed on; a larger one is cut off with 413. */
   maxBodyBytes: number;
+  /**
+   * Loopback and private backends allowed (PALISADE_ALLOW_PRIVATE_BACKENDS). Checked again before
+   * every connection, not only when the API took the address: a backend stored before a check
+   * was tightened (or by another release) must not lead the edge inside.
+   */
+  allowPrivateBackends: boolean;
 }
 
 /** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
-function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+export function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const named = new Set(
     String(headers.connection ?? '')
       .toLowerCase()
@@ -64,6 +71,20 @@ function forwardable(headers: IncomingHttpHeaders | Record<string, string | stri
     out[name] = value;
   }
   return out;
+}
+
+/**
+ * What the backend receives of a request's headers: hop-by-hop ones removed, the Host as the edge
+ * read it (edge-server.ts puts the canonical one on the request), and the forwarding headers set
+ * by us — a client's own X-Forwarded-* are replaced, never passed on.
+ */
+export function forwardedRequestHeaders(req: IncomingMessage, client: string, scheme: 'http' | 'https', host: string): Record<string, string | string[]> {
+  const headers = forwardable(req.headers);
+  headers['x-forwarded-for'] = client;
+  headers['x-forwarded-proto'] = scheme;
+  headers['x-forwarded-host'] = host;
+  headers.via = req.headers.via ? `${String(req.headers.via)}, ${VIA}` : VIA;
+  return headers;
 }
 
 export class Proxy {
@@ -95,7 +116,7 @@ export class Proxy {
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
     const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink, body);
-    if (first.via !== 'unreachable' || !failover || !bodyless) return first;
+    if ((first.via !== 'unreachable' && first.via !== 'refused') || !failover || !bodyless) return first;
     const second = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
@@ -103,11 +124,8 @@ export class Proxy {
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
   private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer): Promise<ProxyOutcome> {
     const started = performance.now();
-    const headers = forwardable(req.headers);
-    headers['x-forwarded-for'] = client;
-    headers['x-forwarded-proto'] = scheme;
-    headers['x-forwarded-host'] = host;
-    headers.via = req.headers.via ? `${req.headers.via}, ${VIA}` : VIA;
+    if (backendRefusal(backend, this.options.allowPrivateBackends)) return { status: 502, via: 'refused' };
+    const headers = forwardedRequestHeaders(req, client, scheme, host);
     // An emitter as the abort signal: undici takes one, and it costs far less than an AbortController per request.
     const signal = new EventEmitter();
     const abort = () => signal.emit('abort');

@@ -1,57 +1,111 @@
-// Protocol upgrades (WebSocket) through the edge: the client's upgrade request goes to the backend
-// with the same forwarding headers as any request; on 101 the two sockets are joined both ways
-// for as long as either side keeps its end open; any other answer is passed back as it came.
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+// WebSocket upgrades through the edge, once the request has passed every protection like any other
+// (edge-server.ts routes it through the same stages). Only a bodiless GET asking for `websocket` is
+// an upgrade (isWebSocketUpgrade; Node hands every other `Upgrade` request to the ordinary request
+// path, where the header is hop-by-hop and goes no further). The backend gets a connection of its
+// own that is never pooled (an upgrade the backend refuses leaves that connection in an unknown
+// state, and the next tenant's request must never be read as its body), the same forwarding
+// headers as any request, and the response timeout until it answers. On 101 the two sockets are
+// joined both ways and bounded by an idle time; any other answer is passed back and both
+// connections end. A client that leaves first takes the backend connection with it.
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Backend } from '../model/backend.ts';
+import { forwardable, type ProxyOutcome } from './proxy.ts';
 
-function head(status: number, message: string, headers: IncomingMessage['rawHeaders']): string {
+export interface UpgradeOptions {
+  connectTimeoutMs: number;
+  /** Longest wait for the backend's answer to the upgrade request. */
+  responseTimeoutMs: number;
+  /** An upgraded connection silent both ways this long is closed (Cloudflare closes at 100 s). */
+  idleMs: number;
+}
+
+/** The upgrades the edge carries: a GET without a body asking for the WebSocket protocol (RFC 6455 §4.1). */
+export function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  if (req.method !== 'GET') return false;
+  if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+  const upgrade = String(req.headers.upgrade ?? '').toLowerCase().split(',').map((s) => s.trim());
+  return upgrade.length === 1 && upgrade[0] === 'websocket';
+}
+
+function rawHead(status: number, message: string, headers: IncomingMessage['rawHeaders']): string {
   const lines = [`HTTP/1.1 ${status} ${message}`];
   for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
-/** Joins `client` to the backend's upgraded socket; resolves with the status the backend gave. */
-export function proxyUpgrade(req: IncomingMessage, client: Duplex, clientHead: Buffer, backend: Backend, host: string, clientAddress: string, connectTimeoutMs: number, scheme: 'http' | 'https'): Promise<number> {
+/**
+ * Carries the upgrade to `backend`. `res` is the response bound to the client's socket (for any
+ * answer but 101); `forwarded` the request headers to send, forwarding headers included.
+ * Resolves once the backend has answered (or failed); on 101 the sockets stay joined after.
+ */
+export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: Duplex, clientHead: Buffer, backend: Backend, forwarded: Record<string, string | string[]>, options: UpgradeOptions): Promise<ProxyOutcome> {
   return new Promise((resolve) => {
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && name !== 'x-forwarded-for') headers[name] = value;
-    headers['x-forwarded-for'] = clientAddress;
-    headers['x-forwarded-proto'] = scheme;
-    headers['x-forwarded-host'] = host;
-    headers.via = '1.1 palisade';
-    const upstream = httpRequest({ host: backend.address, family: backend.family, port: backend.port, method: req.method, path: req.url, headers });
-    // Bounds the connect only: an upgraded connection may stay quiet for as long as its ends like.
-    upstream.on('socket', (socket) => {
-      const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), connectTimeoutMs);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
+    const started = performance.now();
+    let settled = false;
+    const settle = (outcome: ProxyOutcome): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(answerTimer);
+      client.off('close', clientGone);
+      resolve(outcome);
+    };
+    const headers = { ...forwarded, connection: 'Upgrade', upgrade: 'websocket' };
+    // agent false: a connection of its own, closed when this exchange ends, never reused.
+    const upstream = httpRequest({ host: backend.address, family: backend.family, port: backend.port, method: 'GET', path: req.url, headers, agent: false });
+    const answerTimer = setTimeout(() => {
+      upstream.destroy();
+      settle({ status: 504, via: 'timeout' });
+    }, options.responseTimeoutMs);
+    upstream.on('socket', (socket: Socket) => {
+      const connectTimer = setTimeout(() => upstream.destroy(new Error('connect timeout')), options.connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(connectTimer));
+      socket.once('close', () => clearTimeout(connectTimer));
     });
-    upstream.on('upgrade', (answer, socket, upstreamHead) => {
-      client.write(head(101, 'Switching Protocols', answer.rawHeaders));
+    const clientGone = (): void => {
+      upstream.destroy();
+      settle({ status: 499, via: 'unreachable' });
+    };
+    client.once('close', clientGone);
+    upstream.on('upgrade', (answer: IncomingMessage, socket: Duplex, upstreamHead: Buffer) => {
+      if (settled) return socket.destroy();
+      res.detachSocket(client as Socket);
+      client.write(rawHead(101, 'Switching Protocols', answer.rawHeaders));
       if (upstreamHead.length > 0) client.write(upstreamHead);
       if (clientHead.length > 0) socket.write(clientHead);
       socket.pipe(client).pipe(socket);
-      const close = () => {
+      const close = (): void => {
         socket.destroy();
         client.destroy();
       };
-      socket.on('error', close);
-      client.on('error', close);
-      socket.on('close', close);
-      client.on('close', close);
-      resolve(101);
+      for (const end of [socket, client]) {
+        end.on('error', close);
+        end.on('close', close);
+      }
+      // Silence both ways for idleMs ends the pair; traffic either way keeps it open.
+      let last = performance.now();
+      const touch = (): void => {
+        last = performance.now();
+      };
+      socket.on('data', touch);
+      client.on('data', touch);
+      const idle = setInterval(() => {
+        if (performance.now() - last >= options.idleMs) close();
+      }, Math.min(options.idleMs, 1000));
+      idle.unref();
+      client.once('close', () => clearInterval(idle));
+      settle({ status: 101, via: 'backend', upstreamMs: performance.now() - started });
     });
-    upstream.on('response', (answer) => {
-      client.write(head(answer.statusCode ?? 502, answer.statusMessage ?? '', answer.rawHeaders));
-      answer.pipe(client);
-      resolve(answer.statusCode ?? 502);
+    upstream.on('response', (answer: IncomingMessage) => {
+      if (settled) return answer.destroy();
+      res.writeHead(answer.statusCode ?? 502, forwardable(answer.headers));
+      answer.pipe(res);
+      // This backend connection is not reused: it ends with the answer (or with the client).
+      res.once('close', () => answer.destroy());
+      settle({ status: answer.statusCode ?? 502, via: 'backend', upstreamMs: performance.now() - started });
     });
-    upstream.on('error', () => {
-      client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: 24\r\nconnection: close\r\n\r\nthe backend is not there');
-      resolve(502);
-    });
-    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => settle({ status: 502, via: 'unreachable' }));
     upstream.end();
   });
 }

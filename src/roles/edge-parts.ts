@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { EdgeServer } from '../edge/edge-server.ts';
+import { DEFAULT_CONNECTION_LIMITS } from '../edge/protect/connection-limits.ts';
 import type { EdgeState } from '../edge/edge-state.ts';
 import type { GeoLocator } from '../geo/locator.ts';
 import { StartupError } from './startup-error.ts';
@@ -27,6 +28,12 @@ export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo
     maxBodyBytes: edge.maxBodyBytes,
     clientTimeoutMs: edge.clientTimeoutMs,
     cache: { memoryBytes: edge.cacheMemoryBytes, diskBytes: CACHE_DISK_BYTES, dir: edge.cacheDir },
+    allowPrivateBackends: config.allowPrivateBackends,
+    // The reserve (connections kept for clients holding few) is a sixteenth of the whole.
+    connections: { ...DEFAULT_CONNECTION_LIMITS, max: edge.maxConnections, perClient: edge.maxConnectionsPerClient, reserve: Math.floor(edge.maxConnections / 16) },
+    bodyPace: { graceMs: edge.bodyGraceMs, minRate: edge.bodyMinRate },
+    backendSharePerClient: edge.backendSharePerClient,
+    upgradeIdleMs: edge.upgradeIdleMs,
     log,
   });
 }

@@ -64,7 +64,9 @@ beforeAll(async () => {
       '/etag.js': { etag: '"v1"' },
     };
     const body = path === '/vary.css' ? `encoding=${req.headers['accept-encoding'] ?? 'none'}` : `${req.url} #${hits.get(id)}`;
-    send(200, { 'content-type': 'text/plain', ...(headers[path] ?? {}) }, body);
+    // The type the extension claims, as a real server sends it (the cache stores nothing else).
+    const types: Record<string, string> = { css: 'text/css', js: 'application/javascript', png: 'image/png', jpg: 'image/jpeg', zip: 'application/zip' };
+    send(200, { 'content-type': types[path.slice(path.lastIndexOf('.') + 1)] ?? 'text/html', ...(headers[path] ?? {}) }, body);
   });
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
   const port = (backend.address() as { port: number }).port;

@@ -132,6 +132,8 @@ beforeAll(async () => {
     // Far apart: what happens within a second is the push's doing.
     PALISADE_SYNC_POLL_MS: '60000',
     PALISADE_SYNC_MAX_LAG_MS: '2000',
+    // The backend is on loopback: the edge checks addresses again before it connects.
+    PALISADE_ALLOW_PRIVATE_BACKENDS: 'true',
   };
   edge = await startEdge(edgeEnv);
   await eventually(() => viaEdge('mine.example', '/'), (r) => r.status === 200);
@@ -289,5 +291,19 @@ describe('palisade edge', () => {
     const base = edge.notifyUrl.replace(/\/notify$/, '');
     const health = await eventually(() => fetch(`${base}/healthz`).then(async (r) => ({ status: r.status, body: (await r.json()) as { reason?: string } })), (h) => h.status === 503, 6000);
     expect(health.value.body.reason).toMatch(/no successful pull/);
+  });
+
+  it('connects to no loopback or private backend unless its own operator allows it, whatever the feed says (502, the backend never reached)', async () => {
+    // The API allowed the loopback backend; this edge's operator does not.
+    await stopProcess(edge);
+    const { PALISADE_ALLOW_PRIVATE_BACKENDS: _allowed, ...strict } = edgeEnv;
+    edge = await startEdge(strict);
+    const before = seen.length;
+    const refused = await viaEdge('mine.example', '/inside');
+    expect(refused.status).toBe(502);
+    // Nor do its health checks (whose verdicts would tell what answers inside).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen.length).toBe(before);
+    expect(edge.output()).not.toMatch(/backend (down|up again)/);
   });
 });

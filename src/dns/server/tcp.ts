@@ -17,7 +17,7 @@
 import type { Socket } from 'node:net';
 import dns2 from 'dns2';
 import type { Logger } from 'pino';
-import { ipToBytes } from '../../model/ip.ts';
+import { clientNetwork } from '../../model/client-network.ts';
 import type { QueryHandler } from './handler.ts';
 import type { DnsMetrics } from './metrics.ts';
 
@@ -51,20 +51,6 @@ interface Connection {
   network: string;
   /** Bytes written and not yet known to be flushed (socket.writableLength when last seen). */
   buffered: number;
-}
-
-/** The client network a connection counts against: the address cut to the configured prefix. */
-export function clientNetwork(address: string, prefixV4: number, prefixV6: number): string {
-  let bytes: Uint8Array;
-  try {
-    bytes = ipToBytes(address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address);
-  } catch {
-    return address;
-  }
-  const prefix = bytes.length === 4 ? prefixV4 : prefixV6;
-  const out = Buffer.from(bytes);
-  for (let bit = prefix; bit < out.length * 8; bit++) out[bit >> 3]! &= ~(0x80 >> (bit & 7));
-  return `${out.toString('hex')}/${prefix}`;
 }
 
 export class TcpListener extends dns2.TCPServer {

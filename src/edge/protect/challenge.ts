@@ -107,9 +107,7 @@ export class Challenges {
     this.remember(value.r, value.e);
     const maxAge = this.options.cookieMinutes * 60;
     const cookie = this.signed({ k: 'clearance', d: domain, p: value.p, e: Date.now() + maxAge * 1000 });
-    // Back to a path on the same host only (never an absolute or scheme-relative URL).
-    const back = returnTo.startsWith('/') && !returnTo.startsWith('//') && !returnTo.startsWith('/\\') ? returnTo : '/';
-    return { ok: true, cookie: `${COOKIE}=${cookie}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`, returnTo: back };
+    return { ok: true, cookie: `${COOKIE}=${cookie}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`, returnTo: sameSitePath(returnTo) };
   }
 
   private remember(id: string, expires: number): void {
@@ -123,6 +121,25 @@ export class Challenges {
       }
     }
     this.used.set(id, expires);
+  }
+}
+
+/**
+ * Where a passed challenge sends the browser back to: a path on the same site, whatever the text
+ * holds. Browsers drop tabs and newlines from URLs and read `\\` as `/`, so `/\t/evil.example`
+ * would leave the site: the text is resolved as a browser would against a placeholder origin and
+ * only its path and query are kept when the origin did not change.
+ */
+export function sameSitePath(returnTo: string): string {
+  if (!returnTo.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(returnTo)) return '/';
+  try {
+    const base = 'https://challenge.invalid';
+    const resolved = new URL(returnTo, base);
+    if (resolved.origin !== base) return '/';
+    const path = `${resolved.pathname}${resolved.search}`;
+    return path.startsWith('//') ? '/' : path;
+  } catch {
+    return '/';
   }
 }
 

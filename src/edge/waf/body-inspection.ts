@@ -103,6 +103,8 @@ export async function readForInspection(req: IncomingMessage, settings: Pick<Waf
  */
 function readUpTo(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer; more: boolean } | undefined> {
   return new Promise((resolve) => {
+    // The socket too: after a 408 the connection closes without the request stream ever ending.
+    const socket = req.socket;
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
@@ -113,6 +115,7 @@ function readUpTo(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer;
       req.off('end', onEnd);
       req.off('error', onClose);
       req.off('close', onClose);
+      socket.off('close', onClose);
       resolve(value);
     };
     const onData = (chunk: Buffer) => {
@@ -132,5 +135,6 @@ function readUpTo(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer;
     req.once('end', onEnd);
     req.once('error', onClose);
     req.once('close', onClose);
+    socket.once('close', onClose);
   });
 }
