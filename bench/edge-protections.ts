@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     join(dir, 'backend.conf'),
     `worker_processes 1; daemon off; pid ${dir}/b.pid; error_log ${dir}/b.err warn; events { worker_connections 1024; }
 http { access_log off; client_body_temp_path ${dir}/t1; proxy_temp_path ${dir}/t2; fastcgi_temp_path ${dir}/t3; uwsgi_temp_path ${dir}/t4; scgi_temp_path ${dir}/t5;
+types { text/css css; }
 server { listen 127.0.0.1:${backendPort}; root ${dir}/www; } }
 `,
   );

@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'www'), { recursive: true, mode: 0o755 });
   writeFileSync(join(dir, 'www', 'file.css'), `/* ${'x'.repeat(1000)} */\n`);
-  start(OTHER_CPU, NGINX, ['-c', nginxConfig('backend', `  access_log off;\n  server { listen 127.0.0.1:${backendPort}; root ${dir}/www; }`)]);
+  start(OTHER_CPU, NGINX, ['-c', nginxConfig('backend', `  access_log off;\n  types { text/css css; }\n  server { listen 127.0.0.1:${backendPort}; root ${dir}/www; }`)]);
 
   // nginx as the reverse proxy peer: the same two sites as the edge (miss: no cache; hit: cached).
   const nginxPort = await freePort();

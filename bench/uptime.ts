@@ -53,7 +53,7 @@ async function detectionToNotification(): Promise<void> {
   const syncPort = await freePort();
   const consumer = (await admin(['consumer', 'add', '--name', 'edge', '--node', '1', '--url', `http://127.0.0.1:${syncPort}/notify`])) as { token: string; secret: string };
   const api = await startServe(env, 20_000, 'api');
-  const edge = await startEdge({ PALISADE_DATA_DIR: tempDir(), PALISADE_EDGE_NODE: '1', PALISADE_SYNC_URL: api.url, PALISADE_SYNC_TOKEN: consumer.token, PALISADE_SYNC_SECRET: consumer.secret, PALISADE_SYNC_PORT: String(syncPort), PALISADE_EDGE_CHECK_INTERVAL_MS: '500' });
+  const edge = await startEdge({ PALISADE_DATA_DIR: tempDir(), PALISADE_EDGE_NODE: '1', PALISADE_SYNC_URL: api.url, PALISADE_SYNC_TOKEN: consumer.token, PALISADE_SYNC_SECRET: consumer.secret, PALISADE_SYNC_PORT: String(syncPort), PALISADE_EDGE_CHECK_INTERVAL_MS: '500', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true' });
   const receiver = await startReceiver();
   const call = (method: string, path: string, body?: unknown) => fetch(`${api.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   await call('POST', '/me/webhooks', { url: receiver.url });

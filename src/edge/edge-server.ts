@@ -1,10 +1,16 @@
 // The edge's listeners (HTTP and HTTPS, one handler) and the order a request goes through:
+//   a connection past its client's share → closed at accept (protect/connection-limits.ts)
+//   Host / target read once (request-target.ts): malformed → 400; canonical from here on
 //   the node's own address → status page (names no customer)
 //   /.well-known/acme-challenge/ping → pong, for every configured name, before anything else
-//   unknown, unbound or "DNS only" names → 421 page
+//   unknown, unbound or "DNS only" names, or a Host of another domain than the SNI → 421
+//   IP lists, country rule → 403; other ACME paths → the token or 404, never the backend
 //   fhttps on plain HTTP (and a valid certificate for the name) → 301/308 to https
-//   a body larger than allowed → 413 page
+//   baseprotection (waf/) → 403 / 429; JS challenge → 503
+//   a body larger than allowed → 413 page; a body below its least pace → 408
+//   a WebSocket handshake → upgrade.ts (it came through every stage above)
 //   the cache (cachelevel) → HIT from memory/disk, or the proxy fills it
+//   the client's share of the domain's backend → 429 past it
 //   the proxy → backend, failover while it is down, 502/504 pages when neither answers
 // One access log line per request; counters for /metrics; per-domain upstream figures.
 import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
@@ -373,6 +379,12 @@ export class EdgeServer {
       this.page(res, status, PAGES.moved(), { location: `https://${host}${port}${url}` });
       return { status, domain: domain.domain, via: 'fhttps' };
     }
+    // A body announced past the node's bound is refused before anything reads it.
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > this.options.maxBodyBytes) {
+      this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
+      return { status: 413, domain: domain.domain };
+    }
     let inspectedBody: Buffer | undefined;
     if (domain.baseprotection) {
       const verdict = await this.baseProtection(req, res, domain.domain, host, url, client);
@@ -386,11 +398,6 @@ export class EdgeServer {
     if (domain.sjschallenge && url !== '/robots.txt') {
       const challenged = this.challenge(req, res, domain.domain, host, url, path, client, scheme);
       if (challenged) return challenged;
-    }
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length > this.options.maxBodyBytes) {
-      this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
-      return { status: 413, domain: domain.domain };
     }
     if (upgrade) return this.carryUpgrade(req, res, domain, host, scheme, client, upgrade);
 

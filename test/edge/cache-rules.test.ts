@@ -58,6 +58,9 @@ describe('cache rules', () => {
     expect(storability(withCookie, 200, { 'content-type': 'text/css' })).toMatchObject({ store: false, reason: 'cookie' });
     expect(storability(withCookie, 200, { 'content-type': 'text/css', 'cache-control': 'max-age=60' })).toMatchObject({ store: false, reason: 'cookie' });
     expect(storability(withCookie, 200, { 'content-type': 'text/css', 'cache-control': 'public, max-age=60' })).toMatchObject({ store: true });
+    // The edge's own clearance cookie (the JS challenge's) is not the site's.
+    expect(storability({ method: 'GET', url: '/a.css', headers: { cookie: '__palisade_clearance=x.y' } }, 200, { 'content-type': 'text/css' })).toMatchObject({ store: true });
+    expect(storability({ method: 'GET', url: '/a.css', headers: { cookie: '__palisade_clearance=x.y; sid=1' } }, 200, { 'content-type': 'text/css' })).toMatchObject({ store: false });
   });
 
   it('reduces Accept-Encoding to what a variant depends on', () => {

@@ -45,7 +45,11 @@ beforeAll(async () => {
   const tenMegabytes = Buffer.alloc(10 * 1_048_576, 1);
   backend = createServer((req, res) => {
     reached.push(`${req.headers.host} ${req.headers['x-forwarded-for']}`);
-    if (req.url === '/10mb.bin') return void res.end(tenMegabytes);
+    if (req.url === '/10mb.bin') {
+      // The type the extension claims (the cache stores nothing else).
+      res.setHeader('content-type', 'application/octet-stream');
+      return void res.end(tenMegabytes);
+    }
     res.end('backend');
   });
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));

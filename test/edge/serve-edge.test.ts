@@ -265,7 +265,7 @@ describe('palisade serve: the edge', () => {
   it('refuses bodies past the limit with 413 (announced or streamed), a silent client with 408, a slow backend with 504', async () => {
     const announced = await edge('site.example', '/upload', { method: 'POST', headers: { 'content-length': String(151 * 1_048_576) } });
     expect(announced.status).toBe(413);
-    expect(announced.body).toContain('Request too large');
+    expect(announced.body, announced.body.replace(/<[^>]+>/g, ' ').slice(0, 400)).toContain('Request too large');
     const uploadsBefore = seen.filter((s) => s.url === '/upload').length;
     // Streamed without a length: cut off once past the limit.
     const chunk = Buffer.alloc(1024 * 1024, 2);

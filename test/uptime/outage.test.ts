@@ -118,6 +118,8 @@ beforeAll(async () => {
     PALISADE_SYNC_POLL_MS: '200',
     PALISADE_EDGE_CHECK_INTERVAL_MS: '200',
     PALISADE_EDGE_REPORT_MS: '500',
+    // The backend is on loopback: the edge checks addresses again before it connects.
+    PALISADE_ALLOW_PRIVATE_BACKENDS: 'true',
   });
   for (const c of nsConsumers) {
     nameServers.push(await startNameServer({ PALISADE_DATA_DIR: tempDir(), PALISADE_SYNC_URL: api.url, PALISADE_SYNC_TOKEN: c.token, PALISADE_SYNC_SECRET: c.secret, PALISADE_SYNC_PORT: String(c.port), PALISADE_SYNC_POLL_MS: '200' }));

@@ -10,6 +10,7 @@
 // s-maxage/max-age/Expires (shared cache, no heuristics), else the defaults by status.
 import type { IncomingHttpHeaders } from 'node:http';
 import CachePolicy from 'http-cache-semantics';
+import { CLEARANCE_COOKIE } from '../protect/challenge.ts';
 
 /** Cloudflare's default cached extensions (its list, HTML excluded). */
 const STATIC_EXTENSIONS = new Set(
@@ -45,6 +46,20 @@ export function typeMatchesExtension(extension: string, contentType: string | st
   const type = String(contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const expected = EXPECTED_TYPE[extension];
   return type !== '' && expected !== undefined && expected(type);
+}
+
+/**
+ * Whether a request carried a cookie of the site's: the edge's own clearance cookie (the JS
+ * challenge's) says nothing of the visitor to the backend and does not count.
+ */
+function carriesCookie(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  return String(header)
+    .split(';')
+    .some((pair) => {
+      const name = pair.split('=')[0]!.trim();
+      return name !== '' && name !== CLEARANCE_COOKIE;
+    });
 }
 
 /** Default lifetimes (ms) of responses without explicit freshness, by status (Cloudflare's). */
@@ -98,7 +113,7 @@ export function storability(req: { method: string; url: string; headers: Incomin
   if ((status < 300 || status > 399) && !typeMatchesExtension(extensionOf(path), headers['content-type'])) return { store: false, reason: 'content-type does not match the extension' };
   // A request with a cookie may have been answered for that visitor alone; only the backend's
   // word (`public`) makes it everyone's.
-  if (req.headers.cookie !== undefined && !/(^|[\s,])public\b/.test(cc)) return { store: false, reason: 'cookie' };
+  if (carriesCookie(req.headers.cookie) && !/(^|[\s,])public\b/.test(cc)) return { store: false, reason: 'cookie' };
   if (/(^|[\s,])(private|no-store|no-cache)\b/.test(cc) || /(^|[\s,])(s-)?max-age\s*=\s*"?0+"?(\s*(,|$))/.test(cc)) return { store: false, reason: 'cache-control' };
   const vary = String(headers.vary ?? '')
     .toLowerCase()

@@ -11,7 +11,8 @@ import { LRUCache } from 'lru-cache';
 import { addressKey } from './ip-ranges.ts';
 
 export const VERIFY_PATH = '/.palisade/challenge';
-const COOKIE = '__palisade_clearance';
+export const CLEARANCE_COOKIE = '__palisade_clearance';
+const COOKIE = CLEARANCE_COOKIE;
 const CHALLENGE_TTL_MS = 5 * 60_000;
 /** Accepted challenges remembered (until they expire) so that none is accepted twice. */
 const MAX_USED = 1_000_000;
