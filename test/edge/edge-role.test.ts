@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signNotification } from '../../src/sync/notifier.ts';
@@ -238,6 +239,16 @@ describe('palisade edge', () => {
     const httpsPort = new URL(edge.httpsUrl).port;
     const get = await eventually(() => viaEdge('tls-one.example', '/a/b?x=1&y=2'), (r) => r.status === 301, 1000);
     expect(get.value.headers.location).toBe(`https://tls-one.example:${httpsPort}/a/b?x=1&y=2`);
+    // An absolute-form request (a client talking to us as to a proxy) is redirected to the same place.
+    const absolute = await new Promise<string>((resolve) => {
+      const url = new URL(edge.httpUrl);
+      const socket = netConnect(Number(url.port), url.hostname, () => socket.write('GET http://tls-one.example/a/b?x=1 HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: close\r\n\r\n'));
+      let received = '';
+      socket.on('data', (d: Buffer) => (received += d.toString()));
+      socket.on('close', () => resolve(received));
+    });
+    expect(absolute).toMatch(/^HTTP\/1\.1 301/);
+    expect(absolute.toLowerCase()).toContain(`location: https://tls-one.example:${httpsPort}/a/b?x=1\r\n`);
     expect((await viaEdge('www.tls-one.example', '/', 'POST')).status).toBe(308);
     const ping = await viaEdge('tls-one.example', '/.well-known/acme-challenge/ping');
     expect([ping.status, ping.body]).toEqual([200, 'pong']);
