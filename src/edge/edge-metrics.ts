@@ -19,6 +19,16 @@ export interface DomainStats {
   last: { at: number; outcome: UpstreamOutcome; ms?: number } | undefined;
 }
 
+/** What the gauges the roles add mean (every family a scraper sees has its HELP). */
+const GAUGE_HELP: Record<string, string> = {
+  palisade_edge_cache_entries: 'Objects in the edge cache (memory and disk)',
+  palisade_edge_cache_memory_bytes: 'Bytes the memory cache holds',
+  palisade_edge_domains: 'Domains this edge knows',
+  palisade_edge_revision_applied: 'Change-feed revision this edge has applied',
+  palisade_edge_uptime_reports_sent: 'Uptime reports the API accepted since start',
+  palisade_edge_uptime_reports_dropped: 'Uptime reports dropped undelivered since start (the oldest, past 30 kept)',
+};
+
 export class EdgeMetrics {
   private readonly requests = new Map<string, number>();
   private readonly bucketCounts = BUCKETS.map(() => 0);
@@ -70,7 +80,7 @@ export class EdgeMetrics {
     lines.push('# HELP palisade_edge_blocked_total Requests refused by a protection, by reason.', '# TYPE palisade_edge_blocked_total counter');
     for (const [reason, count] of this.blocks) lines.push(`palisade_edge_blocked_total{reason="${reason}"} ${count}`);
     lines.push('# HELP palisade_edge_active_connections Client connections open now.', '# TYPE palisade_edge_active_connections gauge', `palisade_edge_active_connections ${this.activeConnections}`);
-    for (const [name, value] of Object.entries(extra)) lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
+    for (const [name, value] of Object.entries(extra)) lines.push(`# HELP ${name} ${GAUGE_HELP[name] ?? name.replaceAll('_', ' ')}.`, `# TYPE ${name} gauge`, `${name} ${value}`);
     return `${lines.join('\n')}\n`;
   }
 }

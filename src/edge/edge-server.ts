@@ -464,6 +464,12 @@ export class EdgeServer {
     socket.on('error', () => socket.destroy());
     // Until the backend switches protocols, the same silence bound as any request.
     (socket as Socket).setTimeout?.(this.options.clientTimeoutMs, () => socket.destroy());
+    // Node before 24.9 has no shouldUpgradeCallback and hands over every Upgrade request: what is
+    // no WebSocket handshake (its body unread) is refused rather than carried.
+    if (!isWebSocketUpgrade(req)) {
+      this.page(res, 400, PAGES.badRequest(), { connection: 'close' });
+      return;
+    }
     void this.handle(req, res, scheme, { socket, head });
   }
 

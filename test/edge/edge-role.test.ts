@@ -288,6 +288,10 @@ describe('palisade edge', () => {
     expect(metrics).toMatch(/palisade_edge_active_connections \d+/);
     expect(metrics).toMatch(/palisade_edge_revision_applied [1-9]/);
     expect(metrics).toMatch(/palisade_sync_notifications_total\{outcome="accepted"\} [1-9]/);
+    // Every family a scraper sees says what it is.
+    const typed = [...metrics.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+    const helped = new Set([...metrics.matchAll(/^# HELP (\S+) /gm)].map((m) => m[1]));
+    expect(typed.filter((name) => !helped.has(name))).toEqual([]);
   });
 
   it('restarted while the API is down, serves what it had (domains and certificates) and says it is degraded', async () => {
