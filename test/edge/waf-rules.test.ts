@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodedForms, percentDecode } from '../../src/edge/waf/decode.ts';
 import { ATTACK_RULES, inspect, protocolFinding } from '../../src/edge/waf/inspect.ts';
+import { jsonInputs } from '../../src/edge/waf/body-parse.ts';
 import { requestInputs } from '../../src/edge/waf/inputs.ts';
 
 /** rule id → [inputs it must be found in, inputs nothing may be found in] (as query values). */
@@ -134,12 +135,34 @@ describe('WAF rules', () => {
     expect(protocolFinding('GET', '/ok?x=%41', {}, 2)).toBeUndefined();
   });
 
+  it('reads JSON string by string in linear time, escapes and all', () => {
+    expect(jsonInputs('{"a\\"b": "c\\\\", "d" : [1, true, "e\\u0041"], "f": x}', 'body').map((i) => [i.where, i.value])).toEqual([
+      ['body key', 'a"b'],
+      ['body', 'c\\'],
+      ['body key', 'd'],
+      ['body', 'eA'],
+      ['body key', 'f'],
+      ['body (outside strings)', '{: , : [1, true, ], : x}'],
+    ]);
+    // An unterminated literal, and one ending in a lone backslash, are read to the end.
+    expect(jsonInputs('["ab', 'body').map((i) => i.value)).toEqual(['ab']);
+    expect(jsonInputs('["ab\\', 'body').map((i) => i.value)).toEqual(['ab\\']);
+    const k = 1024 * 1024;
+    for (const source of ['"\\'.repeat(k / 2), '\\'.repeat(k), `"${'\\'.repeat(k)}"`, '"'.repeat(k), '"a":'.repeat(k / 4), `[${'"\\"",'.repeat(k / 5)}]`]) {
+      const started = performance.now();
+      jsonInputs(source, 'body');
+      expect(performance.now() - started, source.slice(0, 12)).toBeLessThan(1000);
+    }
+  });
+
   it('costs linear time on adversarial input (64 KiB of what each detector backtracks on)', () => {
     const k = 64 * 1024;
     const inputs = [
       "'".repeat(k), '/*'.repeat(k / 2), '<a '.repeat(k / 3), 'on'.repeat(k / 2) + '=', '${'.repeat(k / 2), '{{'.repeat(k / 2), ';'.repeat(k), '`'.repeat(k), '../'.repeat(k / 3),
       '('.repeat(k), 'union '.repeat(k / 6), 'sleep '.repeat(k / 6), '<!--'.repeat(k / 4), '%'.repeat(k), '&#'.repeat(k / 2), '\\u'.repeat(k / 2), "'+'".repeat(k / 3), 'a=1&'.repeat(k / 4), "1' or ".repeat(k / 6),
       '<x '.repeat(k / 3) + 'onx', '"\'"'.repeat(k / 3), '$ifs'.repeat(k / 4), '{a,'.repeat(k / 3), '\n'.repeat(k), 'javascript:'.repeat(k / 11), 'select '.repeat(k / 7),
+      // The trigger-word scan (long words that share prefixes) and the gates before each pattern.
+      'sp_'.repeat(k / 3), 'information_schem'.repeat(k / 17), 'sys_eva '.repeat(k / 8), '/b'.repeat(k / 2), '; x'.repeat(k / 3), '(s'.repeat(k / 2), '$where'.repeat(k / 6), '..;'.repeat(k / 3),
     ];
     for (const input of inputs) {
       const started = performance.now();

@@ -73,31 +73,62 @@ function text(bytes: Uint8Array): string {
  */
 export function jsonInputs(source: string, where: string): Input[] {
   const out: Input[] = [];
-  let outside = '';
+  const outside: string[] = [];
+  const whereKey = `${where} key`;
   let i = 0;
   const n = source.length;
+  // The next '"' and '\\' at or after the read position (n: none), found with indexOf and kept
+  // until passed: each is searched for once per occurrence, so the whole read stays linear.
+  let nextQuote = -1;
+  let nextSlash = -1;
   while (i < n) {
     const q = source.indexOf('"', i);
-    outside += source.slice(i, q < 0 ? n : q);
+    if (q !== i) outside.push(source.slice(i, q < 0 ? n : q));
     if (q < 0) break;
+    // The literal's end: the first '"' not escaped by a backslash (a backslash escapes the next character).
     let j = q + 1;
-    while (j < n && source[j] !== '"') j += source[j] === '\\' ? 2 : 1;
-    const literal = source.slice(q, Math.min(j + 1, n));
-    let value = literal.slice(1, j < n ? -1 : undefined);
+    while (j < n) {
+      if (nextQuote < j) nextQuote = indexOr(source, '"', j, n);
+      if (nextSlash < j) nextSlash = indexOr(source, '\\', j, n);
+      if (nextSlash < nextQuote) {
+        j = nextSlash + 2;
+        continue;
+      }
+      j = nextQuote;
+      break;
+    }
+    let value = source.slice(q + 1, Math.min(j, n));
     if (value.includes('\\')) {
       try {
-        value = JSON.parse(j < n ? literal : `${literal}"`) as string;
+        value = JSON.parse(j < n ? source.slice(q, j + 1) : `${source.slice(q, n)}"`) as string;
       } catch {
         // An invalid escape: read as written.
       }
     }
-    const key = source.slice(j + 1, j + 40).trimStart().startsWith(':');
-    if (value !== '') out.push({ where: key ? `${where} key` : where, param: key ? value.slice(0, 100) : undefined, value, body: true });
+    const key = followedByColon(source, j + 1, Math.min(j + 40, n));
+    if (value !== '') out.push({ where: key ? whereKey : where, param: key ? value.slice(0, 100) : undefined, value, body: true });
     i = j + 1;
   }
-  const words = outside.replace(/\b(?:true|false|null)\b|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|[\s{}[\]:,]/gi, '');
-  if (words !== '') out.push({ where: `${where} (outside strings)`, value: outside.replace(/\s+/g, ' ').slice(0, MAX_TEXT), body: true });
+  const between = outside.join('');
+  const words = between.replace(/\b(?:true|false|null)\b|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|[\s{}[\]:,]/gi, '');
+  if (words !== '') out.push({ where: `${where} (outside strings)`, value: between.replace(/\s+/g, ' ').slice(0, MAX_TEXT), body: true });
   return out;
+}
+
+function indexOr(source: string, char: string, from: number, none: number): number {
+  const at = source.indexOf(char, from);
+  return at < 0 ? none : at;
+}
+
+/** Whether source[from, end) is white space (as String.prototype.trim reads it), then ':'. */
+function followedByColon(source: string, from: number, end: number): boolean {
+  for (let k = from; k < end; k++) {
+    const c = source.charCodeAt(k);
+    if (c === 58 /* : */) return true;
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    if (c < 128 || !/\s/.test(source[k]!)) return false;
+  }
+  return false;
 }
 
 /** Text of unknown structure: whole (bounded) and line by line. */

@@ -169,14 +169,18 @@ const ROUNDS = 3;
  * removed, in lower case. `plus`: '+' means a space (query and form values).
  */
 export function decodedForms(value: string, plus = false, base64 = false): string[] {
-  const forms = new Set<string>();
+  // A handful at most: a list with === is cheaper than a Set, which hashes every (long) form.
+  const forms: string[] = [];
+  const keep = (t: string) => {
+    if (!forms.includes(t)) forms.push(t);
+  };
   const add = (text: string) => {
     let t = text.includes('\0') ? text.replace(/\0/g, '') : text;
     t = t.toLowerCase();
-    forms.add(t);
+    keep(t);
     if (!t.includes('&') && !t.includes('\\')) return;
     const decoded = escapeDecode(entityDecode(t)).toLowerCase();
-    forms.add(decoded.includes('\0') ? decoded.replace(/\0/g, '') : decoded);
+    keep(decoded.includes('\0') ? decoded.replace(/\0/g, '') : decoded);
   };
   // Query and form values ('+' means a space) always reach an app decoded once: the value as
   // received is only a form of its own when there is nothing to decode.
@@ -197,5 +201,5 @@ export function decodedForms(value: string, plus = false, base64 = false): strin
     const b64 = base64Text(value) ?? base64Text(percentDecode(value));
     if (b64) add(b64);
   }
-  return [...forms];
+  return forms;
 }

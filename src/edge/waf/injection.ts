@@ -4,6 +4,8 @@
 // schema includes, LDAP filter structure, NoSQL operators and server-side JavaScript, and line
 // breaks that start a header or a mail command.
 
+import { TRIGGERS, triggerWords } from './trigger-words.ts';
+
 export const INJECTION = {
   ssi: 934100,
   template: 934110,
@@ -23,6 +25,8 @@ const LOOKUP_NESTED = /\$\{(?:lower:|upper:|[a-z0-9]*:[^{}:$]{0,40}:-|[a-z0-9]*:
 const XXE = /<!doctype[^>[]{0,200}(?:\[|\bsystem\b|\bpublic\b)|<!entity\b|\bxsi:(?:schemalocation|nonamespaceschemalocation)\s*=|<\s*(?:xs|xsd):(?:include|import|redefine)\b|<\s*xi:include\b|\bxmlns:xi\s*=/;
 const LDAP = /\(\s*[&|!]\s*\(|\)\s*\(\s*[&|!]|\*\s*\)\s*\(|\(\s*\w+\s*=\s*\*\s*\)|\b\w+(?::dn)?:(?:\d+\.){2,}\d+:=|\b\w+:dn:=/;
 const NOSQL_OPERATOR = /(?:^|[{,[\s"'])\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b\s*['"]?\s*[\]:=]|\[\s*\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr)\s*\]/;
+/** What every match of NOSQL_OPERATOR holds: '$' and an operator's name (a literal start: a quick scan). */
+const NOSQL_NAME = /\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b/;
 const SERVER_JS = /\bdb\.[\w$]+\.(?:insert|find|findone|remove|update|drop|aggregate|mapreduce|count|delete\w*)\s*\(|\bdo\s*\{[^{}]{0,200}\}\s*while\s*\(|\bwhile\s*\(\s*(?:true|1)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bthis\.\w+\s*(?:==|!=|>|<)|\bsleep\s*\(\s*\d+\s*\)\s*(?:\|\||&&|;)/;
 const HEADER_LINE = /(?:\r\n?|\n|[\u010a\u010d\u560a\u560d])[\t ]*[a-z][a-z0-9-]{1,40}\s*:/;
 const MAIL = /(?:\r\n?|\n)[\t ]*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo)\b|(?:data|quit|rset|noop)[\t ]*(?:\r|\n|$)|[a-z]\d{1,4}\s+(?:capability|fetch|login|select|logout|append|list|store|uid)\b)/;
@@ -52,8 +56,11 @@ function jndi(form: string): boolean {
   return /\$\{\s*(?:jndi|ldap|rmi|dns|nis|iiop|corba|nds|http)\s*:/.test(t);
 }
 
-/** The rule of another injection `form` (decoded, lower case) matches; `inBody`: line breaks are ordinary there. */
-export function otherInjection(form: string, inBody: boolean, level: number): number | undefined {
+/**
+ * The rule of another injection `form` (decoded, lower case) matches; `inBody`: line breaks are
+ * ordinary there; `words`: its trigger words (trigger-words.ts).
+ */
+export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form)): number | undefined {
   if (form.includes('${') && jndi(form)) return INJECTION.jndi;
   if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
   if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
@@ -61,7 +68,7 @@ export function otherInjection(form: string, inBody: boolean, level: number): nu
   if ((form.includes('(') && /[&|!*]/.test(form)) || form.includes(':=')) {
     if (LDAP.test(form)) return INJECTION.ldap;
   }
-  if ((form.includes('$') && NOSQL_OPERATOR.test(form)) || (form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;
+  if ((form.includes('$') && NOSQL_NAME.test(form) && NOSQL_OPERATOR.test(form)) || ((words & TRIGGERS.serverJs) !== 0 && form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;
   if (/[\r\n]/.test(form) && MAIL.test(form)) return INJECTION.mail;
   if (!inBody && HEADER_LINE.test(form)) return INJECTION.crlf;
   if (!inBody && level >= 3 && /[\r\n]/.test(form)) return INJECTION.crlf;

@@ -19,6 +19,7 @@ import { XSS_RULES } from './rules/xss.ts';
 import { excluded, wafSettings, type WafSettings } from './settings.ts';
 import { commandInjection } from './shell.ts';
 import { sqlInjection } from './sqli.ts';
+import { triggerWords } from './trigger-words.ts';
 import { crossSiteScripting } from './xss.ts';
 
 export const ATTACK_RULES: readonly Rule[] = [...SQLI_RULES, ...XSS_RULES, ...RCE_RULES, ...LFI_RULES, ...INJECTION_RULES];
@@ -47,21 +48,21 @@ export function protocolFinding(method: string, url: string, headers: IncomingHt
   return undefined;
 }
 
-/** The detectors, in order; each answers with a rule id or undefined. */
+/** The detectors, in order; each answers with a rule id or undefined. They share one scan for trigger words. */
 function detect(form: string, input: Input, level: number, skip: (rule: number) => boolean): number | undefined {
-  const tries: Array<() => number | undefined> = input.markup
-    ? [() => otherInjection(form, true, level), () => crossSiteScripting(form, level), () => pathAttack(form, false, level)]
-    : [
-        () => sqlInjection(form, level),
-        () => crossSiteScripting(form, level),
-        () => commandInjection(form, level),
-        () => otherInjection(form, input.body === true, level),
-        () => pathAttack(form, input.path === true, level),
-      ];
-  for (const run of tries) {
-    const rule = run();
-    if (rule !== undefined && !skip(rule)) return rule;
+  const words = triggerWords(form);
+  let rule: number | undefined;
+  if (input.markup) {
+    if ((rule = otherInjection(form, true, level, words)) !== undefined && !skip(rule)) return rule;
+    if ((rule = crossSiteScripting(form, level, words)) !== undefined && !skip(rule)) return rule;
+    if ((rule = pathAttack(form, false, level, words)) !== undefined && !skip(rule)) return rule;
+    return undefined;
   }
+  if ((rule = sqlInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = crossSiteScripting(form, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = commandInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = otherInjection(form, input.body === true, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = pathAttack(form, input.path === true, level, words)) !== undefined && !skip(rule)) return rule;
   return undefined;
 }
 
@@ -70,15 +71,17 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
 
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
-  // Short values repeat (JSON keys of every object in an array, flags): each is read once.
-  const seen = new Set<string>();
+  // Short values repeat (JSON keys of every object in an array, flags): each is read once, per
+  // way of reading it (plus, path, body).
+  const seen: Array<Set<string> | undefined> = [];
   for (const input of inputs) {
     // (From level 2 a word may be base64 of an attack: read it then.)
     if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value))) continue;
     if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
-      const key = `${input.plus ? 1 : 0}${input.path ? 1 : 0}${input.body ? 1 : 0}${input.value}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
+      const way = (input.plus ? 4 : 0) + (input.path ? 2 : 0) + (input.body ? 1 : 0);
+      const values = (seen[way] ??= new Set<string>());
+      if (values.has(input.value)) continue;
+      values.add(input.value);
     }
     const skip = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
     for (const form of decodedForms(input.value, input.plus === true, settings.level >= 2)) {

@@ -4,6 +4,8 @@
 // read "..;/" as "../"), full-width dots and slashes are folded (NFKC, as .NET's best-fit does),
 // and the segments are read: a ".." segment climbs, whatever spelled it.
 
+import { TRIGGERS, triggerWords } from './trigger-words.ts';
+
 export const LFI = {
   traversal: 930100,
   systemFile: 930110,
@@ -12,11 +14,11 @@ export const LFI = {
 } as const;
 
 /** The path a server would resolve: slashes, no ";params" in segments, NFKC, no empty segments. */
-export function normalPath(text: string): string {
-  let t = /[^\x00-\x7f]/.test(text) ? text.normalize('NFKC') : text;
+export function normalPath(text: string, ascii = !/[^\x00-\x7f]/.test(text)): string {
+  let t = ascii ? text : text.normalize('NFKC');
   if (t.includes('\\')) t = t.replace(/\\/g, '/');
   if (t.includes(';')) t = t.replace(/;[^/?#]*(?=\/|$)/g, '');
-  return t.replace(/\/{2,}/g, '/');
+  return t.includes('//') ? t.replace(/\/{2,}/g, '/') : t;
 }
 
 const PARENT = /(?:^|\/)\.{2,3}\s*(?:\/|$)/;
@@ -27,11 +29,19 @@ const SYSTEM_FILES =
 const WRAPPERS = /\b(?:php|expect|phar|zip|glob|file|jar|compress\.zlib|compress\.bzip2|ogg|ssh2\.\w+|rar|gopher|dict|netdoc|data):\/\/|\bphp:\/\/(?:filter|input)|\bjar:[a-z]+:[^\s]*!\//;
 const UNC = /^\/\/[^/\s]+\/[^/\s]|\\\\[^\\\s]+\\[a-z]\$/;
 
-/** The traversal or inclusion rule `form` (decoded, lower case) matches; `inPath`: the form is the request path. */
-export function pathAttack(form: string, inPath: boolean, level: number): number | undefined {
-  if (UNC.test(form.replace(/^\s+/, '')) && form.includes('\\')) return LFI.unc;
-  {
-    const path = normalPath(form);
+/**
+ * The traversal or inclusion rule `form` (decoded, lower case) matches; `inPath`: the form is the
+ * request path; `words`: its trigger words (trigger-words.ts).
+ */
+export function pathAttack(form: string, inPath: boolean, level: number, words = triggerWords(form)): number | undefined {
+  if (form.includes('\\') && UNC.test(form.replace(/^\s+/, ''))) return LFI.unc;
+  // (Every character past ASCII takes more than one byte in UTF-8: a quicker test than a regex.)
+  const ascii = Buffer.byteLength(form, 'utf8') === form.length;
+  // ASCII text gains neither ".." nor a word through normalPath (it turns '\\' to '/', drops ";…"
+  // up to a '/' or the end, joins slashes): without them in the form there is no path to read.
+  // NFKC can make both.
+  if (!ascii || form.includes('..') || (words & TRIGGERS.systemFiles) !== 0) {
+    const path = normalPath(form, ascii);
     if (path.includes('..')) {
       if (inPath && PARENT.test(path)) return LFI.traversal;
       const value = path.trimStart();
@@ -39,8 +49,9 @@ export function pathAttack(form: string, inPath: boolean, level: number): number
       // "../" inside a sentence ("use ../lib") takes a higher level.
       if (/^\.{2,3}\/\S/.test(value) || CLIMB.test(path) || (level >= 2 && PARENT.test(path))) return LFI.traversal;
     }
-    if (SYSTEM_FILES.test(path)) return LFI.systemFile;
+    const pathWords = ascii ? words : triggerWords(path);
+    if ((pathWords & TRIGGERS.systemFiles) !== 0 && SYSTEM_FILES.test(path)) return LFI.systemFile;
   }
-  if (form.includes(':/') && WRAPPERS.test(form)) return LFI.wrapper;
+  if ((words & TRIGGERS.wrappers) !== 0 && form.includes(':/') && WRAPPERS.test(form)) return LFI.wrapper;
   return undefined;
 }

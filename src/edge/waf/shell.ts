@@ -6,6 +6,8 @@
 // URL or host, a redirection) or nothing after it, so "cat and dog" or "; copy should reach us"
 // stay prose, and a line that starts with "Set" or "Type" is not a Windows command.
 
+import { TRIGGERS, triggerWords } from './trigger-words.ts';
+
 export const RCE = {
   command: 932100,
   substitution: 932110,
@@ -37,7 +39,7 @@ const WORDS = new Set('more less find head tail touch kill sleep echo type host 
 /** Quote removal, $IFS and empty parameters as blanks, brace lists spread out. */
 export function shellNormal(text: string): string {
   let t = text;
-  if (t.includes('$')) t = t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : ''));
+  if (t.includes('$')) t = t.includes('ifs') ? t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : '')) : t.replace(/\$\{?[0-9@*]\}?/g, '');
   if (/['"\\]/.test(t)) t = t.replace(/\\\n/g, '').replace(/(?<=[\w/.])['"\\]+(?=[\w/.])|(?<=\s|^)['"]+(?=[\w/])|\\(?=[\w/])/g, '');
   if (t.includes('{') && t.includes(',')) t = t.replace(/\{([^{}\s]{1,200},[^{}\s]{0,200})\}/g, (_m, list: string) => ` ${list.split(',').join(' ')} `);
   return t;
@@ -59,7 +61,7 @@ function commandAt(text: string, at: number): { name: string; rest: string } | u
   const m = /^[\s(]*(?:(?:sudo|nohup|exec|command|builtin|env)\s+)?([a-z0-9_./-]{1,40})/.exec(text.slice(at, at + 200));
   if (!m) return undefined;
   const word = m[1]!;
-  const name = word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word.replace(/\.exe$/, '');
+  const name = word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word.endsWith('.exe') ? word.slice(0, -4) : word;
   if (word.includes('/') && !/^(?:\/usr(?:\/local)?)?\/s?bin\/[^/]+$/.test(word)) return undefined;
   return { name, rest: text.slice(at + m[0].length, at + 200) };
 }
@@ -77,20 +79,54 @@ function runsCommand(text: string, at: number, separator: string): boolean {
   return argumentShape(arg, name) || (!AMBIGUOUS.has(name) && !/^[a-z]+$/.test(arg));
 }
 
-const SEPARATORS = /;|\|\|?|&&?|\n|`|\$\(|<\(|>\(/g;
+/** Where a separator may start (a quick scan for the next candidate). */
+const SEPARATOR_START = /[;|&\n`$<>]/g;
 
-/** The command injection rule a decoded, lower-case form matches at `level`, if any. */
-export function commandInjection(form: string, level: number): number | undefined {
+/** The separator at `i` (; | || & && newline ` $( <( >(), or undefined. */
+function separatorAt(t: string, i: number): string | undefined {
+  switch (t.charCodeAt(i)) {
+    case 59 /* ; */:
+      return ';';
+    case 10 /* \n */:
+      return '\n';
+    case 96 /* ` */:
+      return '`';
+    case 124 /* | */:
+      return t.charCodeAt(i + 1) === 124 ? '||' : '|';
+    case 38 /* & */:
+      return t.charCodeAt(i + 1) === 38 ? '&&' : '&';
+    case 36 /* $ */:
+      return t.charCodeAt(i + 1) === 40 ? '$(' : undefined;
+    case 60 /* < */:
+      return t.charCodeAt(i + 1) === 40 ? '<(' : undefined;
+    case 62 /* > */:
+      return t.charCodeAt(i + 1) === 40 ? '>(' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The command injection rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
+export function commandInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
   const t = shellNormal(form);
-  if (/\(\s*\)\s*\{[^}]{0,60}\}\s*;/.test(t)) return RCE.shellshock;
-  if (/\$\{ifs\}|\$ifs\b|\$\(\(\s*[\d$]/.test(form)) return RCE.substitution;
-  for (const m of t.matchAll(SEPARATORS)) {
-    const sep = m[0];
-    const at = m.index + sep.length;
+  if (t.includes('{') && /\(\s*\)\s*\{[^}]{0,60}\}\s*;/.test(t)) return RCE.shellshock;
+  if (form.includes('$') && /\$\{ifs\}|\$ifs\b|\$\(\(\s*[\d$]/.test(form)) return RCE.substitution;
+  for (let from = 0; from < t.length; ) {
+    SEPARATOR_START.lastIndex = from;
+    const found = SEPARATOR_START.exec(t);
+    if (found === null) break;
+    const index = found.index;
+    const sep = separatorAt(t, index);
+    if (sep === undefined) {
+      from = index + 1;
+      continue;
+    }
+    const at = index + sep.length;
+    from = at;
     if (sep === '`') {
       // A backtick glued to a word or after an operator substitutes; after a blank it is usually a
       // Markdown code span ("run `ls -la` to see").
-      const before = t[m.index - 1];
+      const before = t[index - 1];
       if (level < 2 && before !== undefined && /\s/.test(before)) continue;
       // Runs of backticks are Markdown fences (```python), not substitutions.
       if (before === '`' || t[at] === '`') continue;
@@ -119,10 +155,19 @@ export function commandInjection(form: string, level: number): number | undefine
     if (arg && shaped) return RCE.command;
     if (level >= 3 && start.rest.trim() === '') return RCE.command;
   }
-  if (/\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
-  if (/(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
-  if (interpreter(form)) return RCE.interpreter;
+  if (slashBefore(t, 'bcdkp') && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
+  if ((t.includes('--') || t.includes('proxycommand=')) && /(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
+  if (interpreter(form, words)) return RCE.interpreter;
   return undefined;
+}
+
+/** Whether some '/' in `t` is followed by one of `next` (every shell path pattern has one: /bin/, /dev/, /proc/, cmd /c, cmd /k). */
+function slashBefore(t: string, next: string): boolean {
+  for (let at = t.indexOf('/'); at >= 0; at = t.indexOf('/', at + 1)) {
+    const c = t[at + 1];
+    if (c !== undefined && next.includes(c)) return true;
+  }
+  return false;
 }
 
 const CALLS = /\b(?:system|passthru|shell_exec|popen|proc_open|pcntl_exec|exec|eval|assert|create_function|execute|executeglobal|createobject)\s*\(\s*(?:["'`$@]|\(|base64_decode|gzinflate|str_rot13|chr\s*\(|request|\$_)/;
@@ -130,7 +175,8 @@ const RUNTIME = /\bruntime\s*\.\s*getruntime\s*\(\s*\)\s*\.\s*exec\b|\bnew\s+jav
 /** YAML tags that build objects of the host language (deserialisation gadgets). */
 const YAML_TAG = /!!(?:[a-z]+)\/(?:object|name|module|apply|new)(?::|\/)|!ruby\/(?:object|hash|struct)|!!javax?\.|!!com\.|!!org\./;
 
-function interpreter(form: string): boolean {
+function interpreter(form: string, formWords: number): boolean {
   const joined = form.includes('"&"') || form.includes("'+'") || form.includes('"+"') ? form.replace(/(['"])\s*[+&]\s*\1/g, '') : form;
-  return (joined.includes('(') && CALLS.test(joined)) || RUNTIME.test(joined) || (form.includes('!') && YAML_TAG.test(form));
+  const words = joined === form ? formWords : triggerWords(joined);
+  return ((words & TRIGGERS.calls) !== 0 && joined.includes('(') && CALLS.test(joined)) || ((words & TRIGGERS.runtime) !== 0 && RUNTIME.test(joined)) || (form.includes('!') && YAML_TAG.test(form));
 }

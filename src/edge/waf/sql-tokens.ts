@@ -32,6 +32,12 @@ const KEYWORDS = new Set([
 /** Keywords that are also functions when a '(' follows (and then are functions). */
 const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
 
+/** Each word's type, the first set in this order that holds it (one lookup per word). */
+const WORD_TYPES = new Map<string, string>();
+for (const [type, words] of [['k', KEYWORDS], ['T', PROCEDURAL], ['B', CLAUSES], ['o', OPERATOR_WORDS], ['&', LOGIC], ['U', UNION], ['E', STATEMENTS]] as const) {
+  for (const word of words) WORD_TYPES.set(word, type);
+}
+
 const NUMBER = /^(?:0x[0-9a-f]+|0b[01]+|\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)$/;
 
 const isSpace = (c: number) => c <= 32 || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff;
@@ -181,14 +187,6 @@ function wordType(word: string, text: string, end: number): string {
       j = close + 2;
     } else break;
   }
-  const call = text[j] === '(';
-  if (call && !NEVER_FUNCTION.has(word)) return 'f';
-  if (STATEMENTS.has(word)) return 'E';
-  if (UNION.has(word)) return 'U';
-  if (LOGIC.has(word)) return '&';
-  if (OPERATOR_WORDS.has(word)) return 'o';
-  if (CLAUSES.has(word)) return 'B';
-  if (PROCEDURAL.has(word)) return 'T';
-  if (KEYWORDS.has(word)) return 'k';
-  return 'n';
+  if (text.charCodeAt(j) === 40 /* ( */ && !NEVER_FUNCTION.has(word)) return 'f';
+  return WORD_TYPES.get(word) ?? 'n';
 }

@@ -8,6 +8,7 @@
 // query in the first tokens, which is what keeps "union was a great select" and "sleep (8 hours)"
 // apart from "1 union select 2" and "1 and sleep(5)".
 import { sqlTokens, type SqlToken } from './sql-tokens.ts';
+import { TRIGGERS, triggerWords } from './trigger-words.ts';
 
 /** Which detection matched (the rule id, see rules/sqli.ts). */
 export const SQLI = {
@@ -126,6 +127,20 @@ function condition(t: Tokens, i: number, weak: boolean, quoted: boolean, level: 
   return undefined;
 }
 
+/** What may follow a value's first operand for opening() to read on (a ')' or a turn of the query). */
+const TURNS = new Set([')', 'U', '&', ';', 'c', 'B', 'T', 'o']);
+
+/**
+ * Whether the value's first two tokens already rule out every opening shape: an operand, then no
+ * turn (prose: "the quick …"). Tokens and fold() are read from the start, so the first two of a
+ * short run are the first two of the whole: the rest need not be tokenized.
+ */
+function plainStart(form: string, quote: "'" | '"' | undefined): boolean {
+  const head = fold(sqlTokens(form, quote, 2));
+  const [a, b] = head;
+  return head.length === 2 && (a!.type === '1' || a!.type === 's' || a!.type === 'v' || a!.type === 'n') && !TURNS.has(b!.type);
+}
+
 /** The shapes that start a value: a closed value, then a turn of the query. */
 function opening(t: Tokens, quoted: boolean, level: number): number | undefined {
   const first = t[0];
@@ -193,41 +208,57 @@ function sqlBefore(text: string, at: number): boolean {
   return /[&|=<>(,+\-*/;'"!]$|\b(?:and|or|xor|select|where|not|if|then|when|having|exec|execute)$/.test(before);
 }
 
+const SUBQUERY_START = /\(\s*(?:\/\*|select\b)/y;
+
 /** Shapes that mean SQL anywhere in a value: union select, subqueries, stacked statements, delays. */
-function inside(text: string, level: number): number | undefined {
-  for (const m of text.matchAll(/\b(?:union|intersect|except)\b/g)) {
-    if (unionSelect(fold(sqlTokens(text.slice(m.index), undefined, 10)), 0)) return SQLI.union;
+function inside(text: string, level: number, words: number): number | undefined {
+  if (words & TRIGGERS.union) {
+    for (const m of text.matchAll(/\b(?:union|intersect|except)\b/g)) {
+      if (unionSelect(fold(sqlTokens(text.slice(m.index), undefined, 10)), 0)) return SQLI.union;
+    }
   }
-  for (const m of text.matchAll(/\(\s*(?:\/\*|select\b)/g)) {
-    const t = sqlTokens(text.slice(m.index), undefined, 20);
-    if (subquery(t, 0) && (level >= 2 || sqlBefore(text, m.index))) return SQLI.subquery;
+  // Every '(' tried in turn (a match holds no other '('): the same matches as a global search.
+  for (let at = text.indexOf('('); at >= 0; at = text.indexOf('(', at + 1)) {
+    SUBQUERY_START.lastIndex = at;
+    if (!SUBQUERY_START.test(text)) continue;
+    const t = sqlTokens(text.slice(at), undefined, 20);
+    if (subquery(t, 0) && (level >= 2 || sqlBefore(text, at))) return SQLI.subquery;
   }
-  for (const m of text.matchAll(/;/g)) {
-    const t = fold(sqlTokens(text.slice(m.index), undefined, 6));
+  for (let at = text.indexOf(';'); at >= 0; at = text.indexOf(';', at + 1)) {
+    // stacked() needs a statement right after the ';': two tokens tell (the first six are read when they may).
+    const head = sqlTokens(text.slice(at), undefined, 2);
+    if (head.length === 2 && head[1]!.type !== 'E' && head[1]!.type !== 'T') continue;
+    const t = fold(sqlTokens(text.slice(at), undefined, 6));
     if (stacked(t, 0)) return SQLI.stacked;
   }
-  for (const m of text.matchAll(TIME_FUNCTIONS)) {
-    const t = sqlTokens(text.slice(m.index), undefined, 6);
-    // sleep(5) and benchmark(1000000,md5(1)), after something that makes it SQL: not "sleep (8 hours)".
-    const call = t[0]?.type === 'f' && t[1]?.type === '(' && t[2]?.type === '1' && (t[3]?.type === ')' || t[3]?.type === ',');
-    // …and SQL after it, or nothing ("sleep(5) in python" is a search).
-    const after = t[3]?.type === ',' ? undefined : t[4];
-    const ends = !after || after.type === 'c' || after.type === ';' || after.type === ')' || after.type === '&' || after.type === ',' || (after.type === 'o' && /^[=<>!+*/|-]/.test(after.text));
-    if (call && ends && sqlBefore(text, m.index)) return SQLI.delay;
+  if (words & TRIGGERS.delay) {
+    for (const m of text.matchAll(TIME_FUNCTIONS)) {
+      const t = sqlTokens(text.slice(m.index), undefined, 6);
+      // sleep(5) and benchmark(1000000,md5(1)), after something that makes it SQL: not "sleep (8 hours)".
+      const call = t[0]?.type === 'f' && t[1]?.type === '(' && t[2]?.type === '1' && (t[3]?.type === ')' || t[3]?.type === ',');
+      // …and SQL after it, or nothing ("sleep(5) in python" is a search).
+      const after = t[3]?.type === ',' ? undefined : t[4];
+      const ends = !after || after.type === 'c' || after.type === ';' || after.type === ')' || after.type === '&' || after.type === ',' || (after.type === 'o' && /^[=<>!+*/|-]/.test(after.text));
+      if (call && ends && sqlBefore(text, m.index)) return SQLI.delay;
+    }
+    if (/\bwaitfor\s+delay\s+['"]\d/.test(text)) return SQLI.delay;
   }
-  if (/\bwaitfor\s+delay\s+['"]\d/.test(text)) return SQLI.delay;
-  if (EXTRACTION.test(text)) return SQLI.extraction;
-  if (SCHEMA.test(text)) return SQLI.schema;
+  if (words & TRIGGERS.extraction && EXTRACTION.test(text)) return SQLI.extraction;
+  if (words & TRIGGERS.schema && SCHEMA.test(text)) return SQLI.schema;
   return undefined;
 }
 
-/** The SQL injection rule a decoded, lower-case form matches at `level` (1–4), if any. */
-export function sqlInjection(form: string, level: number): number | undefined {
-  if (!PROBE.test(form)) return EXTRACTION.test(form) ? SQLI.extraction : SCHEMA.test(form) ? SQLI.schema : undefined;
+/**
+ * The SQL injection rule a decoded, lower-case form matches at `level` (1–4), if any. `words`:
+ * the form's trigger words (trigger-words.ts), when the caller has them already.
+ */
+export function sqlInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
+  if (!PROBE.test(form)) return words & TRIGGERS.extraction && EXTRACTION.test(form) ? SQLI.extraction : words & TRIGGERS.schema && SCHEMA.test(form) ? SQLI.schema : undefined;
   for (const quote of [undefined, "'", '"'] as const) {
     if (quote && !form.includes(quote)) continue;
+    if (plainStart(form, quote)) continue;
     const found = opening(fold(sqlTokens(form, quote)), quote !== undefined, level);
     if (found) return found;
   }
-  return inside(form, level);
+  return inside(form, level, words);
 }

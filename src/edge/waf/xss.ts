@@ -6,6 +6,8 @@
 // string broken out of, a call) are recognised by what surrounds them, so prose that mentions
 // "JavaScript:" or "an alert" is left alone.
 
+import { TRIGGERS, triggerWords } from './trigger-words.ts';
+
 export const XSS = {
   tag: 941100,
   handler: 941110,
@@ -120,7 +122,7 @@ export function joinedStrings(text: string): string {
   return text.replace(/(['"])\s*[+&]\s*\1/g, '');
 }
 
-function scan(text: string, level: number): number | undefined {
+function scan(text: string, level: number, words = triggerWords(text)): number | undefined {
   const lt = text.includes('<');
   if (lt) {
     if (SCRIPT_TAGS.test(text)) return XSS.tag;
@@ -128,35 +130,41 @@ function scan(text: string, level: number): number | undefined {
     if (BREAKOUT.test(text)) return XSS.breakout;
     if (level >= 2 && MORE_TAGS.test(text)) return XSS.tag;
   }
-  if (text.includes('on') && looseHandler(text, level >= 2)) return XSS.handler;
-  if (text.includes('script') || text.includes('data')) {
+  // A handler needs '=', a script URL ':' (single characters: the quickest searches come first).
+  if (text.includes('=') && text.includes('on') && looseHandler(text, level >= 2)) return XSS.handler;
+  if (text.includes(':') && (text.includes('script') || text.includes('data'))) {
     if (scriptUrl(text)) return XSS.url;
   }
   if (text.includes('(') || text.includes('`')) {
-    for (const m of text.matchAll(SINKS)) {
-      // print( is Python's too: only in a handler (caught there) or at level 2.
-      if (level < 2 && /^\W*print/.test(m[0])) continue;
-      if (level >= 2 || CODE_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)) || m[0].startsWith('(') || m[0].startsWith('[')) return XSS.call;
+    if (words & TRIGGERS.sinks) {
+      for (const m of text.matchAll(SINKS)) {
+        // print( is Python's too: only in a handler (caught there) or at level 2.
+        if (level < 2 && /^\W*print/.test(m[0])) continue;
+        if (level >= 2 || CODE_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)) || m[0].startsWith('(') || m[0].startsWith('[')) return XSS.call;
+      }
     }
-    if (TIMERS.test(text)) return XSS.timer;
-    if (QUOTE_CALL.test(text)) return XSS.quote;
+    if (words & TRIGGERS.timers && TIMERS.test(text)) return XSS.timer;
+    if ((text.includes("'") || text.includes('"') || text.includes('`')) && QUOTE_CALL.test(text)) return XSS.quote;
   }
   if (text.includes('</script')) return XSS.quote;
-  for (const m of text.matchAll(DOM)) {
-    const before = text.slice(Math.max(0, m.index - 12), m.index);
-    const after = text.slice(m.index + m[0].length, m.index + m[0].length + 4);
-    // In code: after code punctuation, or used (assigned, called, passed); not a value that names it.
-    if (level >= 2 || (CODE_BEFORE.test(before) && before.trim() !== '' && m.index > 0) || /^\s*[=);.+[(]/.test(after)) return XSS.dom;
+  if (words & TRIGGERS.dom) {
+    for (const m of text.matchAll(DOM)) {
+      const before = text.slice(Math.max(0, m.index - 12), m.index);
+      const after = text.slice(m.index + m[0].length, m.index + m[0].length + 4);
+      // In code: after code punctuation, or used (assigned, called, passed); not a value that names it.
+      if (level >= 2 || (CODE_BEFORE.test(before) && before.trim() !== '' && m.index > 0) || /^\s*[=);.+[(]/.test(after)) return XSS.dom;
+    }
   }
-  if (text.includes('proto') || text.includes('constructor')) {
+  // Each alternative holds "__proto__" or the whole word constructor or prototype.
+  if (text.includes('__proto__') || (words & TRIGGERS.prototype) !== 0) {
     if (PROTOTYPE.test(text)) return XSS.dom;
   }
   return undefined;
 }
 
-/** The XSS rule a decoded, lower-case form matches at `level`, if any. */
-export function crossSiteScripting(form: string, level: number): number | undefined {
-  const found = scan(form, level);
+/** The XSS rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
+export function crossSiteScripting(form: string, level: number, words = triggerWords(form)): number | undefined {
+  const found = scan(form, level, words);
   if (found) return found;
   const joined = form.includes('+') || form.includes('&') ? joinedStrings(form) : form;
   if (joined !== form) {
