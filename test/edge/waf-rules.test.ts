@@ -21,7 +21,7 @@ const SAMPLES: Record<number, [string[], string[]]> = {
   942190: [["1' ORDER BY 5-- -", "1' group by 2"], ["I'd like to order by phone", 'sort by 5']],
   941100: [['<script>alert(1)</script>', '<svg/onload=alert(1)>'], ['a script for the play', 'h2<h1']],
   941110: [['<button autofocus onfocusin=print()>', '" onwheel=x()'], ['only=1337 on the list', 'set onload in the config']],
-  941120: [['javascript:alert(1)', '<a href="jav&#x09;ascript:x()">'], ['JavaScript: Basics of JavaScript Language', 'Learn JavaScript: a guide (2nd edition)']],
+  941120: [['javascript:alert(1)', '<a href="jav&#x09;ascript:x()">', 'javascr\tipt:alert(1)', 'java\nscript:alert(1)'], ['JavaScript: Basics of JavaScript Language', 'Learn JavaScript: a guide (2nd edition)']],
   941130: [['"><b>', "'><p>"], ['<b>bold</b> and <i>italic</i>', 'if (a < b && c > d) return;']],
   941140: [['alert(document.domain)', 'confirm.call(null,1)'], ['an alert was raised', 'use print(x) in python']],
   941150: [['x=document.cookie', '__proto__[admin]=1'], ['a document about cookies', 'the constructor of the house']],

@@ -132,8 +132,11 @@ function scan(text: string, level: number, words = triggerWords(text)): number |
   }
   // A handler needs '=', a script URL ':' (single characters: the quickest searches come first).
   if (text.includes('=') && text.includes('on') && looseHandler(text, level >= 2)) return XSS.handler;
-  if (text.includes(':') && (text.includes('script') || text.includes('data'))) {
-    if (scriptUrl(text)) return XSS.url;
+  if (text.includes(':')) {
+    // The gate looks at the text as a browser reads a URL: without tabs and line breaks
+    // ("javascr\tipt:" is "javascript:").
+    const plain = /[\t\n\r]/.test(text) ? text.replace(/[\t\n\r]/g, '') : text;
+    if ((plain.includes('script') || plain.includes('data')) && scriptUrl(text)) return XSS.url;
   }
   if (text.includes('(') || text.includes('`')) {
     if (words & TRIGGERS.sinks) {
