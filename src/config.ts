@@ -306,10 +306,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       checkIntervalMs: int('PALISADE_EDGE_CHECK_INTERVAL_MS', 5000, 100, 3_600_000),
       reportMs: int('PALISADE_EDGE_REPORT_MS', 30_000, 100, 3_600_000),
       maxConnections: int('PALISADE_EDGE_MAX_CONNECTIONS', 16_384, 16, 10_000_000),
-      maxConnectionsPerClient: int('PALISADE_EDGE_MAX_CONNECTIONS_PER_CLIENT', 256, 1, 10_000_000),
+      maxConnectionsPerClient: int('PALISADE_EDGE_MAX_CONNECTIONS_PER_CLIENT', 1024, 1, 10_000_000),
       bodyMinRate: int('PALISADE_EDGE_BODY_MIN_RATE', 500, 0, 1_073_741_824),
       bodyGraceMs: int('PALISADE_EDGE_BODY_GRACE_MS', 10_000, 100, 3_600_000),
-      backendSharePerClient: int('PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT', 32, 1, 1_000_000),
+      backendSharePerClient: int('PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT', 64, 1, 1_000_000),
       upgradeIdleMs: int('PALISADE_EDGE_UPGRADE_IDLE_MS', 100_000, 100, 86_400_000),
     },
     notify: {

@@ -202,6 +202,9 @@ export class EdgeServer {
     const target = requestTarget(req.url, rawHost);
     const host = target.kind === 'name' ? target.host : undefined;
     if (target.kind !== 'invalid') req.url = target.url;
+    // An ordinary request that named Upgrade (no WebSocket handshake): what a client pipelined
+    // behind it cannot be trusted to follow, so the connection ends with the answer.
+    if (!upgrade && req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
     if (target.kind === 'name') req.headers.host = canonicalHost(target.host, target.port);
     // The log line is written when the response is over (or the client gone): listened for now,
     // because a proxied response may be over before route() returns.
@@ -402,7 +405,9 @@ export class EdgeServer {
     if (upgrade) return this.carryUpgrade(req, res, domain, host, scheme, client, upgrade);
 
     const sink = domain.bwlimit > 0 ? (target: ServerResponse) => this.bandwidth.throttle(domain.domain, domain.bwlimit, target) : undefined;
-    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', scheme, host, url, req.headers);
+    // Keyed by the Host the backend receives (the port included): an answer built from it is only
+    // ever served to requests that send the same.
+    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', scheme, String(req.headers.host ?? host), url, req.headers);
     let cacheStatus: CacheStatus = 'BYPASS';
     let lock: FillLock | undefined;
     let primary = '';
@@ -441,9 +446,13 @@ export class EdgeServer {
     if (!filling) lock?.release();
     const unreachable = result.via === 'unreachable' || result.via === 'refused';
     const upstream = result.via === 'timeout' ? 'timeout' : unreachable ? 'unreachable' : result.status >= 500 && result.status !== 501 && result.status !== 505 ? 'error-status' : 'ok';
-    this.metrics.upstream(domain.domain, upstream, result.upstreamMs);
-    this.uptime.requested(domain.domain, upstream, result.upstreamMs);
-    if (unreachable) this.page(res, 502, PAGES.badGateway(host));
+    // A client that left (or was ended: 408) says nothing of the backend's health.
+    if (result.via !== 'client-gone') {
+      this.metrics.upstream(domain.domain, upstream, result.upstreamMs);
+      this.uptime.requested(domain.domain, upstream, result.upstreamMs);
+    }
+    if (result.via === 'client-gone') return { status: res.headersSent ? res.statusCode : 499, cache: cacheStatus, via: result.via, domain: domain.domain };
+    if (unreachable && !res.headersSent) this.page(res, 502, PAGES.badGateway(host));
     else if (result.via === 'timeout' && !res.headersSent) this.page(res, 504, PAGES.gatewayTimeout(host));
     else if (result.via === 'too-large' && !res.headersSent) this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
     return { status: unreachable ? 502 : result.status, cache: cacheStatus, upstreamMs: result.upstreamMs, bytes: result.bytes, via: result.via, domain: domain.domain };
@@ -455,6 +464,19 @@ export class EdgeServer {
    * to carryUpgrade() where another request would reach the cache and the proxy.
    */
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: Scheme): void {
+    // A handshake pipelined behind a response still being sent: that response owns the socket,
+    // and a second one cannot be bound to it. A client that pipelines an upgrade is closed.
+    if ((socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
+    try {
+      this.upgradeOn(req, socket, head, scheme);
+    } catch (error) {
+      // Thrown from an event handler this would end the process; it ends the connection instead.
+      this.options.log.error({ err: error }, 'edge: upgrade failed');
+      socket.destroy();
+    }
+  }
+
+  private upgradeOn(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: Scheme): void {
     this.upgraded.add(socket);
     socket.once('close', () => this.upgraded.delete(socket));
     const res = new ServerResponse(req);
@@ -484,13 +506,21 @@ export class EdgeServer {
     }
     const release = this.backendShares.take(domain.domain, client);
     if (!release) return this.refuse(res, domain.domain, 'backend-share', (ref) => PAGES.rateLimited(host, ref), 429, { 'retry-after': '1' });
+    // An open WebSocket holds a backend connection: it counts in the client's share until it closes.
+    upgrade.socket.once('close', release);
     const headers = forwardedRequestHeaders(req, client, scheme, host);
     const idleMs = this.options.upgradeIdleMs ?? 100_000;
-    const result = await proxyUpgrade(req, res, upgrade.socket, upgrade.head, target, headers, { connectTimeoutMs: this.options.connectTimeoutMs, responseTimeoutMs: this.options.responseTimeoutMs, idleMs });
-    release();
-    if (result.status === 101) (upgrade.socket as Socket).setTimeout?.(0);
-    if (result.via === 'unreachable' && result.status === 502) this.page(res, 502, PAGES.badGateway(host));
-    else if (result.via === 'timeout') this.page(res, 504, PAGES.gatewayTimeout(host));
+    // From here the backend's answer is bounded by the response timeout (proxyUpgrade), not the client's silence.
+    (upgrade.socket as Socket).setTimeout?.(0);
+    let result: ProxyOutcome;
+    try {
+      result = await proxyUpgrade(req, res, upgrade.socket, upgrade.head, target, headers, { connectTimeoutMs: this.options.connectTimeoutMs, responseTimeoutMs: this.options.responseTimeoutMs, idleMs });
+    } finally {
+      if (upgrade.socket.destroyed) release();
+    }
+    if (result.status !== 101) release();
+    if (!res.headersSent && result.via === 'unreachable' && result.status === 502) this.page(res, 502, PAGES.badGateway(host));
+    else if (!res.headersSent && result.via === 'timeout') this.page(res, 504, PAGES.gatewayTimeout(host));
     return { status: result.status, domain: domain.domain, upstreamMs: result.upstreamMs, via: target === failover ? 'failover' : result.via };
   }
 

@@ -18,6 +18,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
 /** Answered by this hop (Node sends the 100 Continue itself when the body is read). */
 const REQUEST_ONLY = new Set(['expect']);
 const VIA = '1.1 palisade';
+const CLIENT_CLAIMS = new Set(['forwarded', 'x-real-ip', 'x-client-ip', 'true-client-ip', 'cf-connecting-ip', 'x-cluster-client-ip', 'x-original-url', 'x-rewrite-url', 'x-original-host', 'x-host']);
 
 export interface ProxyOutcome {
   status: number;
@@ -27,7 +28,7 @@ export interface ProxyOutcome {
   upstreamMs?: number;
   /** Which backend answered, or why none did. */
   /** `refused`: the address is no public one and the operator allows none (no connection was tried). */
-  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large' | 'refused';
+  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large' | 'refused' | 'client-gone';
 }
 
 /** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
@@ -80,6 +81,9 @@ export function forwardable(headers: IncomingHttpHeaders | Record<string, string
  */
 export function forwardedRequestHeaders(req: IncomingMessage, client: string, scheme: 'http' | 'https', host: string): Record<string, string | string[]> {
   const headers = forwardable(req.headers);
+  // Every header a backend framework may read as the client, the host, the scheme or the path
+  // the proxy saw (RFC 7239 Forwarded, X-Forwarded-*, X-Real-IP, X-Original-URL …): only ours go on.
+  for (const name of Object.keys(headers)) if (CLIENT_CLAIMS.has(name) || name.startsWith('x-forwarded-')) delete headers[name];
   headers['x-forwarded-for'] = client;
   headers['x-forwarded-proto'] = scheme;
   headers['x-forwarded-host'] = host;
@@ -177,8 +181,8 @@ export class Proxy {
         return outcome;
       }
       if (tooLarge) return { status: 413, via: 'too-large' };
-      // The client left first: not the backend's fault.
-      if (res.destroyed) return { status: 499, via: 'unreachable' };
+      // The client left first (or was ended, as by the 408 of a trickling body): not the backend's fault.
+      if (res.destroyed) return { status: 499, via: 'client-gone' };
       this.health.failed(backend);
       const code = (error as { code?: string }).code;
       if (code === 'UND_ERR_HEADERS_TIMEOUT') return { status: 504, via: 'timeout' };

@@ -68,6 +68,8 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       settle({ status: 499, via: 'unreachable' });
     };
     client.once('close', clientGone);
+    // Gone already (while the stages before ran): no backend connection is made for it.
+    if (client.destroyed) return clientGone();
     upstream.on('upgrade', (answer: IncomingMessage, socket: Duplex, upstreamHead: Buffer) => {
       if (settled) return socket.destroy();
       res.detachSocket(client as Socket);
@@ -76,6 +78,7 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       if (clientHead.length > 0) socket.write(clientHead);
       socket.pipe(client).pipe(socket);
       const close = (): void => {
+        clearInterval(idle);
         socket.destroy();
         client.destroy();
       };
@@ -90,20 +93,33 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       };
       socket.on('data', touch);
       client.on('data', touch);
-      const idle = setInterval(() => {
+      const idle: NodeJS.Timeout = setInterval(() => {
         if (performance.now() - last >= options.idleMs) close();
       }, Math.min(options.idleMs, 1000));
       idle.unref();
-      client.once('close', () => clearInterval(idle));
+      if (client.destroyed || socket.destroyed) close();
       settle({ status: 101, via: 'backend', upstreamMs: performance.now() - started });
     });
     upstream.on('response', (answer: IncomingMessage) => {
       if (settled) return answer.destroy();
-      res.writeHead(answer.statusCode ?? 502, forwardable(answer.headers));
+      const status = answer.statusCode ?? 0;
+      // A status Node's client accepts but no response may carry (099, 600+): the backend is broken.
+      if (status < 100 || status > 599) {
+        answer.destroy();
+        upstream.destroy();
+        return settle({ status: 502, via: 'unreachable' });
+      }
+      try {
+        res.writeHead(status, forwardable(answer.headers));
+      } catch {
+        answer.destroy();
+        upstream.destroy();
+        return settle({ status: 502, via: 'unreachable' });
+      }
       answer.pipe(res);
       // This backend connection is not reused: it ends with the answer (or with the client).
       res.once('close', () => answer.destroy());
-      settle({ status: answer.statusCode ?? 502, via: 'backend', upstreamMs: performance.now() - started });
+      settle({ status, via: 'backend', upstreamMs: performance.now() - started });
     });
     upstream.on('error', () => settle({ status: 502, via: 'unreachable' }));
     upstream.end();

@@ -16,7 +16,7 @@ let backend: Server;
 let edgePort: number;
 let key: string;
 /** Every request line and Host the backend saw. */
-const seen: { method: string; url: string; host: string; upgrade?: string }[] = [];
+const seen: { method: string; url: string; host: string; upgrade?: string; headers?: IncomingMessage['headers'] }[] = [];
 /** Backend sockets held by upgrades it never answers. */
 const held = new Set<Duplex>();
 
@@ -71,7 +71,7 @@ const wsHandshake = (host: string, path: string, extra = '') =>
 
 beforeAll(async () => {
   backend = createServer((req, res) => {
-    seen.push({ method: req.method!, url: req.url!, host: req.headers.host ?? '', upgrade: req.headers.upgrade });
+    seen.push({ method: req.method!, url: req.url!, host: req.headers.host ?? '', upgrade: req.headers.upgrade, headers: req.headers });
     const path = req.url!.split('?')[0]!;
     if (path === '/acct/profile.css') {
       // A dynamic page that ignores the extension: the visitor's secret, as HTML.
@@ -98,6 +98,7 @@ beforeAll(async () => {
   });
   backend.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
     seen.push({ method: req.method!, url: req.url!, host: req.headers.host ?? '', upgrade: req.headers.upgrade });
+    if (req.url === '/ws-badstatus') return void socket.end('HTTP/1.1 099 Nonsense\r\nContent-Length: 0\r\n\r\n');
     if (req.url === '/ws-never') {
       held.add(socket);
       // Reading (and discarding) is how the backend notices the edge closing its side.
@@ -108,6 +109,8 @@ beforeAll(async () => {
     }
     socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
     socket.on('data', (d: Buffer) => socket.write(d.toString().toUpperCase()));
+    // A WebSocket server closes when its client does.
+    socket.on('end', () => socket.end());
   });
   await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
   const port = (backend.address() as { port: number }).port;
@@ -212,7 +215,45 @@ describe('edge hardening: the Upgrade side door is closed', () => {
   });
 });
 
+describe('edge hardening: what a client or a backend sends cannot end the process', () => {
+  it('a WebSocket handshake pipelined behind an unfinished response closes that connection, nothing else', async () => {
+    // The connection is closed (with or without the first answer); the edge goes on.
+    const answer = await raw(`GET /first HTTP/1.1\r\nHost: bravo.test\r\n\r\n${wsHandshake('bravo.test', '/ws')}`, '127.0.0.1', 1500);
+    expect(answer).not.toMatch(/HTTP\/1\.1 101/);
+    expect((await get('bravo.test', '/alive')).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+  });
+
+  it('a backend answering a handshake with a status no response may carry (099) gets the client a 502', async () => {
+    expect(await raw(wsHandshake('bravo.test', '/ws-badstatus'), '127.0.0.1', 3000, true)).toMatch(/^HTTP\/1\.1 502/);
+    expect((await get('bravo.test', '/alive')).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+  });
+
+  it('an ordinary request naming Upgrade ends its connection with the answer (nothing pipelined behind it is read)', async () => {
+    const answer = await raw('GET /plain-upgrade HTTP/1.1\r\nHost: bravo.test\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n', '127.0.0.1', 3000);
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    expect(answer.toLowerCase()).toContain('connection: close');
+  });
+});
+
 describe('edge hardening: Host and the request target', () => {
+  it('passes on no header a backend could take as the client, the host, the scheme or the path', async () => {
+    await raw('GET /claims HTTP/1.1\r\nHost: bravo.test\r\nForwarded: for=6.6.6.6;host=evil.example;proto=https\r\nX-Real-IP: 6.6.6.6\r\nX-Forwarded-Port: 1337\r\nX-Forwarded-Prefix: /admin\r\nX-Original-URL: /admin\r\nX-Rewrite-URL: /admin\r\nTrue-Client-IP: 6.6.6.6\r\nConnection: close\r\n\r\n');
+    const headers = seen.at(-1)!.headers!;
+    expect(seen.at(-1)!.url).toBe('/claims');
+    for (const name of ['forwarded', 'x-real-ip', 'x-forwarded-port', 'x-forwarded-prefix', 'x-original-url', 'x-rewrite-url', 'true-client-ip']) expect(headers[name], name).toBeUndefined();
+    expect(headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(headers['x-forwarded-host']).toBe('bravo.test');
+  });
+
+  it('keys the cache by the Host the backend receives, port included: another port cannot poison the plain name', async () => {
+    const poisoned = await get('alpha.test:1337', '/moved.png');
+    expect(poisoned.headers.location).toBe('http://alpha.test:1337/new.png');
+    const clean = await get('alpha.test', '/moved.png');
+    expect(clean.headers.location).toBe('http://alpha.test/new.png');
+  });
+
   it('refuses a Host that the backend could read otherwise (userinfo, markup in the port) with 400, before it reaches the backend or the cache', async () => {
     const before = seen.length;
     for (const host of ['alpha.test:@evil.example', 'alpha.test:"><script>', 'alpha.test:80:81', 'alpha.test:99999', 'alpha test', 'alpha.test\\evil']) {
@@ -326,6 +367,29 @@ describe('edge hardening: exhaustion', () => {
     for (const socket of sockets) socket.destroy();
     expect(answers).toHaveLength(20);
     for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('counts open WebSockets in a client’s share of the backend', async () => {
+    const sockets: Socket[] = [];
+    const answers: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = connect({ host: '127.0.0.1', port: edgePort, localAddress: '127.0.5.1' }, () => socket.write(wsHandshake('bravo.test', `/ws-open-${i}`)));
+        socket.on('error', () => undefined);
+        socket.once('data', (d: Buffer) => {
+          answers.push(d.toString('latin1'));
+          resolve();
+        });
+        sockets.push(socket);
+      });
+    }
+    expect(answers.slice(0, 8).every((a) => a.startsWith('HTTP/1.1 101'))).toBe(true);
+    expect(answers[8]).toMatch(/^HTTP\/1\.1 429/);
+    // Closing one frees its place.
+    sockets[0]!.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await raw(wsHandshake('bravo.test', '/ws-after'), '127.0.5.1', 500)).toMatch(/^HTTP\/1\.1 101/);
+    for (const socket of sockets) socket.destroy();
   });
 
   it('gives one client at most its share of a domain’s backend at once (429 past it), others unaffected', async () => {

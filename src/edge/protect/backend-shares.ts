@@ -5,7 +5,8 @@
 // part of it. Pure bookkeeping.
 import { clientNetwork } from '../../model/client-network.ts';
 
-export const DEFAULT_BACKEND_SHARE = { perClient: 32, prefixV4: 32, prefixV6: 64 };
+/** A quarter of the 256 pooled connections per backend (proxy.ts): a NAT's many visitors fit, four clients cannot fill it. */
+export const DEFAULT_BACKEND_SHARE = { perClient: 64, prefixV4: 32, prefixV6: 64 };
 
 export class BackendShares {
   private readonly inFlight = new Map<string, number>();

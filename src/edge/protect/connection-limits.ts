@@ -4,7 +4,9 @@
 // `perClient`; past `max - reserve` open connections in all, only clients holding fewer than
 // `reservedShare` get another, so a newcomer always finds room while a flood is going on; at `max`
 // nobody does. The operator's trusted proxies (a load balancer in front) are counted in the total only.
-// Decided when the TCP connection arrives, before TLS or HTTP cost anything.
+// Decided when the TCP connection arrives, before TLS or HTTP cost anything. The per-client bound
+// is generous (1024) because one IPv4 address is often an office or a carrier NAT with hundreds of
+// browsers behind it; the reserve is what keeps a flood from one address off everyone else.
 import type { Socket } from 'node:net';
 import { clientNetwork } from '../../model/client-network.ts';
 import type { IpRanges } from './ip-ranges.ts';
@@ -21,7 +23,7 @@ export interface ConnectionLimitOptions {
   prefixV6: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimitOptions = { max: 16_384, perClient: 256, reserve: 1024, reservedShare: 8, prefixV4: 32, prefixV6: 64 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimitOptions = { max: 16_384, perClient: 1024, reserve: 1024, reservedShare: 16, prefixV4: 32, prefixV6: 64 };
 
 export type Admission = { ok: true } | { ok: false; reason: 'client-connections' | 'edge-connections' };
 
