@@ -54,6 +54,8 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
     const headers = { ...forwarded, connection: 'Upgrade', upgrade: 'websocket' };
     // agent false: a connection of its own, closed when this exchange ends, never reused.
     const upstream = httpRequest({ host: backend.address, family: backend.family, port: backend.port, method: 'GET', path: req.url, headers, agent: false });
+    // Listened for first: a destroy below (client gone, timeout) emits an error too.
+    upstream.on('error', () => settle({ status: 502, via: 'unreachable' }));
     const answerTimer = setTimeout(() => {
       upstream.destroy();
       settle({ status: 504, via: 'timeout' });
@@ -64,8 +66,8 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       socket.once('close', () => clearTimeout(connectTimer));
     });
     const clientGone = (): void => {
+      settle({ status: 499, via: 'client-gone' });
       upstream.destroy();
-      settle({ status: 499, via: 'unreachable' });
     };
     client.once('close', clientGone);
     // Gone already (while the stages before ran): no backend connection is made for it.
@@ -121,7 +123,6 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       res.once('close', () => answer.destroy());
       settle({ status, via: 'backend', upstreamMs: performance.now() - started });
     });
-    upstream.on('error', () => settle({ status: 502, via: 'unreachable' }));
     upstream.end();
   });
 }

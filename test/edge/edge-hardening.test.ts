@@ -230,6 +230,19 @@ describe('edge hardening: what a client or a backend sends cannot end the proces
     expect(server.child.exitCode).toBeNull();
   });
 
+  it('clients that send a handshake and leave at once, at every moment, leave nothing behind', async () => {
+    for (let i = 0; i < 60; i++) {
+      const socket = connect({ host: '127.0.0.1', port: edgePort, localAddress: '127.0.6.1' }, () => {
+        socket.write(wsHandshake(i % 2 ? 'waf.test' : 'bravo.test', `/gone-${i}?q=${'x'.repeat(i * 50)}`));
+        setTimeout(() => socket.destroy(), i % 5);
+      });
+      socket.on('error', () => undefined);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await get('bravo.test', '/alive')).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+  });
+
   it('an ordinary request naming Upgrade ends its connection with the answer (nothing pipelined behind it is read)', async () => {
     const answer = await raw('GET /plain-upgrade HTTP/1.1\r\nHost: bravo.test\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n', '127.0.0.1', 3000);
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
