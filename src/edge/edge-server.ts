@@ -237,13 +237,6 @@ export class EdgeServer {
         'edge request',
       );
     };
-    // An upgraded connection's response is detached from its socket on 101: its end is the socket's.
-    (upgrade?.socket ?? res).once('close', () => {
-      if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
-      closed = true;
-      stopPace();
-      log();
-    });
     // A body that stops coming at a useful pace ends the request (slow POSTs held backend pools).
     const stopPace = watchBodyPace(req, this.options.bodyPace ?? DEFAULT_BODY_PACE, () => {
       this.metrics.blocked('slow-body');
@@ -251,6 +244,13 @@ export class EdgeServer {
       this.page(res, 408, PAGES.requestTimeout(), { connection: 'close' });
       res.once('finish', () => socket.destroy());
       setTimeout(() => socket.destroy(), 1000).unref();
+    });
+    // An upgraded connection's response is detached from its socket on 101: its end is the socket's.
+    (upgrade?.socket ?? res).once('close', () => {
+      if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
+      closed = true;
+      stopPace();
+      log();
     });
     try {
       if (target.kind === 'invalid') {
