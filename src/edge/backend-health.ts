@@ -44,6 +44,11 @@ export class BackendHealth {
     return this.states.get(formatBackend(backend))?.up === false;
   }
 
+  /** Where a domain's traffic goes now: the failover while the backend is down and it is not, else the backend. */
+  serving(backend: Backend, failover: Backend | undefined): Backend {
+    return failover && this.isDown(backend) && !this.isDown(failover) ? failover : backend;
+  }
+
   /** By the backend's text as a domain names it. */
   isDownText(text: string): boolean {
     const backend = parseBackend(text);

@@ -499,7 +499,7 @@ export class EdgeServer {
   private async carryUpgrade(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: Scheme, client: string, upgrade: UpgradeContext): Promise<Outcome> {
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
-    const target = backend && this.health.isDown(backend) && failover && !this.health.isDown(failover) ? failover : backend;
+    const target = backend && this.health.serving(backend, failover);
     if (!target || backendRefusal(target, this.options.allowPrivateBackends)) {
       this.page(res, 502, PAGES.badGateway(host));
       return { status: 502, domain: domain.domain, via: target ? 'backend refused: not a public address' : 'unreachable' };

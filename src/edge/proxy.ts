@@ -115,7 +115,7 @@ export class Proxy {
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = body !== undefined || ((req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding']);
-    if (failover && this.health.isDown(backend) && !this.health.isDown(failover)) {
+    if (failover && this.health.serving(backend, failover) === failover) {
       const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }

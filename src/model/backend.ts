@@ -61,5 +61,3 @@ export function backendRefusal(backend: Backend, allowPrivate: boolean): string 
   const reason = nonPublicReason(backend.address);
   return reason && `${backend.address} ${reason}`;
 }
-
-export { nonPublicReason };

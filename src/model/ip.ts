@@ -120,11 +120,6 @@ export function nonPublicReason(address: string): string | undefined {
   return undefined;
 }
 
-/** The same check, for callers that know the family (it does not change the answer). */
-export function isSpecialPurpose(address: string, _family: IpFamily): string | undefined {
-  return nonPublicReason(address);
-}
-
 /** An IPv4-mapped address (::ffff:192.0.2.1) as the IPv4 address it is; any other address as it is. */
 export function unmapped(ip: { address: string; family: IpFamily }): { address: string; family: IpFamily } {
   if (ip.family === 4) return ip;

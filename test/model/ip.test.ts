@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIp, canonicalIpOrPrefix, ipToBytes, isSpecialPurpose } from '../../src/model/ip.ts';
+import { canonicalIp, canonicalIpOrPrefix, ipToBytes, nonPublicReason } from '../../src/model/ip.ts';
 
 describe('IP addresses', () => {
   it('canonicalises IPv6 per RFC 5952 and leaves IPv4 as is', () => {
@@ -19,13 +19,13 @@ describe('IP addresses', () => {
   });
 
   it('names special-purpose addresses', () => {
-    expect(isSpecialPurpose('127.0.0.1', 4)).toMatch(/loopback/);
-    expect(isSpecialPurpose('0.0.0.0', 4)).toMatch(/unspecified/);
-    expect(isSpecialPurpose('224.0.0.1', 4)).toMatch(/multicast/);
-    expect(isSpecialPurpose('::1', 6)).toMatch(/loopback/);
-    expect(isSpecialPurpose('fe80::1', 6)).toMatch(/link-local/);
-    expect(isSpecialPurpose('198.51.100.1', 4)).toBeUndefined();
-    expect(isSpecialPurpose('2001:db8::1', 6)).toBeUndefined();
+    expect(nonPublicReason('127.0.0.1')).toMatch(/loopback/);
+    expect(nonPublicReason('0.0.0.0')).toMatch(/unspecified/);
+    expect(nonPublicReason('224.0.0.1')).toMatch(/multicast/);
+    expect(nonPublicReason('::1')).toMatch(/loopback/);
+    expect(nonPublicReason('fe80::1')).toMatch(/link-local/);
+    expect(nonPublicReason('198.51.100.1')).toBeUndefined();
+    expect(nonPublicReason('2001:db8::1')).toBeUndefined();
   });
 });
 
