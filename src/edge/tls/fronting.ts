@@ -25,10 +25,7 @@ export function frontedRequest(routes: Pick<RoutingTable, 'route'>, servername: 
 }
 
 /** The text of the 421 answer: says what to do, names neither domain. */
-export const FRONTING_REFUSAL = 'Misdirected request: this connection was opened (TLS SNI) for another site than the one this request names. Open a new connection for it.\n';
-
-/** The same answer for an upgrade request, written raw on its socket. */
-export const FRONTING_UPGRADE_REFUSAL = `HTTP/1.1 421 Misdirected Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(FRONTING_REFUSAL)}\r\nconnection: close\r\n\r\n${FRONTING_REFUSAL}`;
+const FRONTING_REFUSAL = 'Misdirected request: this connection was opened (TLS SNI) for another site than the one this request names. Open a new connection for it.\n';
 
 /** For the listeners: the 421 text when a request on `socket` is fronted, undefined otherwise (plain HTTP included). */
 export function frontingRefusal(routes: Pick<RoutingTable, 'route'>, socket: Socket, hostRoute: Route): string | undefined {
