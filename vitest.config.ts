@@ -9,6 +9,8 @@ const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts'
 export default defineConfig({
   test: {
     testTimeout: 30_000,
+    // Spawned `palisade` processes run dist/: built before any test when src/ is newer.
+    globalSetup: ['test/global-build.ts'],
     // Set-ups start several processes (CLI runs, API, name servers, edges); on a loaded machine
     // that takes longer than a test.
     hookTimeout: 60_000,

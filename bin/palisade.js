@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (tsx), so the checkout is the installation.
-import { register } from 'tsx/esm/api';
+// Runs the compiled JavaScript in dist/ (`npm ci` builds it; `npm start` rebuilds it when src/ has
+// changed). Development and tests may run the TypeScript sources instead with `node --import tsx
+// src/main.ts`.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/main.ts');
+const main = new URL('../dist/main.js', import.meta.url);
+if (!existsSync(main)) {
+  console.error('palisade: not built yet: run `npm run build` (or `npm ci`, which builds)');
+  process.exit(1);
+}
+await import(main.href);

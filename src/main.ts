@@ -4,8 +4,10 @@ import { StartupError } from './roles/startup-error.ts';
 // Each role loads only its own modules: an operator command must not pay for the proxy, the
 // name server and the API's schemas at every start (that doubled its start-up time).
 
+const IN_SERVE = '--in-serve';
+
 const USAGE = `usage: palisade <role>
-  serve    API, DNS and an edge in one process on the embedded store (default)
+  serve    API, DNS and an edge on the embedded store, each a process under one supervisor (default)
   api      the control-plane API only
   dns      a name server fed by a remote API (PALISADE_SYNC_URL, _TOKEN, _SECRET)
   edge     an edge node's reverse proxy fed by a remote API (PALISADE_EDGE_NODE, PALISADE_SYNC_URL, _TOKEN, _SECRET)
@@ -22,14 +24,19 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (role) {
     case 'serve':
+      await (await import('./roles/serve.ts')).serve(config);
+      return -1; // keeps running
+    // `--in-serve`: a part of serve, started by its supervisor (fed from the store on this host).
     case 'api':
-      await (await import('./roles/serve.ts')).serve(config, { dns: role === 'serve' });
+      await (await import('./roles/parts/api-part.ts')).runApiPart(config);
       return -1; // keeps running
     case 'dns':
-      await (await import('./roles/dns.ts')).runNameServer(config);
+      if (rest.includes(IN_SERVE)) await (await import('./roles/parts/dns-part.ts')).runDnsPart(config);
+      else await (await import('./roles/dns.ts')).runNameServer(config);
       return -1; // keeps running
     case 'edge':
-      await (await import('./roles/edge.ts')).runEdge(config);
+      if (rest.includes(IN_SERVE)) await (await import('./roles/parts/edge-part.ts')).runEdgePart(config);
+      else await (await import('./roles/edge.ts')).runEdge(config);
       return -1; // keeps running
     case 'admin': {
       const { ADMIN_USAGE, describeAdminError, runAdmin } = await import('./cli/admin.ts');

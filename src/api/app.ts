@@ -52,7 +52,7 @@ export interface AppOptions {
   config: Config;
   logger: Logger | false;
   /** Metrics of other parts of the process, served with the API's at /metrics. */
-  metrics?: () => string;
+  metrics?: () => string | Promise<string>;
   /** The certificate tasks the process's worker follows (a new book when the API runs alone, as in tests). */
   tasks?: TaskBook;
   /** The process's notification parts (a new set when the API runs alone, as in tests). */

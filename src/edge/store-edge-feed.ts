@@ -57,7 +57,8 @@ export class StoreEdgeFeed {
     this.log.info({ revision, domains: domains.length, certificates: certificates.length }, 'edge: state loaded');
   }
 
-  private readonly catchUp = coalesced(async () => {
+  /** Applies what changed since the last applied revision; concurrent calls coalesce. */
+  readonly catchUp = coalesced(async () => {
     try {
       for (;;) {
         const feed = await this.store.changesSince(this.revision, 1000, undefined, false);

@@ -1,110 +1,78 @@
-// The all-in-one role: the API and the DNS server in one process on the embedded store, the DNS
-// index fed from the store in-process. Shuts down cleanly on SIGTERM/SIGINT: stops accepting,
-// finishes requests, closes the store.
+// The all-in-one role: the API, a name server and an edge on one store, each in its own process
+// (`palisade api|dns|edge --in-serve`) under this one, which starts them, starts a part again
+// when it stops on its own (a crash of the edge leaves DNS and the API answering), passes the
+// API's commits on to the other parts and stops them all on SIGTERM/SIGINT.
 import type { Config } from '../config.ts';
-import { buildApp } from '../api/app.ts';
 import { createLogger } from '../log.ts';
-import { openStore } from '../store/index.ts';
+import { closeOnSignal } from './shutdown.ts';
 import { StartupError } from './startup-error.ts';
 import { ensureWritableDir } from './writable-dir.ts';
-import { PushNotifier } from '../sync/notifier.ts';
-import { StoreFeed } from '../sync/store-feed.ts';
-import { newDnsServer, openGeo } from './dns-parts.ts';
-import { closeOnSignal } from './shutdown.ts';
-import type { EdgeServer } from '../edge/edge-server.ts';
-import { EdgeState } from '../edge/edge-state.ts';
-import { StoreEdgeFeed } from '../edge/store-edge-feed.ts';
-import { listenEdge, newEdgeServer } from './edge-parts.ts';
-import { openSecrets, startCertificates } from './cert-parts.ts';
-import { withOpenKey } from '../certs/secret-box.ts';
-import { UptimeReporter } from '../edge/uptime-reporter.ts';
-import { notifyParts } from './notify-parts.ts';
+import type { PartName } from './supervisor/messages.ts';
+import { Supervisor, type PartSpec } from './supervisor/supervisor.ts';
+import type { PeerPorts } from './parts/api-part.ts';
 
-/** A start-up failure the operator can fix; printed as one line, no stack. */
-export { StartupError };
+/** Above the parts' own shutdown bound, so that they normally finish first. */
+const STOP_BOUND_MS = 12_000;
 
-export interface ServeOptions {
-  /** Run the DNS server too (the serve role); the api role runs the API alone. */
-  dns: boolean;
+/** Where each part listened when last ready. */
+type PortBook = Map<PartName, Record<string, number>>;
+
+/** A part started again listens where its first start did (a port of 0 was chosen once). */
+function partEnv(book: PortBook, name: PartName, toEnv: (ports: Record<string, number>) => Record<string, string>): () => NodeJS.ProcessEnv {
+  return () => {
+    const ports = book.get(name);
+    return { ...process.env, ...(ports ? toEnv(ports) : {}) };
+  };
 }
 
-export async function serve(config: Config, options: ServeOptions = { dns: true }): Promise<void> {
+export async function serve(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
-  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
-  const secrets = await openSecrets(store, config, log);
-
-  const geo = options.dns ? openGeo(config, log) : undefined;
-  const dns = options.dns ? newDnsServer(config, log, geo) : undefined;
-  const feed = dns && new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
-  let dnsAddress: string | undefined;
-  let dnsPort: number | undefined;
-  if (dns && feed) {
-    dns.metrics.revisionApplied = () => feed.revision;
-    await feed.start();
-    const port = await dns.listen().catch((error: NodeJS.ErrnoException) => {
-      throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message}); free the port or set PALISADE_DNS_HOST/PALISADE_DNS_PORT`);
-    });
-    dnsAddress = `${config.dns.host}:${port}`;
-    dnsPort = port;
-  }
-
-  // The edge: every domain (this all-in-one process stands for every node), fed from the store.
-  let edge: EdgeServer | undefined;
-  let edgeFeed: StoreEdgeFeed | undefined;
-  let edgeAddress: { http: string; https: string } | undefined;
-  let edgeHttpPort: number | undefined;
-  if (options.dns) {
-    const state = new EdgeState();
-    edgeFeed = new StoreEdgeFeed(store, state, log.child({ component: 'edge' }), undefined, (cert) => withOpenKey(secrets, cert));
-    await edgeFeed.start();
-    edge = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);
-    edgeAddress = await listenEdge(config, edge);
-    edgeHttpPort = Number(new URL(edgeAddress.http).port);
-  }
-
-  const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
-  await notifier.start();
-
-  const notifications = notifyParts(store, config, log.child({ component: 'notify' }));
-  // The all-in-one edge reports in-process, as node 0.
-  const reporter = edge && new UptimeReporter(edge.uptime, async (report) => void (await notifications.notify.intake.accept(0, report)), config.edge.reportMs, log.child({ component: 'edge' }));
-  const certs = await startCertificates(store, config, secrets, log.child({ component: 'certs' }), { dns: dnsPort === undefined ? undefined : { host: config.dns.host, port: dnsPort }, edgeHttpPort }, notifications.notify.events);
-  const app = await buildApp({
-    store,
-    config,
-    tasks: certs.book,
-    notify: notifications.notify,
-    logger: log.child({ component: 'api' }),
-    metrics: () => (dns ? dns.metrics.render() : '') + (edge && edgeFeed ? edge.renderMetrics({ palisade_edge_revision_applied: edgeFeed.revision }) : '') + notifier.metrics() + certs.worker.metrics() + notifications.metrics(),
+  const book: PortBook = new Map();
+  const specs: PartSpec[] = [
+    { name: 'dns', args: ['dns', '--in-serve'], env: partEnv(book, 'dns', (p) => ({ PALISADE_DNS_PORT: String(p.dns) })) },
+    { name: 'edge', args: ['edge', '--in-serve'], env: partEnv(book, 'edge', (p) => ({ PALISADE_EDGE_HTTP_PORT: String(p.http), PALISADE_EDGE_HTTPS_PORT: String(p.https) })) },
+    { name: 'api', args: ['api', '--in-serve'], env: partEnv(book, 'api', (p) => ({ PALISADE_API_PORT: String(p.api) })) },
+  ];
+  const running = new Supervisor(specs, log);
+  running.onReady = (name, ready) => book.set(name, ready.ports);
+  // The API part's certificate checks need the name server's and the edge's ports.
+  running.handle('peers', async (): Promise<PeerPorts> => {
+    await Promise.all([running.whenReady('dns'), running.whenReady('edge')]);
+    return { dns: book.get('dns')?.dns, edgeHttp: book.get('edge')?.http };
   });
-  await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
-    throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
+  running.handle('metrics', async () => {
+    const parts = await Promise.all((['dns', 'edge'] as const).map((name) => running.ask<string>(name, 'metrics', undefined, 1_500).catch(() => '')));
+    return parts.join('') + supervisorMetrics(running);
   });
-  certs.worker.start();
-  notifications.start();
-  reporter?.start();
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.api.port;
+
+  let ports: Map<PartName, { ports: Record<string, number>; info?: Record<string, unknown> }>;
+  try {
+    ports = await running.start();
+  } catch (error) {
+    await running.stop(2_000);
+    throw new StartupError((error as Error).message);
+  }
+  const api = ports.get('api')!.ports.api;
+  const dnsInfo = ports.get('dns')!;
+  const edgeInfo = ports.get('edge')!;
+  const pids = Object.fromEntries(running.status().map((p) => [p.name, p.pid]));
   log.info(
-    { dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}`, dns: dnsAddress, edge: edgeAddress, zones: dns?.index.size },
+    { dataDir: config.dataDir, store: config.redisUrl ? 'redis' : 'embedded', api: `http://${config.api.host}:${api}`, dns: `${config.dns.host}:${dnsInfo.ports.dns}`, edge: edgeInfo.info?.edge, zones: dnsInfo.info?.zones, parts: pids },
     'palisade serving',
   );
-  if ((await store.listUsers()).length === 0) {
-    log.info('no users yet: create one with `npm run admin -- user create --name NAME --email EMAIL`; it prints an API key for X-Auth-Key');
-  }
 
-  closeOnSignal(log, async () => {
-    feed?.stop();
-    edgeFeed?.stop();
-    notifier.stop();
-    reporter?.stop();
-    await notifications.stop();
-    await certs.worker.stop();
-    await edge?.close();
-    await app.close();
-    await dns?.close();
-    geo?.close();
-    await store.close();
-  });
+  closeOnSignal(log, () => running.stop(STOP_BOUND_MS), { boundMs: STOP_BOUND_MS + 1_000 });
+}
+
+function supervisorMetrics(supervisor: Supervisor): string {
+  const lines = [
+    '# HELP palisade_part_up Whether a part of serve (api, dns, edge) is running and ready.',
+    '# TYPE palisade_part_up gauge',
+    ...supervisor.status().map((p) => `palisade_part_up{part="${p.name}"} ${p.up ? 1 : 0}`),
+    '# HELP palisade_part_restarts_total Times the supervisor started a part again after it stopped on its own.',
+    '# TYPE palisade_part_restarts_total counter',
+    ...supervisor.status().map((p) => `palisade_part_restarts_total{part="${p.name}"} ${p.restarts}`),
+  ];
+  return `${lines.join('\n')}\n`;
 }

@@ -5,7 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 
 export interface MetricsOptions {
   /** Other parts' metrics, appended to the API's. */
-  extra?: () => string;
+  extra?: () => string | Promise<string>;
 }
 
 export const metricsRoutes: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
@@ -20,7 +20,7 @@ export const metricsRoutes: FastifyPluginAsync<MetricsOptions> = async (app, opt
       const [method, status] = key.split(' ');
       lines.push(`palisade_api_requests_total{method="${method}",status="${status}"} ${n}`);
     }
-    const text = `${lines.join('\n')}\n${options.extra?.() ?? ''}`;
+    const text = `${lines.join('\n')}\n${(await options.extra?.()) ?? ''}`;
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(text);
   });
 };

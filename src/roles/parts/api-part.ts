@@ -1,0 +1,83 @@
+// The control-plane API with what runs beside it (pushes to consumers, certificates, notifications):
+// the `api` role on its own, and serve's API part (`palisade api --in-serve`) under the
+// supervisor. As a part it announces every commit (so the name server and edge parts catch up
+// within milliseconds), takes the edge part's uptime reports as node 0's, and serves the other
+// parts' metrics (asked of the supervisor) with its own at /metrics.
+import type { Config } from '../../config.ts';
+import { buildApp } from '../../api/app.ts';
+import { createLogger } from '../../log.ts';
+import { openStore } from '../../store/index.ts';
+import { PushNotifier } from '../../sync/notifier.ts';
+import type { UptimeReport } from '../../uptime/report.ts';
+import { openSecrets, startCertificates } from '../cert-parts.ts';
+import { notifyParts } from '../notify-parts.ts';
+import { closeOnSignal } from '../shutdown.ts';
+import { StartupError } from '../startup-error.ts';
+import { PartChannel } from '../supervisor/part-channel.ts';
+import { ensureWritableDir } from '../writable-dir.ts';
+
+/** Where serve's other parts listen, for the certificate checks (DNS-01 on our own listener, HTTP-01 on our edge). */
+export interface PeerPorts {
+  dns?: number;
+  edgeHttp?: number;
+}
+
+/** How long /metrics waits for the other parts' figures (a part that is restarting is left out). */
+const METRICS_WAIT_MS = 2_000;
+
+export async function runApiPart(config: Config): Promise<void> {
+  const channel = new PartChannel();
+  const log = createLogger(config.logLevel).child(channel.supervised ? { part: 'api' } : {});
+  if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  const secrets = await openSecrets(store, config, log);
+
+  const notifier = new PushNotifier(store, log.child({ component: 'sync' }));
+  await notifier.start();
+  const notifications = notifyParts(store, config, log.child({ component: 'notify' }));
+  let unfollow: (() => void) | undefined;
+  let peers: PeerPorts = {};
+  if (channel.supervised) {
+    unfollow = store.onCommit(() => channel.emit('committed'));
+    channel.handle('uptime-report', async (report) => void (await notifications.notify.intake.accept(0, report as UptimeReport)));
+    peers = await channel.request<PeerPorts>('supervisor', 'peers', undefined, 60_000);
+  }
+  const certs = await startCertificates(
+    store,
+    config,
+    secrets,
+    log.child({ component: 'certs' }),
+    { dns: peers.dns === undefined ? undefined : { host: config.dns.host, port: peers.dns }, edgeHttpPort: peers.edgeHttp },
+    notifications.notify.events,
+  );
+  const partsMetrics = async () => (channel.supervised ? await channel.request<string>('supervisor', 'metrics', undefined, METRICS_WAIT_MS).catch(() => '') : '');
+  const app = await buildApp({
+    store,
+    config,
+    tasks: certs.book,
+    notify: notifications.notify,
+    logger: log.child({ component: 'api' }),
+    metrics: async () => (await partsMetrics()) + notifier.metrics() + certs.worker.metrics() + notifications.metrics(),
+  });
+  await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
+  });
+  certs.worker.start();
+  notifications.start();
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.api.port;
+  if (channel.supervised) channel.ready({ api: port });
+  else log.info({ dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}` }, 'palisade serving');
+  if ((await store.listUsers()).length === 0) {
+    log.info('no users yet: create one with `npm run admin -- user create --name NAME --email EMAIL`; it prints an API key for X-Auth-Key');
+  }
+
+  closeOnSignal(log, async () => {
+    unfollow?.();
+    notifier.stop();
+    await notifications.stop();
+    await certs.worker.stop();
+    await app.close();
+    await store.close();
+  });
+}

@@ -1,0 +1,36 @@
+// serve's name server, run as its own process (`palisade dns --in-serve`): the DNS server fed
+// from the store on this host (a snapshot, then the change feed after each commit the API part
+// announces, and by polling for the operator CLI's). A crash here leaves the API and the edge
+// answering; the supervisor starts it again.
+import type { Config } from '../../config.ts';
+import { createLogger } from '../../log.ts';
+import { openStore } from '../../store/index.ts';
+import { StoreFeed } from '../../sync/store-feed.ts';
+import { newDnsServer, openGeo } from '../dns-parts.ts';
+import { closeOnSignal } from '../shutdown.ts';
+import { StartupError } from '../startup-error.ts';
+import { PartChannel } from '../supervisor/part-channel.ts';
+
+export async function runDnsPart(config: Config): Promise<void> {
+  const channel = new PartChannel();
+  const log = createLogger(config.logLevel).child({ part: 'dns' });
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  const geo = openGeo(config, log);
+  const dns = newDnsServer(config, log, geo);
+  const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
+  dns.metrics.revisionApplied = () => feed.revision;
+  await feed.start();
+  channel.on('committed', () => void feed.catchUp());
+  channel.handle('metrics', () => dns.metrics.render());
+  const port = await dns.listen().catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message}); free the port or set PALISADE_DNS_HOST/PALISADE_DNS_PORT`);
+  });
+  channel.ready({ dns: port }, { zones: dns.index.size });
+
+  closeOnSignal(log, async () => {
+    feed.stop();
+    await dns.close();
+    geo?.close();
+    await store.close();
+  });
+}

@@ -1,0 +1,45 @@
+// serve's edge, run as its own process (`palisade edge --in-serve`): the reverse proxy for every
+// domain (this single host stands for every node), fed from the store on this host like the
+// name server part. Its uptime reports go to the API part through the supervisor, as node 0's.
+import type { Config } from '../../config.ts';
+import { SecretBox, withOpenKey } from '../../certs/secret-box.ts';
+import { EdgeState } from '../../edge/edge-state.ts';
+import { StoreEdgeFeed } from '../../edge/store-edge-feed.ts';
+import { UptimeReporter } from '../../edge/uptime-reporter.ts';
+import { createLogger } from '../../log.ts';
+import { openStore } from '../../store/index.ts';
+import type { UptimeReport } from '../../uptime/report.ts';
+import { openGeo } from '../dns-parts.ts';
+import { listenEdge, newEdgeServer } from '../edge-parts.ts';
+import { closeOnSignal } from '../shutdown.ts';
+import { PartChannel } from '../supervisor/part-channel.ts';
+
+/** The API may take long over a first report naming many domains (see the edge role). */
+const REPORT_TIMEOUT_MS = 120_000;
+
+export async function runEdgePart(config: Config): Promise<void> {
+  const channel = new PartChannel();
+  const log = createLogger(config.logLevel).child({ part: 'edge', component: 'edge' });
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  // The API part checks the operator key against the store at its start; here it only opens keys.
+  const box = config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined;
+  const state = new EdgeState();
+  const feed = new StoreEdgeFeed(store, state, log, undefined, (cert) => withOpenKey(box, cert));
+  await feed.start();
+  channel.on('committed', () => void feed.catchUp());
+  const geo = openGeo(config, log);
+  const edge = newEdgeServer(config, state, log, geo);
+  const addresses = await listenEdge(config, edge);
+  const reporter = new UptimeReporter(edge.uptime, (report: UptimeReport) => channel.request<void>('api', 'uptime-report', report, REPORT_TIMEOUT_MS), config.edge.reportMs, log);
+  channel.handle('metrics', () => edge.renderMetrics({ palisade_edge_revision_applied: feed.revision, palisade_edge_uptime_reports_sent: reporter.sent, palisade_edge_uptime_reports_dropped: reporter.dropped }));
+  reporter.start();
+  channel.ready({ http: Number(new URL(addresses.http).port), https: Number(new URL(addresses.https).port) }, { edge: addresses });
+
+  closeOnSignal(log, async () => {
+    feed.stop();
+    reporter.stop();
+    await edge.close();
+    geo?.close();
+    await store.close();
+  });
+}
