@@ -83,7 +83,7 @@ describe('README', () => {
       let out = '';
       session.stdout.on('data', (d: Buffer) => (out += d.toString()));
       session.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const [code] = (await new Promise((resolve) => session.once('exit', (...args) => resolve(args)))) as [number | null];
+      const code = await new Promise<number | null>((resolve) => session.once('exit', (exitCode) => resolve(exitCode)));
       expect(code, `the README's session failed:\n${out.slice(-4000)}`).toBe(0);
       // What the session shows is what it claims.
       expect(out).toContain('hello from the backend');
