@@ -72,6 +72,8 @@ export interface ApiRateLimits {
   address: { rate: number; burst: number } | null;
   /** Per API key: authenticated requests. */
   key: { rate: number; burst: number } | null;
+  /** Per account: the authenticated requests of all its keys together. */
+  account: { rate: number; burst: number } | null;
 }
 
 export interface Config {
@@ -79,7 +81,14 @@ export interface Config {
   /** Set: the Redis store at this URL; unset: the embedded store in dataDir. */
   redisUrl?: string;
   redisPrefix: string;
-  api: { host: string; port: number; bodyLimit: number; rateLimit: ApiRateLimits };
+  api: {
+    host: string;
+    port: number;
+    bodyLimit: number;
+    rateLimit: ApiRateLimits;
+    /** PALISADE_METRICS_TOKEN: set, /metrics answers only `Authorization: Bearer <it>`; unset, only loopback clients. */
+    metricsToken?: string;
+  };
   dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number }; cookieSecret?: Buffer };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
@@ -187,6 +196,16 @@ function fileText(name: string, path: string | undefined, problems: string[]): s
 /** A rate of 0 turns the limit off. */
 const bucket = (rate: number, burst: number) => (rate === 0 ? null : { rate, burst });
 
+/** An operator's bearer token: 16 to 256 visible ASCII characters, or undefined when unset. */
+function bearerToken(name: string, text: string | undefined, problems: string[]): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!/^[\x21-\x7e]{16,256}$/.test(text)) {
+    problems.push(`${name}: must be 16 to 256 visible ASCII characters, no spaces (e.g. from \`openssl rand -hex 32\`)`);
+    return undefined;
+  }
+  return text;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export class ConfigError extends Error {
@@ -234,6 +253,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return out;
   };
   const dataDir = resolve(str('PALISADE_DATA_DIR', 'data'));
+  const keyRate = int('PALISADE_API_RATE_PER_KEY', 100, 0, 1_000_000);
+  const keyBurst = int('PALISADE_API_BURST_PER_KEY', 300, 1, 1_000_000);
   const config: Config = {
     dataDir,
     redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : env.REDIS_URL,
@@ -255,8 +276,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyLimit: int('PALISADE_API_BODY_LIMIT', 1_048_576, 1024, 64 * 1_048_576),
       rateLimit: {
         address: bucket(int('PALISADE_API_RATE_PER_ADDRESS', 2, 0, 1_000_000), int('PALISADE_API_BURST_PER_ADDRESS', 30, 1, 1_000_000)),
-        key: bucket(int('PALISADE_API_RATE_PER_KEY', 100, 0, 1_000_000), int('PALISADE_API_BURST_PER_KEY', 300, 1, 1_000_000)),
+        key: bucket(keyRate, keyBurst),
+        // Unset: twice one key's (so one runaway key leaves the account's other keys half), and off
+        // when the per-key limit is off.
+        account: bucket(int('PALISADE_API_RATE_PER_ACCOUNT', 2 * keyRate, 0, 2_000_000), int('PALISADE_API_BURST_PER_ACCOUNT', 2 * keyBurst, 1, 2_000_000)),
       },
+      metricsToken: bearerToken('PALISADE_METRICS_TOKEN', env.PALISADE_METRICS_TOKEN, problems),
     },
     dns: {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),

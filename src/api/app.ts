@@ -139,7 +139,7 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
   // Registered at the root so its request counter sees every route.
-  await app.register(fp(metricsRoutes), { extra: metrics });
+  await app.register(fp(metricsRoutes), { extra: metrics, token: config.api.metricsToken });
   // Consumers (name servers) authenticate with their own tokens, in their own scope.
   await app.register(syncRoutes);
   await app.register(edgeSyncRoutes);

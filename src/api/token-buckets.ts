@@ -60,4 +60,10 @@ export class TokenBuckets {
       reset: Math.ceil((burst - bucket.tokens) / rate),
     };
   }
+
+  /** Returns the token a request took when another limit then refused it. */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.policy.burst, bucket.tokens + 1);
+  }
 }

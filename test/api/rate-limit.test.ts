@@ -1,7 +1,8 @@
-// No client can exhaust the API: requests without a valid key are limited per client address,
-// authenticated ones per key (higher), each answer says where the client stands (RateLimit
-// fields), a refusal is a 429 problem with Retry-After, error bodies stay small whatever the
-// request held, and a flood of rejected requests writes a bounded number of log lines.
+// No client can exhaust the API: requests without a valid key (to any route, whatever credential
+// headers they carry) are limited per client address, authenticated ones per key and per account
+// (higher), each answer says where the client stands (RateLimit fields), a refusal is a 429
+// problem with Retry-After, error bodies stay small whatever the request held, and a flood of
+// rejected requests writes a bounded number of log lines.
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import { generateApiKey, hashApiKey } from '../../src/model/user.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
+import { startApi } from '../helpers/api-server.ts';
 import { tempDir } from '../helpers/temp.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -106,4 +108,125 @@ describe('API rate limits', () => {
     const summary = lines.slice(before).map((l) => JSON.parse(l) as { msg: string; rejected?: number }).find((l) => l.msg.startsWith('rejected requests from one address'));
     expect(summary?.rejected).toBeGreaterThanOrEqual(2000);
   });
+});
+
+// Issue 25 §3: a credential header, valid or not, no longer exempts a route that checks none
+// from the per-address limit, and an account's keys share one allowance.
+describe('the front door', () => {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+  it('counts requests to key-free routes against the address whatever credential headers they carry', async () => {
+    const cases: [string, (key: string) => Record<string, string>][] = [
+      ['/readyz', () => ({ 'x-auth-key': 'pk_bogus_0000000000000000000000000000' })],
+      ['/openapi.json', () => ({ authorization: 'Bearer whatever-at-all' })],
+      ['/docs/', () => ({ 'x-auth-key': 'x' })],
+      ['/metrics', () => ({ authorization: 'Basic Zm9vOmJhcg==' })],
+      // A valid key is not checked on a route that needs none: it is counted like any request.
+      ['/docs/json', (key) => ({ 'x-auth-key': key })],
+    ];
+    for (const [path, headersFor] of cases) {
+      // A fresh server (and allowance) for each route: 2 a second, bursts of 30.
+      const api = await startApi({ PALISADE_API_RATE_PER_ADDRESS: '2', PALISADE_API_BURST_PER_ADDRESS: '30', PALISADE_API_RATE_PER_KEY: '100' });
+      try {
+        const { key } = await api.user();
+        const headers = headersFor(key);
+        const statuses: number[] = [];
+        for (let i = 0; i < 50; i++) {
+          const res = await fetch(api.url + path, { headers });
+          await res.arrayBuffer();
+          statuses.push(res.status);
+        }
+        const refused = statuses.filter((s) => s === 429).length;
+        console.log(`${path} with ${Object.keys(headers)[0]}: ${refused} of 50 refused`);
+        expect(refused, path).toBeGreaterThanOrEqual(15);
+        expect(statuses.slice(0, 25).every((s) => s !== 429), path).toBe(true);
+        // The key itself still works on its own routes, counted against the key.
+        const mine = await fetch(`${api.url}/me`, { headers: { 'x-auth-key': key } });
+        expect(mine.status).toBe(200);
+        expect(mine.headers.get('ratelimit')).toMatch(/^"key";/);
+      } finally {
+        await api.close();
+      }
+    }
+  });
+
+  it('a flood of /openapi.json with a bogus key from one address is refused, and another customer is barely slowed', async () => {
+    const api = await startApi({ PALISADE_API_RATE_PER_ADDRESS: '2', PALISADE_API_BURST_PER_ADDRESS: '30', PALISADE_API_RATE_PER_KEY: '100', PALISADE_API_BURST_PER_KEY: '300' });
+    try {
+      const { key } = await api.user();
+      const other = async (until: () => boolean, max: number) => {
+        const times: number[] = [];
+        while (times.length < max && !until()) {
+          const t0 = performance.now();
+          const res = await fetch(`${api.url}/me`, { headers: { 'x-auth-key': key } });
+          await res.arrayBuffer();
+          expect(res.status).toBe(200);
+          times.push(performance.now() - t0);
+          // 20 requests a second: well inside the key's limit.
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return times;
+      };
+      const before = await other(() => false, 40);
+      // The flood: 16 connections, at most 4000 requests or 8 s.
+      const started = performance.now();
+      const statuses = new Map<number, number>();
+      let sent = 0;
+      let bytes = 0;
+      let flooding = true;
+      const flood = Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (sent < 4000 && performance.now() - started < 8000) {
+            sent++;
+            const res = await fetch(`${api.url}/openapi.json`, { headers: { 'x-auth-key': 'pk_bogus_0000000000000000000000000000', 'accept-encoding': 'identity' } });
+            bytes += (await res.arrayBuffer()).byteLength;
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          }
+        }),
+      ).finally(() => (flooding = false));
+      const during = await other(() => !flooding, 1000);
+      await flood;
+      const seconds = (performance.now() - started) / 1000;
+      const refused = statuses.get(429) ?? 0;
+      console.log(
+        `/openapi.json flood: ${sent} requests in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s), ${refused} refused (429), ` +
+          `${(bytes / seconds / 1e6).toFixed(2)} MB/s out; other customer's GET /me p50 ${median(before).toFixed(2)} ms before, ${median(during).toFixed(2)} ms during (${during.length} requests)`,
+      );
+      expect(refused).toBeGreaterThan(sent * 0.9);
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+
+  it("limits an account's keys together: five keys do not get five times one key's allowance", async () => {
+    // Per key 10/s, bursts of 20; the account's limit is left to its default (twice the key's).
+    const api = await startApi({ PALISADE_API_RATE_PER_KEY: '10', PALISADE_API_BURST_PER_KEY: '20' });
+    try {
+      const { user, key } = await api.user();
+      const keys = [key];
+      for (let i = 0; i < 4; i++) {
+        const k = generateApiKey();
+        await api.store.addApiKey(user.id, hashApiKey(k), `k${i}`);
+        keys.push(k);
+      }
+      const started = performance.now();
+      const results = await Promise.all(keys.flatMap((k) => Array.from({ length: 20 }, () => fetch(`${api.url}/me`, { headers: { 'x-auth-key': k } }).then(async (r) => ({ status: r.status, limit: r.headers.get('ratelimit') })))));
+      const seconds = (performance.now() - started) / 1000;
+      const ok = results.filter((r) => r.status === 200).length;
+      console.log(`5 keys × 20 requests: ${ok} answered (one key alone: 20; the account: 40 plus ${Math.ceil(20 * seconds)} refilled in ${seconds.toFixed(2)} s)`);
+      expect(ok).toBeGreaterThanOrEqual(39);
+      expect(ok).toBeLessThanOrEqual(40 + Math.ceil(20 * seconds) + 1);
+      const refusal = results.find((r) => r.status === 429)!;
+      expect(refusal.limit).toMatch(/^"account";r=0;t=\d+$/);
+      // Another account is not affected.
+      const { key: another } = await api.user();
+      expect((await fetch(`${api.url}/me`, { headers: { 'x-auth-key': another } })).status).toBe(200);
+      // A key alone is still held to its own limit.
+      await new Promise((r) => setTimeout(r, 2100));
+      const alone = await Promise.all(Array.from({ length: 40 }, () => fetch(`${api.url}/me`, { headers: { 'x-auth-key': key } }).then((r) => r.status)));
+      expect(alone.filter((s) => s === 200).length).toBeLessThanOrEqual(20 + 3);
+    } finally {
+      await api.close();
+    }
+  }, 30_000);
 });

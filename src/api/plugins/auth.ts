@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../errors.ts';
 import { hashApiKey, type UserState } from '../../model/user.ts';
+import { checksCredentials } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,9 +35,10 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest): Prom
 export const authPlugin = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('user', null as unknown as UserState);
+    checksCredentials(app);
     app.addHook('onRequest', async (request) => {
       const { user, keyId } = await authenticate(app, request);
-      const limited = app.rateLimits.chargeKey(request, keyId);
+      const limited = app.rateLimits.chargeKey(request, keyId, user.id);
       if (limited) throw limited;
       request.user = user;
     });

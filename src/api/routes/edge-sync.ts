@@ -26,6 +26,7 @@ import type { CertificateState } from '../../model/certificate.ts';
 import { withOpenKey } from '../../certs/secret-box.ts';
 import { problemResponse } from '../schemas.ts';
 import { consumerAuth } from './consumer-auth.ts';
+import { checksCredentials } from '../plugins/rate-limit.ts';
 import { UptimeReport } from '../../uptime/report.ts';
 
 type OpenKey = (cert: CertificateState) => CertificateState;
@@ -98,6 +99,7 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Edges need the private keys in the clear to serve TLS; the store keeps them sealed.
   const openKey: OpenKey = (cert) => withOpenKey(app.secrets, cert);
   app.addHook('onRequest', consumerAuth(app.store, 'edge'));
+  checksCredentials(app);
 
   app.post(
     '/sync/edge/report',

@@ -12,6 +12,7 @@ import { readChangePage } from '../../sync/change-page.ts';
 import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
 import { problemResponse } from '../schemas.ts';
 import { consumerAuth } from './consumer-auth.ts';
+import { checksCredentials } from '../plugins/rate-limit.ts';
 
 const Any = Type.Unsafe<unknown>({ description: 'The document as the store holds it' });
 
@@ -55,6 +56,7 @@ async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>
 
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', consumerAuth(app.store, 'nameserver'));
+  checksCredentials(app);
 
   app.get(
     '/sync/snapshot',
