@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keeps running
     // `--in-serve`: a part of serve, started by its supervisor (fed from the store on this host).
     case 'api':
-      await (await import('./roles/parts/api-part.ts')).runApiPart(config);
+      await (await import('./roles/parts/api-part.ts')).runApiPart(config, rest.includes(IN_SERVE));
       return -1; // keeps running
     case 'dns':
       if (rest.includes(IN_SERVE)) await (await import('./roles/parts/dns-part.ts')).runDnsPart(config);

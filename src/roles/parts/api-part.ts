@@ -25,8 +25,9 @@ export interface PeerPorts {
 /** How long /metrics waits for the other parts' figures (a part that is restarting is left out). */
 const METRICS_WAIT_MS = 2_000;
 
-export async function runApiPart(config: Config): Promise<void> {
-  const channel = new PartChannel();
+/** `inServe`: started by serve's supervisor (--in-serve); otherwise the api role on its own. */
+export async function runApiPart(config: Config, inServe: boolean): Promise<void> {
+  const channel = new PartChannel(inServe);
   const log = createLogger(config.logLevel).child(channel.supervised ? { part: 'api' } : {});
   if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });

@@ -12,7 +12,7 @@ import { StartupError } from '../startup-error.ts';
 import { PartChannel } from '../supervisor/part-channel.ts';
 
 export async function runDnsPart(config: Config): Promise<void> {
-  const channel = new PartChannel();
+  const channel = new PartChannel(true);
   const log = createLogger(config.logLevel).child({ part: 'dns' });
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
   const geo = openGeo(config, log);

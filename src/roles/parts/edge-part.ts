@@ -18,7 +18,7 @@ import { PartChannel } from '../supervisor/part-channel.ts';
 const REPORT_TIMEOUT_MS = 120_000;
 
 export async function runEdgePart(config: Config): Promise<void> {
-  const channel = new PartChannel();
+  const channel = new PartChannel(true);
   const log = createLogger(config.logLevel).child({ part: 'edge', component: 'edge' });
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
   // The API part checks the operator key against the store at its start; here it only opens keys.

@@ -1,6 +1,7 @@
 // A supervised part's side of the IPC channel: say it is ready, pass events on, ask another part
-// (through the supervisor) and answer what others ask. Outside a supervisor (`process.send` is
-// absent) it is inert: `supervised` is false and requests fail at once.
+// (through the supervisor) and answer what others ask. Outside a supervisor (the role was not
+// started with --in-serve, or has no IPC channel) it is inert: `supervised` is false and requests
+// fail at once — a role started by some other Node parent with IPC must not wait for a supervisor.
 import { isPartMessage, type PartMessage, type Target } from './messages.ts';
 
 type Handler = (body: unknown) => unknown;
@@ -11,7 +12,10 @@ export class PartChannel {
   private readonly handlers = new Map<string, Handler>();
   private readonly listeners = new Map<string, Set<(body: unknown) => void>>();
 
-  constructor(private readonly proc: NodeJS.Process = process) {
+  constructor(
+    private readonly enabled: boolean,
+    private readonly proc: NodeJS.Process = process,
+  ) {
     if (!this.supervised) return;
     proc.on('message', (message: unknown) => {
       if (isPartMessage(message)) this.receive(message);
@@ -21,7 +25,7 @@ export class PartChannel {
   }
 
   get supervised(): boolean {
-    return typeof this.proc.send === 'function' && this.proc.connected;
+    return this.enabled && typeof this.proc.send === 'function' && this.proc.connected;
   }
 
   ready(ports: Record<string, number>, info?: Record<string, unknown>): void {
