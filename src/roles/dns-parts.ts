@@ -21,12 +21,12 @@ export function openGeo(config: Config, log: Logger, quiet = false): GeoLocator 
   return geo;
 }
 
-/** `overrides`: what the DNS workers of one name server share (port, cookie secret, their rate-limit share). */
+/** `overrides`: what the DNS workers of one name server share (port, cookie secret) and split (rate limit, TCP bounds). */
 export function newDnsServer(
   config: Config,
   log: Logger,
   geo: GeoLocator | undefined,
-  overrides: Partial<Pick<DnsServerOptions, 'port' | 'cookieSecret' | 'rateLimit' | 'reusePort'>> = {},
+  overrides: Partial<Pick<DnsServerOptions, 'port' | 'cookieSecret' | 'rateLimit' | 'tcp' | 'reusePort'>> = {},
 ): DnsServer {
   return new DnsServer({
     host: config.dns.host,

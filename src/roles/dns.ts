@@ -13,7 +13,7 @@ import { StartupError } from './startup-error.ts';
 import { ensureWritableDir } from './writable-dir.ts';
 import { closeOnSignal } from './shutdown.ts';
 import { feedHealth, feedMetrics } from './feed-health.ts';
-import { dnsWorkerCount, rateLimitPerWorker } from './dns-workers/settings.ts';
+import { dnsWorkerCount, rateLimitPerWorker, tcpLimitsPerWorker } from './dns-workers/settings.ts';
 import { DnsWorkers } from './dns-workers/supervisor.ts';
 import { mergeMetrics } from './dns-workers/metrics-merge.ts';
 
@@ -29,10 +29,11 @@ export async function runNameServer(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   const geo = openGeo(config, log);
   // Workers share the cookie secret (a client's cookie holds whichever worker it reaches) and
-  // split the response-rate limit.
+  // split the response-rate limit and the TCP bounds.
   const cookieSecret = config.dns.cookieSecret ?? randomBytes(16);
   const rateLimit = rateLimitPerWorker(config.dns.rateLimit, count);
-  const dns = newDnsServer(config, log, geo, count > 1 ? { cookieSecret, rateLimit, reusePort: 'claim' } : { cookieSecret });
+  const tcp = tcpLimitsPerWorker(config.dns.tcp, count);
+  const dns = newDnsServer(config, log, geo, count > 1 ? { cookieSecret, rateLimit, tcp, reusePort: 'claim' } : { cookieSecret });
   const stateDir = join(config.dataDir, 'ns-state');
   let workers: DnsWorkers | undefined;
   const feed = new RemoteFeed(dns.index, {
@@ -49,7 +50,7 @@ export async function runNameServer(config: Config): Promise<void> {
     throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message})`);
   });
   if (count > 1) {
-    workers = new DnsWorkers({ count, port: dnsPort, cookieSecret, rateLimit, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
+    workers = new DnsWorkers({ count, port: dnsPort, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
     workers.start();
   }
   const health = () => {

@@ -7,6 +7,7 @@
 // worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
 // `applied` (after each batch); `metrics`.
 import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { TcpLimits } from '../../dns/server/tcp.ts';
 
 export interface WorkerInit {
   type: 'init';
@@ -15,6 +16,7 @@ export interface WorkerInit {
   port: number;
   cookieSecret: Buffer;
   rateLimit: RateLimitOptions;
+  tcp: TcpLimits;
   /** The primary's local state directory (LMDB), read by the worker. */
   stateDir: string;
 }

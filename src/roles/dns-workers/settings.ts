@@ -2,6 +2,7 @@
 // default is one per core (os.availableParallelism()); 1 is the single process of before.
 import { availableParallelism } from 'node:os';
 import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { TcpLimits } from '../../dns/server/tcp.ts';
 import { StartupError } from '../startup-error.ts';
 
 export const MAX_DNS_WORKERS = 64;
@@ -22,4 +23,19 @@ export function dnsWorkerCount(env: NodeJS.ProcessEnv = process.env): number {
  */
 export function rateLimitPerWorker(limit: RateLimitOptions, workers: number): RateLimitOptions {
   return limit.rate > 0 ? { ...limit, rate: Math.ceil(limit.rate / workers) } : limit;
+}
+
+/**
+ * TCP limits are counted in each process too, and the kernel spreads connections like datagrams:
+ * the bounds that protect the host (connections in all, per client network, unsent answer bytes)
+ * are split likewise; per-connection bounds and timeouts stay as configured.
+ */
+export function tcpLimitsPerWorker(limits: TcpLimits, workers: number): TcpLimits {
+  const share = (n: number) => Math.max(1, Math.ceil(n / workers));
+  return {
+    ...limits,
+    maxConnections: share(limits.maxConnections),
+    maxConnectionsPerClient: share(limits.maxConnectionsPerClient),
+    outputBudgetBytes: Math.max(limits.maxOutputBytes, share(limits.outputBudgetBytes)),
+  };
 }

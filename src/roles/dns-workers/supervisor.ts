@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
 import type { Logger } from 'pino';
 import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { TcpLimits } from '../../dns/server/tcp.ts';
 import type { AppliedEvent } from '../../sync/remote-feed.ts';
 import type { BatchEntry, FromWorker, ToWorker } from './messages.ts';
 import type { BatchBody } from './stored-state.ts';
@@ -35,6 +36,7 @@ export interface DnsWorkersOptions {
   cookieSecret: Buffer;
   /** Each worker's share (see settings.ts). */
   rateLimit: RateLimitOptions;
+  tcp: TcpLimits;
   stateDir: string;
   /** The revision the primary's index holds now. */
   applied: () => number;
@@ -154,6 +156,7 @@ export class DnsWorkers {
       port: this.options.port,
       cookieSecret: this.options.cookieSecret,
       rateLimit: this.options.rateLimit,
+      tcp: this.options.tcp,
       stateDir: this.options.stateDir,
     });
   }
