@@ -11,13 +11,13 @@
 //   BENCH_MODE=sharing …   SO_REUSEPORT against the cluster module, 2 processes of the same DnsServer
 //   BENCH_MODE=memory BENCH_ZONES=100000 [BENCH_SEEDED_DIR=dir] …   RSS of 1 and 2 DNS workers
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../test/helpers/spawn-palisade.ts';
-import { cpuSeconds, dnsperf, nsd, pdns, processTree, rssMiB, stop, type PerfResult } from './dns/servers.ts';
+import { cpuSeconds, dnsperf, memoryMiB, nsd, pdns, processTree, rssMiB, stop, type PerfResult } from './dns/servers.ts';
 import { queryFile, workloadZones } from './dns/workload.ts';
 
 const MODE = process.env.BENCH_MODE ?? 'qps';
@@ -193,22 +193,26 @@ async function memory(): Promise<void> {
     let ns = await nameServer(api, consumer, nsDir, 1, 600_000);
     console.log(`${ZONES} zones × 20 records: first start (snapshot from the API) ready in ${((Date.now() - started) / 1000).toFixed(1)} s, RSS ${rssMiB([ns.child.pid!]).toFixed(0)} MiB`);
     await stopProcess(ns);
-    const figures: number[] = [];
+    const totals: Array<{ rss: number; anon: number; pss: number }> = [];
     for (const workers of [1, 2]) {
       started = Date.now();
       ns = await nameServer(api, consumer, nsDir, workers, 600_000);
       const readyS = (Date.now() - started) / 1000;
       await settle();
       const pids = processTree(ns.child.pid!);
-      const each = pids.map((pid) => rssMiB([pid]));
-      const total = each.reduce((a, b) => a + b, 0);
-      figures.push(total);
-      console.log(
-        `${workers} DNS worker${workers > 1 ? 's' : ''} from local state: all answering after ${readyS.toFixed(1)} s; RSS ${total.toFixed(0)} MiB (${each.map((m, i) => `${i === 0 ? 'primary' : `worker ${i}`} ${m.toFixed(0)}`).join(', ')})`,
-      );
+      const each = pids.map(memoryMiB);
+      const total = each.reduce((a, m) => ({ rss: a.rss + m.rss, anon: a.anon + m.anon, pss: a.pss + m.pss }), { rss: 0, anon: 0, pss: 0 });
+      totals.push(total);
+      const one = (m: { rss: number; anon: number; pss: number }) => `RSS ${m.rss.toFixed(0)} (anon ${m.anon.toFixed(0)}, PSS ${m.pss.toFixed(0)})`;
+      console.log(`${workers} DNS worker${workers > 1 ? 's' : ''} from local state, all answering after ${readyS.toFixed(1)} s: ${one(total)} MiB in all`);
+      const comm = (pid: number) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      each.forEach((m, i) => console.log(`    ${i === 0 ? 'primary' : `pid ${pids[i]} (${comm(pids[i]!)})`}: ${one(m)} MiB`));
+      const loads = [...ns.output().matchAll(/"zones":(\d+),"ms":(\d+),"msg":"dns workers: worker answering"/g)].map((m) => `${m[1]} zones in ${(Number(m[2]) / 1000).toFixed(1)} s`);
+      if (loads.length > 0) console.log(`    workers read the local state: ${loads.join(', ')}`);
       await stopProcess(ns);
     }
-    console.log(`an extra DNS worker costs ${(figures[1]! - figures[0]!).toFixed(0)} MiB with ${ZONES} zones (${(((figures[1]! - figures[0]!) / figures[0]!) * 100).toFixed(0)}% of one)`);
+    const [a, b] = totals as [{ rss: number; anon: number; pss: number }, { rss: number; anon: number; pss: number }];
+    console.log(`an extra DNS worker with ${ZONES} zones: +${(b.anon - a.anon).toFixed(0)} MiB anonymous (its own heap), +${(b.pss - a.pss).toFixed(0)} MiB PSS, +${(b.rss - a.rss).toFixed(0)} MiB RSS as summed per process`);
   } finally {
     await stopProcess(api);
     cleanup();

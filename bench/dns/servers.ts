@@ -73,6 +73,18 @@ export function rssMiB(pids: readonly number[]): number {
   return kib / 1024;
 }
 
+/**
+ * A process's memory (MiB): resident, its anonymous part (heap: what it costs on its own), and
+ * its proportional share (PSS: pages shared with others, such as the mapped LMDB file and the
+ * node binary, divided among them), which adds up across processes.
+ */
+export function memoryMiB(pid: number): { rss: number; anon: number; pss: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kib = (text: string, field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { rss: kib(status, 'VmRSS') / 1024, anon: kib(status, 'RssAnon') / 1024, pss: kib(rollup, 'Pss') / 1024 };
+}
+
 export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise<void>((resolve) => {

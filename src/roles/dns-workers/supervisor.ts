@@ -55,6 +55,8 @@ interface Worker {
   restarts: number;
   /** Consecutive exits soon after start. */
   failures: number;
+  /** From the primary applying the last batch to this worker saying it applied it (IPC both ways included). */
+  lastApplyMs?: number;
   timer?: NodeJS.Timeout;
   exited?: Promise<void>;
 }
@@ -65,6 +67,7 @@ export interface WorkerHealth {
   revision: number;
   live: boolean;
   restarts: number;
+  last_apply_ms?: number;
 }
 
 function workerModule(): { file: string; execArgv: string[] } {
@@ -81,6 +84,8 @@ export class DnsWorkers {
   /** The ring holds every batch after this revision. */
   private ringFrom: number;
   private latest: number;
+  /** When the primary applied `latest` (performance.now()). */
+  private latestAt = 0;
   private stopping = false;
   private metricsId = 0;
   private readonly metricsWaiting = new Map<number, (text: string) => void>();
@@ -114,6 +119,7 @@ export class DnsWorkers {
     const body: BatchBody = { batch: event.batch, read: event.read };
     const entry: BatchEntry = { since: event.since, revision: event.revision, body: serialize(body) };
     this.latest = event.revision;
+    this.latestAt = performance.now();
     this.ring.push(entry);
     this.ringBytes += entry.body.byteLength;
     while (this.ring.length > 1 && (this.ringBytes > RING_BYTES || this.ring.length > RING_ENTRIES)) {
@@ -177,6 +183,7 @@ export class DnsWorkers {
         break;
       }
       case 'applied':
+        if (message.revision > worker.revision && message.revision === this.latest && this.latestAt > 0) worker.lastApplyMs = Math.round((performance.now() - this.latestAt) * 100) / 100;
         worker.revision = message.revision;
         if (message.revision >= this.latest) worker.currentAt = Date.now();
         break;
@@ -212,7 +219,7 @@ export class DnsWorkers {
   health(): WorkerHealth[] {
     return [
       { worker: 0, pid: process.pid, revision: this.options.applied(), live: true, restarts: 0 },
-      ...this.workers.map((w) => ({ worker: w.id, pid: w.child?.pid ?? null, revision: w.revision, live: w.live, restarts: w.restarts })),
+      ...this.workers.map((w) => ({ worker: w.id, pid: w.child?.pid ?? null, revision: w.revision, live: w.live, restarts: w.restarts, last_apply_ms: w.lastApplyMs })),
     ];
   }
 

@@ -26,12 +26,27 @@ async function run(init: WorkerInit): Promise<void> {
   // after each load brings what arrived meanwhile).
   let mode: 'loading' | 'waiting' | 'live' = 'loading';
   let again = false;
+  let port = 0;
 
-  const started = Date.now();
-  applied = stored.loadNow(dns.index);
-  const port = await dns.listen();
-  mode = 'waiting';
-  send({ type: 'loaded', revision: applied, port, ms: Date.now() - started, zones: dns.index.size });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    const bound = setTimeout(() => process.exit(0), 5000);
+    bound.unref();
+    try {
+      await dns.close();
+      await stored.close();
+      geo?.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void stop());
+  // The primary decides when to stop (Ctrl-C reaches the whole process group).
+  process.on('SIGINT', () => undefined);
+  process.on('disconnect', () => void stop());
+  if (!process.connected) return stop();
 
   const reload = async (why: string): Promise<void> => {
     if (mode === 'loading') {
@@ -74,6 +89,7 @@ async function run(init: WorkerInit): Promise<void> {
     send({ type: 'applied', revision: applied });
   };
 
+  // Listening from the start: a reload asked for while the first load runs is done after it.
   process.on('message', (message: ToWorker) => {
     switch (message.type) {
       case 'reload':
@@ -95,24 +111,13 @@ async function run(init: WorkerInit): Promise<void> {
     }
   });
 
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    const bound = setTimeout(() => process.exit(0), 5000);
-    bound.unref();
-    try {
-      await dns.close();
-      await stored.close();
-      geo?.close();
-    } finally {
-      process.exit(0);
-    }
-  };
-  process.on('SIGTERM', () => void stop());
-  // The primary decides when to stop (Ctrl-C reaches the whole process group).
-  process.on('SIGINT', () => undefined);
-  process.on('disconnect', () => void stop());
+  const started = Date.now();
+  applied = stored.loadNow(dns.index);
+  port = await dns.listen();
+  mode = 'waiting';
+  if (again) void reload('the primary loaded a snapshot');
+  else send({ type: 'loaded', revision: applied, port, ms: Date.now() - started, zones: dns.index.size });
+
 }
 
 if (!process.send) {
