@@ -26,7 +26,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const ZONES = Number(process.env.BENCH_ZONES ?? (MODE === 'memory' ? 100_000 : 1000));
 /** dnsperf source ports (each a separate flow for the kernel's SO_REUSEPORT hash) and threads. */
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100);
-const THREADS = Number(process.env.BENCH_THREADS ?? 1);
+const THREADS = Number(process.env.BENCH_THREADS ?? 2);
 
 for (const tool of MODE === 'memory' ? [] : MODE === 'sharing' ? ['dnsperf'] : ['dnsperf', 'nsd', 'pdns_server']) {
   if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
@@ -139,6 +139,9 @@ async function qps(): Promise<void> {
         `2 workers / NSD: ${(two.qps / nsdResult.qps).toFixed(2)}× qps, ${(two.perCpuSecond / nsdResult.perCpuSecond).toFixed(2)}× per CPU-s; ` +
         `2 workers / PowerDNS: ${(two.qps / pdnsResult.qps).toFixed(2)}× qps, ${(two.perCpuSecond / pdnsResult.perCpuSecond).toFixed(2)}× per CPU-s`,
     );
+    // One worker that did not use its core was not the limit: more workers cannot add qps then.
+    const oneCores = one.cpu / SECONDS;
+    if (oneCores < 0.9) console.log(`client-limited: 1 worker used ${oneCores.toFixed(2)} of its core, so qps cannot scale with workers here; compare queries per CPU-second`);
   } finally {
     for (const child of running) await stop(child);
     await stopProcess(api);
@@ -207,7 +210,7 @@ async function memory(): Promise<void> {
       console.log(`${workers} DNS worker${workers > 1 ? 's' : ''} from local state, all answering after ${readyS.toFixed(1)} s: ${one(total)} MiB in all`);
       const comm = (pid: number) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
       each.forEach((m, i) => console.log(`    ${i === 0 ? 'primary' : `pid ${pids[i]} (${comm(pids[i]!)})`}: ${one(m)} MiB`));
-      const loads = [...ns.output().matchAll(/"zones":(\d+),"ms":(\d+),"msg":"dns workers: worker answering"/g)].map((m) => `${m[1]} zones in ${(Number(m[2]) / 1000).toFixed(1)} s`);
+      const loads = [...ns.output().matchAll(/"zones":(\d+),"ms":(\d+),"msg":"dns workers: worker caught up \(answering\)"/g)].map((m) => `${m[1]} zones in ${(Number(m[2]) / 1000).toFixed(1)} s`);
       if (loads.length > 0) console.log(`    workers read the local state: ${loads.join(', ')}`);
       await stopProcess(ns);
     }

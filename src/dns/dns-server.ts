@@ -58,18 +58,18 @@ export class DnsServer {
     this.metrics.rateLimited = () => this.rateLimiter?.limited ?? 0;
   }
 
-  /** Binds UDP and TCP; returns the port. */
-  async listen(): Promise<number> {
+  /** Binds UDP and TCP; returns the port. `port`: instead of the one in the options. */
+  async listen(wanted = this.options.port): Promise<number> {
     const mode = this.options.reusePort;
-    if (mode !== 'claim') return this.bind(this.options.port, mode === 'join');
+    if (mode !== 'claim') return this.bind(wanted, mode === 'join');
     for (let attempt = 0; ; attempt++) {
-      const port = await this.bind(this.options.port, false);
+      const port = await this.bind(wanted, false);
       await this.close();
       try {
         return await this.bind(port, true);
       } catch (error) {
         // Port 0: another process took the free port in between; pick another.
-        if (this.options.port !== 0 || attempt >= 5 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        if (wanted !== 0 || attempt >= 5 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
       }
     }
   }

@@ -45,14 +45,18 @@ export async function runNameServer(config: Config): Promise<void> {
     onApplied: count > 1 ? (event) => workers?.onApplied(event) : undefined,
   });
   dns.metrics.revisionApplied = () => feed.applied;
-  feed.start();
-  const dnsPort = await dns.listen().catch((error: NodeJS.ErrnoException) => {
-    throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message})`);
-  });
   if (count > 1) {
-    workers = new DnsWorkers({ count, port: dnsPort, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
+    // Started first: they read the stored state while this process does.
+    workers = new DnsWorkers({ count, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
     workers.start();
   }
+  feed.start();
+  workers?.stateLoaded();
+  const dnsPort = await dns.listen().catch(async (error: NodeJS.ErrnoException) => {
+    await workers?.stop();
+    throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message})`);
+  });
+  workers?.serve(dnsPort);
   const health = () => {
     const report = feedHealth(feed, sync.maxLagMs, { zones: dns.index.size, ...(workers && { workers: workers.health() }) });
     const lagging = workers?.lagging(sync.maxLagMs);

@@ -1,7 +1,7 @@
 // What the name server's primary process and its DNS workers say to each other over the IPC
 // channel (structured clone: 'advanced' serialization).
 //
-// primary → worker: `init` once; `reload` (the stored state was replaced: read it again);
+// primary → worker: `init` once; `port` (when the primary has bound it, if `init` had none); `reload` (the stored state was replaced: read it again);
 // `catchup` (the batches after the revision the worker loaded; from then on it is live);
 // `batch` (live, in order); `metrics` (a request, answered with the worker's metrics text).
 // worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
@@ -13,7 +13,8 @@ export interface WorkerInit {
   type: 'init';
   /** 1 … N-1 (the primary is worker 0). */
   worker: number;
-  port: number;
+  /** Absent while the primary has not bound the port yet (a `port` message follows). */
+  port?: number;
   cookieSecret: Buffer;
   rateLimit: RateLimitOptions;
   tcp: TcpLimits;
@@ -30,6 +31,7 @@ export interface BatchEntry {
 
 export type ToWorker =
   | WorkerInit
+  | { type: 'port'; port: number }
   | { type: 'reload' }
   | { type: 'catchup'; entries: BatchEntry[] }
   | { type: 'batch'; entry: BatchEntry }

@@ -32,7 +32,6 @@ const METRICS_TIMEOUT_MS = 1_000;
 export interface DnsWorkersOptions {
   /** Workers in all, the primary included. */
   count: number;
-  port: number;
   cookieSecret: Buffer;
   /** Each worker's share (see settings.ts). */
   rateLimit: RateLimitOptions;
@@ -90,6 +89,7 @@ export class DnsWorkers {
   private metricsId = 0;
   private readonly metricsWaiting = new Map<number, (text: string) => void>();
   private readonly module = workerModule();
+  private port: number | undefined;
 
   constructor(private readonly options: DnsWorkersOptions) {
     this.latest = options.applied();
@@ -97,8 +97,23 @@ export class DnsWorkers {
     for (let id = 1; id < options.count; id++) this.workers.push({ id, live: false, revision: 0, currentAt: Date.now(), startedAt: 0, restarts: 0, failures: 0 });
   }
 
+  /**
+   * Starts the workers: they read the local state while the primary reads it too (a core each),
+   * and bind once `serve` gives them the port.
+   */
   start(): void {
     for (const worker of this.workers) this.spawn(worker);
+  }
+
+  /** The primary's index holds the local state now (RemoteFeed.start). */
+  stateLoaded(): void {
+    this.latest = this.ringFrom = this.options.applied();
+  }
+
+  /** The primary has claimed the port: workers join it. */
+  serve(port: number): void {
+    this.port = port;
+    for (const worker of this.workers) this.send(worker, { type: 'port', port });
   }
 
   /** RemoteFeed's onApplied: forwards what the primary's index took. */
@@ -159,7 +174,7 @@ export class DnsWorkers {
     this.send(worker, {
       type: 'init',
       worker: worker.id,
-      port: this.options.port,
+      port: this.port,
       cookieSecret: this.options.cookieSecret,
       rateLimit: this.options.rateLimit,
       tcp: this.options.tcp,
@@ -179,7 +194,7 @@ export class DnsWorkers {
         worker.live = true;
         worker.revision = message.revision;
         this.send(worker, { type: 'catchup', entries });
-        this.options.log.info({ worker: worker.id, pid: worker.child?.pid, revision: message.revision, caughtUp: entries.length, zones: message.zones, ms: message.ms }, 'dns workers: worker answering');
+        this.options.log.info({ worker: worker.id, pid: worker.child?.pid, revision: message.revision, caughtUp: entries.length, zones: message.zones, ms: message.ms }, 'dns workers: worker caught up (answering)');
         break;
       }
       case 'applied':

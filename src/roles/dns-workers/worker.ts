@@ -1,6 +1,7 @@
 // A DNS worker of `palisade dns` (PALISADE_DNS_WORKERS > 1), a child process of the name server:
 // answers queries on the port the primary claimed (SO_REUSEPORT), from an index it reads from the
-// primary's local state and keeps current with the batches the primary forwards. It pulls
+// primary's local state and keeps current with the batches the primary forwards (it binds once
+// it has caught up with the primary: never behind the others). It pulls
 // nothing from the API and listens on no HTTP port. It ends when the primary tells it (SIGTERM)
 // or goes away (the IPC channel closes).
 import { deserialize } from 'node:v8';
@@ -18,7 +19,7 @@ async function run(init: WorkerInit): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel).child({ worker: init.worker });
   const geo = openGeo(config, log, true);
-  const dns = newDnsServer(config, log, geo, { port: init.port, cookieSecret: Buffer.from(init.cookieSecret), rateLimit: init.rateLimit, tcp: init.tcp, reusePort: 'join' });
+  const dns = newDnsServer(config, log, geo, { cookieSecret: Buffer.from(init.cookieSecret), rateLimit: init.rateLimit, tcp: init.tcp, reusePort: 'join' });
   const stored = new StoredState(init.stateDir);
   let applied = 0;
   dns.metrics.revisionApplied = () => applied;
@@ -27,6 +28,10 @@ async function run(init: WorkerInit): Promise<void> {
   let mode: 'loading' | 'waiting' | 'live' = 'loading';
   let again = false;
   let port = 0;
+  let bound = false;
+  let portGiven: (port: number) => void = () => undefined;
+  const portKnown = new Promise<number>((resolve) => (portGiven = resolve));
+  if (init.port) portGiven(init.port);
 
   let stopping = false;
   const stop = async () => {
@@ -92,6 +97,9 @@ async function run(init: WorkerInit): Promise<void> {
   // Listening from the start: a reload asked for while the first load runs is done after it.
   process.on('message', (message: ToWorker) => {
     switch (message.type) {
+      case 'port':
+        portGiven(message.port);
+        break;
       case 'reload':
         void reload('the primary loaded a snapshot');
         break;
@@ -99,6 +107,18 @@ async function run(init: WorkerInit): Promise<void> {
         if (mode !== 'waiting') break;
         mode = 'live';
         takeAll(message.entries);
+        // The first time: bound only now, so that a new worker never answers older data than
+        // the others (the batches after the stored revision are applied).
+        if (!bound && mode === 'live') {
+          bound = true;
+          dns.listen(port).then(
+            () => send({ type: 'applied', revision: applied }),
+            (error: unknown) => {
+              log.error({ err: error, port }, 'dns worker: cannot bind the port');
+              process.exit(1);
+            },
+          );
+        }
         break;
       case 'batch':
         if (mode === 'live') takeAll([message.entry]);
@@ -113,10 +133,11 @@ async function run(init: WorkerInit): Promise<void> {
 
   const started = Date.now();
   applied = stored.loadNow(dns.index);
-  port = await dns.listen();
+  const loadedMs = Date.now() - started;
+  port = await portKnown;
   mode = 'waiting';
   if (again) void reload('the primary loaded a snapshot');
-  else send({ type: 'loaded', revision: applied, port, ms: Date.now() - started, zones: dns.index.size });
+  else send({ type: 'loaded', revision: applied, port, ms: loadedMs, zones: dns.index.size });
 
 }
 
