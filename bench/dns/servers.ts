@@ -95,6 +95,8 @@ export async function stop(child: ChildProcess): Promise<void> {
 
 /** Waits until the server answers the workload's first zone. */
 async function answering(child: ChildProcess, port: number, what: string): Promise<void> {
+  let errors = '';
+  child.stderr?.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
   for (let i = 0; i < 300; i++) {
     const probe = spawnSync('dig', ['@127.0.0.1', '-p', String(port), '+tries=1', '+time=1', '+short', `www.${zoneName(0)}`], { encoding: 'utf8' });
     if (/^\d+\.\d+\.\d+\.\d+$/m.test(probe.stdout)) return;
@@ -102,7 +104,7 @@ async function answering(child: ChildProcess, port: number, what: string): Promi
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop(child);
-  throw new Error(`${what} did not start`);
+  throw new Error(`${what} did not start (exit ${child.exitCode ?? child.signalCode}):\n${errors}`);
 }
 
 const randomPort = () => 20000 + Math.floor(Math.random() * 20000);
@@ -140,7 +142,8 @@ export async function nsd(dir: string, zones: readonly Zone[], servers: number):
   ];
   for (const zone of zones) conf.push('zone:', `  name: "${zone.domain.domain}"`, `  zonefile: "${zone.domain.domain}.zone"`);
   writeFileSync(join(dir, 'nsd.conf'), `${conf.join('\n')}\n`);
-  const child = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: 'ignore' });
+  // NSD logs a line per zone: only the end of its errors is kept.
+  const child = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   await answering(child, port, 'nsd');
   return { child, port };
 }
@@ -167,7 +170,7 @@ export async function pdns(dir: string, zones: readonly Zone[], receivers: numbe
     '--api=no',
   ];
   writeFileSync(join(dir, 'pdns.conf'), '');
-  const child = spawn('pdns_server', args, { stdio: 'ignore' });
+  const child = spawn('pdns_server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   await answering(child, port, 'pdns_server');
   return { child, port };
 }
