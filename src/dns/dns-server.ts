@@ -22,6 +22,12 @@ export interface DnsServerOptions {
   rateLimit?: RateLimitOptions;
   /** DNS Cookies secret (16 bytes); absent = cookies ignored. */
   cookieSecret?: Buffer;
+  /**
+   * Several worker processes on one port (SO_REUSEPORT; the kernel spreads clients among them):
+   * 'claim' binds the port exclusively first, so a port another process holds is refused as it
+   * is without workers, then binds it shared; 'join' binds shared to the port a claimer holds.
+   */
+  reusePort?: 'claim' | 'join';
   log: Logger;
 }
 
@@ -52,12 +58,27 @@ export class DnsServer {
     this.metrics.rateLimited = () => this.rateLimiter?.limited ?? 0;
   }
 
-  /** Binds UDP and TCP; returns the port. */
-  async listen(): Promise<number> {
+  /** Binds UDP and TCP; returns the port. `port`: instead of the one in the options. */
+  async listen(wanted = this.options.port): Promise<number> {
+    const mode = this.options.reusePort;
+    if (mode !== 'claim') return this.bind(wanted, mode === 'join');
+    for (let attempt = 0; ; attempt++) {
+      const port = await this.bind(wanted, false);
+      await this.close();
+      try {
+        return await this.bind(port, true);
+      } catch (error) {
+        // Port 0: another process took the free port in between; pick another.
+        if (wanted !== 0 || attempt >= 5 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      }
+    }
+  }
+
+  private async bind(wanted: number, reusePort: boolean): Promise<number> {
     const { host, log } = this.options;
     const family = isIPv6(host) ? 6 : 4;
     for (let attempt = 0; attempt < 20; attempt++) {
-      const udp = UdpListener.create(this.handler, family, log);
+      const udp = UdpListener.create(this.handler, family, log, reusePort);
       if (this.rateLimiter) udp.limit(this.rateLimiter);
       // dns2's listen() only resolves; a failed bind arrives as an 'error' event.
       await new Promise<void>((resolve, reject) => {
@@ -66,7 +87,7 @@ export class DnsServer {
           reject(error);
         };
         udp.once('error', failed);
-        void udp.listen(this.options.port, host).then(() => {
+        void udp.listen(wanted, host).then(() => {
           udp.off('error', failed);
           resolve();
         });
@@ -74,8 +95,12 @@ export class DnsServer {
       const port = udp.address().port;
       const tcp = TcpListener.create(this.handler, this.metrics, this.options.tcp, log);
       const bound = await new Promise<boolean>((resolve, reject) => {
-        tcp.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' && this.options.port === 0 ? resolve(false) : reject(error)));
-        tcp.listen({ port, host }, () => resolve(true));
+        tcp.once('error', (error: NodeJS.ErrnoException) => {
+          if (error.code === 'EADDRINUSE' && wanted === 0) return resolve(false);
+          udp.close();
+          reject(error);
+        });
+        tcp.listen({ port, host, ...(reusePort && { reusePort: true }) }, () => resolve(true));
       });
       if (bound) {
         this.udp = udp;
@@ -89,7 +114,10 @@ export class DnsServer {
   }
 
   async close(): Promise<void> {
-    await this.tcp?.shutdown();
-    await new Promise<void>((resolve) => (this.udp ? this.udp.close(() => resolve()) : resolve()));
+    const { udp, tcp } = this;
+    this.udp = undefined;
+    this.tcp = undefined;
+    await tcp?.shutdown();
+    await new Promise<void>((resolve) => (udp ? udp.close(() => resolve()) : resolve()));
   }
 }

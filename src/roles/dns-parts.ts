@@ -2,14 +2,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { DnsServer } from '../dns/dns-server.ts';
+import { DnsServer, type DnsServerOptions } from '../dns/dns-server.ts';
 import { BUNDLED_GEOIP_DB } from '../geo/default-db.ts';
 import { GeoLocator } from '../geo/locator.ts';
 
-/** Opens (and watches) the GeoIP database if one is configured; says so either way. */
-export function openGeo(config: Config, log: Logger): GeoLocator | undefined {
+/** Opens (and watches) the GeoIP database if one is configured; says so either way (unless `quiet`: a DNS worker). */
+export function openGeo(config: Config, log: Logger, quiet = false): GeoLocator | undefined {
   const geo = config.geoipDb ? GeoLocator.open(config.geoipDb, log.child({ component: 'geo' })) : undefined;
   geo?.watch();
+  if (quiet) return geo;
   if (geo) {
     const bundled = config.geoipDb === BUNDLED_GEOIP_DB;
     log.info(
@@ -20,7 +21,13 @@ export function openGeo(config: Config, log: Logger): GeoLocator | undefined {
   return geo;
 }
 
-export function newDnsServer(config: Config, log: Logger, geo: GeoLocator | undefined): DnsServer {
+/** `overrides`: what the DNS workers of one name server share (port, cookie secret) and split (rate limit, TCP bounds). */
+export function newDnsServer(
+  config: Config,
+  log: Logger,
+  geo: GeoLocator | undefined,
+  overrides: Partial<Pick<DnsServerOptions, 'port' | 'cookieSecret' | 'rateLimit' | 'tcp' | 'reusePort'>> = {},
+): DnsServer {
   return new DnsServer({
     host: config.dns.host,
     port: config.dns.port,
@@ -33,5 +40,6 @@ export function newDnsServer(config: Config, log: Logger, geo: GeoLocator | unde
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),
     rateLimit: config.dns.rateLimit,
     log: log.child({ component: 'dns' }),
+    ...overrides,
   });
 }

@@ -1,5 +1,8 @@
 // The dns role: an authoritative name server (ns1, ns2, …) on its own host, fed by a remote API's
-// change feed, serving from its local state whenever the API is away.
+// change feed, serving from its local state whenever the API is away. With PALISADE_DNS_WORKERS
+// above 1 (the default: one per core) this process is also the primary of DNS workers that share
+// its port (dns-workers/): it stays the host's one feed consumer and forwards what it applies.
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { createLogger } from '../log.ts';
@@ -10,39 +13,89 @@ import { StartupError } from './startup-error.ts';
 import { ensureWritableDir } from './writable-dir.ts';
 import { closeOnSignal } from './shutdown.ts';
 import { feedHealth, feedMetrics } from './feed-health.ts';
+import { dnsWorkerCount, rateLimitPerWorker, tcpLimitsPerWorker } from './dns-workers/settings.ts';
+import { DnsWorkers } from './dns-workers/supervisor.ts';
+import { mergeMetrics } from './dns-workers/metrics-merge.ts';
+
+/** Taken from the primary alone when the workers' metrics are summed. */
+const PRIMARY_ONLY = new Set(['palisade_dns_zones_served', 'palisade_dns_revision_applied']);
 
 export async function runNameServer(config: Config): Promise<void> {
   const { sync } = config;
   const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
   if (missing.length > 0) throw new StartupError(`the dns role needs ${missing.join(', ')} (from \`palisade admin consumer add\` on the API side)`);
+  const count = dnsWorkerCount();
   ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const log = createLogger(config.logLevel);
   const geo = openGeo(config, log);
-  const dns = newDnsServer(config, log, geo);
-  const feed = new RemoteFeed(dns.index, { url: sync.url!, token: sync.token!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'ns-state'), log: log.child({ component: 'sync' }) });
+  // Workers share the cookie secret (a client's cookie holds whichever worker it reaches) and
+  // split the response-rate limit and the TCP bounds.
+  const cookieSecret = config.dns.cookieSecret ?? randomBytes(16);
+  const rateLimit = rateLimitPerWorker(config.dns.rateLimit, count);
+  const tcp = tcpLimitsPerWorker(config.dns.tcp, count);
+  const dns = newDnsServer(config, log, geo, count > 1 ? { cookieSecret, rateLimit, tcp, reusePort: 'claim' } : { cookieSecret });
+  const stateDir = join(config.dataDir, 'ns-state');
+  let workers: DnsWorkers | undefined;
+  const feed = new RemoteFeed(dns.index, {
+    url: sync.url!,
+    token: sync.token!,
+    pollMs: sync.pollMs,
+    dataDir: stateDir,
+    log: log.child({ component: 'sync' }),
+    onApplied: count > 1 ? (event) => workers?.onApplied(event) : undefined,
+  });
   dns.metrics.revisionApplied = () => feed.applied;
+  if (count > 1) {
+    // Started first: they read the stored state while this process does.
+    workers = new DnsWorkers({ count, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
+    workers.start();
+  }
   feed.start();
-  const dnsPort = await dns.listen().catch((error: NodeJS.ErrnoException) => {
+  workers?.stateLoaded();
+  const dnsPort = await dns.listen().catch(async (error: NodeJS.ErrnoException) => {
+    await workers?.stop();
     throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message})`);
   });
-  const health = () => feedHealth(feed, sync.maxLagMs, { zones: dns.index.size });
+  workers?.serve(dnsPort);
+  const health = () => {
+    const report = feedHealth(feed, sync.maxLagMs, { zones: dns.index.size, ...(workers && { workers: workers.health() }) });
+    const lagging = workers?.lagging(sync.maxLagMs);
+    return lagging && report.ok ? { ...report, ok: false, status: 'degraded', reason: lagging } : report;
+  };
   const listener: NotifyListener = new NotifyListener({
     secret: sync.secret!,
     applied: () => feed.applied,
     onNotify: () => void feed.catchUp(),
     health,
-    metrics: () => dns.metrics.render() + feedMetrics(Math.max(0, feed.current - feed.applied), listener),
+    metrics: async () => {
+      const own = dns.metrics.render();
+      const all = workers ? mergeMetrics([own, ...(await workers.metrics())], PRIMARY_ONLY) + workersMetrics(workers) : own;
+      return all + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
+    },
     log: log.child({ component: 'sync' }),
   });
   const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`sync: cannot listen on ${sync.host}:${sync.port} (${error.code ?? error.message}); set PALISADE_SYNC_HOST/PALISADE_SYNC_PORT`);
   });
-  log.info({ dns: `${config.dns.host}:${dnsPort}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied }, 'palisade name server serving');
+  log.info({ dns: `${config.dns.host}:${dnsPort}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, workers: count }, 'palisade name server serving');
 
   closeOnSignal(log, async () => {
     await listener.close();
+    await workers?.stop();
     await dns.close();
     await feed.stop();
     geo?.close();
   });
+}
+
+function workersMetrics(workers: DnsWorkers): string {
+  const health = workers.health();
+  return (
+    '# HELP palisade_dns_workers DNS worker processes taking batches (the primary included).\n# TYPE palisade_dns_workers gauge\n' +
+    `palisade_dns_workers ${health.filter((w) => w.live).length}\n` +
+    '# HELP palisade_dns_worker_revision_applied Revision each DNS worker answers from (0 is the primary).\n# TYPE palisade_dns_worker_revision_applied gauge\n' +
+    health.map((w) => `palisade_dns_worker_revision_applied{worker="${w.worker}"} ${w.revision}\n`).join('') +
+    '# HELP palisade_dns_worker_restarts_total DNS workers started again after exiting.\n# TYPE palisade_dns_worker_restarts_total counter\n' +
+    `palisade_dns_worker_restarts_total ${workers.restarts}\n`
+  );
 }

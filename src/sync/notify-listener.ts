@@ -23,7 +23,8 @@ export interface NotifyListenerOptions {
   applied: () => number;
   onNotify: () => void;
   health: () => { ok: boolean; [key: string]: unknown };
-  metrics: () => string;
+  /** May be asynchronous (a name server with DNS workers asks each of them). */
+  metrics: () => string | Promise<string>;
   log: Logger;
 }
 
@@ -77,7 +78,7 @@ export class NotifyListener {
       const health = this.options.health();
       return [health.ok ? 200 : 503, json, JSON.stringify(health)];
     }
-    if (req.method === 'GET' && req.url === '/metrics') return [200, 'text/plain; version=0.0.4', this.options.metrics()];
+    if (req.method === 'GET' && req.url === '/metrics') return [200, 'text/plain; version=0.0.4', await this.options.metrics()];
     if (req.method !== 'POST' || req.url !== '/notify') return [404, json, '{"error":"not found"}'];
     const body = await readBody(req, MAX_NOTIFY_BODY);
     if (body === undefined) return this.refuse(req, 413, `body larger than ${MAX_NOTIFY_BODY} bytes`);

@@ -9,7 +9,7 @@
 //   the size of each change.
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { Zone } from '../store/types.ts';
-import { applyBatch } from '../dns/zone/apply.ts';
+import { applyBatch, type IndexBatch } from '../dns/zone/apply.ts';
 import { indexBatchOf, type ChangePage } from './change-page.ts';
 import { LocalState, type StoredChange } from './local-state.ts';
 import { LocalStateGuard } from './local-state-guard.ts';
@@ -20,13 +20,23 @@ import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
 export interface RemoteFeedOptions extends PullLoopOptions {
   /** Directory of the local state. */
   dataDir: string;
+  /** Told of what reached the index, for other processes' indexes (src/roles/dns-workers). */
+  onApplied?: (event: AppliedEvent) => void;
 }
 
+/**
+ * A batch, with the stored zones it read (as they were before it); or the whole index replaced
+ * (a snapshot, already stored when this is said).
+ */
+export type AppliedEvent =
+  | { kind: 'batch'; since: number; revision: number; batch: IndexBatch; read: Map<string, Zone | undefined> }
+  | { kind: 'reload'; revision: number };
 
 export class RemoteFeed extends PullLoop<ChangePage> {
   private state: LocalState;
   private readonly guard: LocalStateGuard<LocalState>;
   private nodesRevision = 0;
+  private readonly onApplied: RemoteFeedOptions['onApplied'];
 
   constructor(
     private readonly index: ZoneIndex,
@@ -35,6 +45,7 @@ export class RemoteFeed extends PullLoop<ChangePage> {
     super(options, { changesPath: '/sync/changes', snapshotPath: '/sync/snapshot', who: 'sync' });
     this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new LocalState(dir));
     this.state = this.guard.open();
+    this.onApplied = options.onApplied;
   }
 
   /**
@@ -111,6 +122,7 @@ export class RemoteFeed extends PullLoop<ChangePage> {
     staged.commit();
     this.applied = header.revision;
     this.nodesRevision = header.nodesRevision;
+    this.onApplied?.({ kind: 'reload', revision: header.revision });
     this.options.log.info({ revision: header.revision, zones: count, ms: Date.now() - started }, 'sync: snapshot loaded');
   }
 
@@ -119,7 +131,16 @@ export class RemoteFeed extends PullLoop<ChangePage> {
     if (batch.nodes) this.nodesRevision = batch.nodes.revision;
     // A zone's first difference, or a node change, rebuilds from the zone as stored here (the
     // state before this page: persisted below, after applying).
-    applyBatch(this.index, batch, (name) => this.state.zone(name));
+    const read = new Map<string, Zone | undefined>();
+    applyBatch(this.index, batch, (name) => {
+      const zone = this.state.zone(name);
+      read.set(name, zone);
+      return zone;
+    });
+    if (this.onApplied) {
+      const { nodeList: _nodeList, ...indexBatch } = batch;
+      this.onApplied({ kind: 'batch', since: this.applied, revision: page.revision, batch: indexBatch, read });
+    }
     this.applied = page.revision;
     // Stored at the size of each change; a difference only for zones served here.
     const stored: StoredChange[] = batch.zones.flatMap((change): StoredChange[] => {

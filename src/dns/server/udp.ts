@@ -19,9 +19,10 @@ function literalLookup(address: string, _options: unknown, callback: (error: nul
 export class UdpListener extends dns2.UDPServer {
   private handler!: QueryHandler;
 
-  static create(handler: QueryHandler, family: 4 | 6, log: Logger): UdpListener {
+  /** `reusePort`: SO_REUSEPORT, so that several worker processes share the port (the kernel spreads clients among them). */
+  static create(handler: QueryHandler, family: 4 | 6, log: Logger, reusePort = false): UdpListener {
     // dns2 hands `type` to dgram.Socket unchanged, so it may carry dgram's full socket options.
-    const socketOptions = { type: family === 4 ? 'udp4' : 'udp6', lookup: literalLookup };
+    const socketOptions = { type: family === 4 ? 'udp4' : 'udp6', lookup: literalLookup, ...(reusePort && { reusePort: true }) };
     const listener = new UdpListener({ type: socketOptions as unknown as 'udp4' });
     listener.handler = handler;
     // Send failures (a client gone, a full buffer) concern one datagram; never let them escalate.

@@ -1,0 +1,43 @@
+// What the name server's primary process and its DNS workers say to each other over the IPC
+// channel (structured clone: 'advanced' serialization).
+//
+// primary → worker: `init` once; `port` (when the primary has bound it, if `init` had none); `reload` (the stored state was replaced: read it again);
+// `catchup` (the batches after the revision the worker loaded; from then on it is live);
+// `batch` (live, in order); `metrics` (a request, answered with the worker's metrics text).
+// worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
+// `applied` (after each batch); `metrics`.
+import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { TcpLimits } from '../../dns/server/tcp.ts';
+
+export interface WorkerInit {
+  type: 'init';
+  /** 1 … N-1 (the primary is worker 0). */
+  worker: number;
+  /** Absent while the primary has not bound the port yet (a `port` message follows). */
+  port?: number;
+  cookieSecret: Buffer;
+  rateLimit: RateLimitOptions;
+  tcp: TcpLimits;
+  /** The primary's local state directory (LMDB), read by the worker. */
+  stateDir: string;
+}
+
+/** One applied batch, serialized once (v8.serialize of `BatchBody`) for every worker. */
+export interface BatchEntry {
+  since: number;
+  revision: number;
+  body: Uint8Array;
+}
+
+export type ToWorker =
+  | WorkerInit
+  | { type: 'port'; port: number }
+  | { type: 'reload' }
+  | { type: 'catchup'; entries: BatchEntry[] }
+  | { type: 'batch'; entry: BatchEntry }
+  | { type: 'metrics'; id: number };
+
+export type FromWorker =
+  | { type: 'loaded'; revision: number; port: number; ms: number; zones: number }
+  | { type: 'applied'; revision: number }
+  | { type: 'metrics'; id: number; text: string };
