@@ -6,7 +6,7 @@ import { ServerCookies } from './cookies/server-cookies.ts';
 import { QueryHandler, type HandlerOptions } from './server/handler.ts';
 import { DnsMetrics } from './server/metrics.ts';
 import { ResponseRateLimiter, type RateLimitOptions } from './server/rate-limit.ts';
-import { TcpListener, type TcpLimits } from './server/tcp.ts';
+import { TCP_BACKLOG, TcpListener, type TcpLimits } from './server/tcp.ts';
 import { UdpListener } from './server/udp.ts';
 import { ZoneIndex } from './zone/index.ts';
 
@@ -75,7 +75,7 @@ export class DnsServer {
       const tcp = TcpListener.create(this.handler, this.metrics, this.options.tcp, log);
       const bound = await new Promise<boolean>((resolve, reject) => {
         tcp.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' && this.options.port === 0 ? resolve(false) : reject(error)));
-        tcp.listen({ port, host }, () => resolve(true));
+        tcp.listen({ port, host, backlog: TCP_BACKLOG }, () => resolve(true));
       });
       if (bound) {
         this.udp = udp;
