@@ -1,5 +1,6 @@
 // A small real tmpfs for disk-full tests (needs root). Every mount made here is unmounted by
-// `unmountAll()`, also when a set-up failed half-way; a mount still busy is detached lazily.
+// `unmountAll()` (call it in afterAll: it runs when a set-up failed half-way too), and at the
+// latest when the process exits; a mount still busy is detached lazily.
 import { spawnSync } from 'node:child_process';
 import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,8 @@ export function mountTmpfs(size: string): string {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`this test mounts a ${size} tmpfs and needs root for it: mount said ${result.stderr || result.error?.message}`);
   }
+  // Also when the test process ends without its afterAll (a crash, a timeout's kill).
+  if (mounted.length === 0) process.once('exit', unmountAll);
   mounted.push(dir);
   return dir;
 }
