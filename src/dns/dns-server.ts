@@ -6,7 +6,7 @@ import { ServerCookies } from './cookies/server-cookies.ts';
 import { QueryHandler, type HandlerOptions } from './server/handler.ts';
 import { DnsMetrics } from './server/metrics.ts';
 import { ResponseRateLimiter, type RateLimitOptions } from './server/rate-limit.ts';
-import { TcpListener, type TcpLimits } from './server/tcp.ts';
+import { TCP_BACKLOG, TcpListener, type TcpLimits } from './server/tcp.ts';
 import { UdpListener } from './server/udp.ts';
 import { ZoneIndex } from './zone/index.ts';
 
@@ -100,7 +100,7 @@ export class DnsServer {
           udp.close();
           reject(error);
         });
-        tcp.listen({ port, host, ...(reusePort && { reusePort: true }) }, () => resolve(true));
+        tcp.listen({ port, host, backlog: TCP_BACKLOG, ...(reusePort && { reusePort: true }) }, () => resolve(true));
       });
       if (bound) {
         this.udp = udp;

@@ -23,3 +23,31 @@ export function guardLmdbCommitFailures(): void {
     throw reason;
   });
 }
+
+/**
+ * Why a failed LMDB write failed, when the cause is the disk (full: ENOSPC, EDQUOT, LMDB's
+ * MDB_MAP_FULL; failing: EIO), else undefined. A failed commit rejects with a generic error whose
+ * `commitError` is a promise of the real one: it is awaited (briefly) and thereby handled, so it
+ * never surfaces as an unhandled rejection either.
+ */
+export async function diskWriteFailure(error: unknown): Promise<string | undefined> {
+  let cause: unknown = error;
+  const pending = (error as { commitError?: unknown } | null)?.commitError;
+  if (pending instanceof Promise) {
+    const timeout = new Promise<undefined>((resolve) => (setTimeout(resolve, 1000) as unknown as NodeJS.Timeout).unref());
+    cause = (await Promise.race([pending.then(() => undefined, (e: unknown) => e), timeout])) ?? error;
+  }
+  return diskFailureOf(cause);
+}
+
+/** The same for an error thrown synchronously (opening, a synchronous transaction, a file write). */
+export function diskFailureOf(cause: unknown): string | undefined {
+  const { code, message = String(cause) } = (cause ?? {}) as { code?: unknown; message?: string };
+  const disk = code === 28 || code === 122 || code === 5 || code === -30792 || /ENOSPC|EDQUOT|EIO|MDB_MAP_FULL|No space|Disk quota|Input\/output/i.test(`${String(code)} ${message}`);
+  return disk ? message.split('\n')[0] : undefined;
+}
+
+/** Settles a write nobody waits for without letting it (or its `commitError`) end the process. */
+export function quietly(write: Promise<unknown>): void {
+  write.catch((error: unknown) => void diskWriteFailure(error));
+}

@@ -4,10 +4,11 @@
 // is recognised at the next start; LMDB refusing to open, or a stored document that does not
 // parse, count the same. Damaged state is moved aside (kept for inspection, the newest few only)
 // with one log line, and the consumer (name server, edge) starts empty and loads a fresh snapshot
-// from the API.
+// from the API. A full disk is no damage: the state is opened all the same (local-state.ts).
 import { existsSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { diskFailureOf } from '../store/lmdb-commit-guard.ts';
 import { lmdbFileProblem } from './lmdb-file-check.ts';
 
 /** Moved-aside states kept; older ones are deleted, so repeated damage cannot fill the disk. */
@@ -30,13 +31,27 @@ export class LocalStateGuard<State> {
   open(): State {
     const reason = existsSync(this.marker) ? 'the last start ended while reading it (the process died there: damage the checks did not see?)' : lmdbFileProblem(this.dir);
     if (reason) this.moveAside(reason);
-    writeFileSync(this.marker, `${process.pid}\n`);
+    this.mark();
     try {
       return this.openState(this.dir);
     } catch (error) {
       this.moveAside(`LMDB could not open it (${(error as Error).message})`);
-      writeFileSync(this.marker, `${process.pid}\n`);
+      this.mark();
       return this.openState(this.dir);
+    }
+  }
+
+  /**
+   * Writes the marker. A full or failing disk does not stop the start: the state is read without
+   * it (a crash while reading then goes unrecognised once), and no empty marker is left behind
+   * (the next start would take it for such a crash).
+   */
+  private mark(): void {
+    try {
+      writeFileSync(this.marker, `${process.pid}\n`);
+    } catch (error) {
+      if (diskFailureOf(error) === undefined) throw error;
+      rmSync(this.marker, { force: true });
     }
   }
 

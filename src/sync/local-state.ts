@@ -6,11 +6,25 @@
 // its JSON ('' once removed). There are two sides, A and B, each a snapshot plus its changes: a
 // new snapshot is written into the inactive side while the active one stays whole, and one
 // transaction switches them — a crash mid-load leaves the previous state intact.
+//
+// A disk that is full or failing stops nothing (local-state-writes.ts): what cannot be written is
+// kept in memory, in the same shape — per zone the head and records to write, over the stored
+// state or over a snapshot held in memory (its chunks as received) — and read through by
+// `zone()`, so what the index patches from is what it serves. Once the disk takes writes again,
+// all of it is written in one transaction (a snapshot held in memory: into the inactive side,
+// then one transaction switches), so the disk holds, at every moment, a state served at some
+// revision. A start on a full disk reads what is stored (LMDB opens an existing state without
+// writing); a state that does not exist yet is not created without room (LMDB would fault on its
+// lock file), the name server runs from the feed in memory meanwhile.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Logger } from 'pino';
 import type { EdgeNode } from '../model/node.ts';
-import { guardLmdbCommitFailures } from '../store/lmdb-commit-guard.ts';
+import { diskFailureOf, diskWriteFailure, guardLmdbCommitFailures, quietly } from '../store/lmdb-commit-guard.ts';
 import type { RecordState } from '../model/record.ts';
 import type { RecordDelta, Zone } from '../store/types.ts';
+import { freeBytes, LocalStateWrites, MIN_ROOM, noRoom, type LocalStateWritesOptions } from './local-state-writes.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { endLine, headerLine, zoneJson, zoneLine, type SnapshotHeader } from './snapshot-format.ts';
 
@@ -22,6 +36,8 @@ type MetaKey = ['meta', string] | ['node', number] | ['zone', string];
 const MAX_PENDING_WRITES = 64;
 /** Marks the layout described above (1: one entry per zone; 2: changed zones kept whole). */
 const LAYOUT = 3;
+/** LMDB's close waits for a commit that failed for ever (lmdb-js 3.5): it is not waited for longer. */
+const CLOSE_BOUND_MS = 2000;
 
 /** A changed zone's head: `own` when its records are all stored here (it came whole). */
 interface StoredHead {
@@ -46,34 +62,103 @@ interface SideDbs {
   changed: Database<string, string>;
 }
 
+/** A snapshot's bytes as received, and where each zone's line and each chunk starts. */
+interface SnapshotBytes {
+  chunks: Buffer[];
+  chunkStarts: number[];
+  offsets: Map<string, number>;
+}
+
+/**
+ * One zone's changes not written yet, as they will be written: its head (null: no longer served,
+ * stored as ''), whether what is stored of it goes first (it came whole, or went), and its
+ * records by id (JSON; '' removed over the snapshot; null: the stored entry is removed).
+ */
+interface ZoneOverlay {
+  head: StoredHead | null;
+  cleared: boolean;
+  records: Map<number, string | null>;
+}
+
+/** Changes served but not written: over the stored state, or over a snapshot held in memory. */
+interface Unwritten {
+  snapshot?: SnapshotBytes;
+  zones: Map<string, ZoneOverlay>;
+  header: SnapshotHeader;
+  nodesChanged: boolean;
+  /** Roughly what writing it takes. */
+  bytes: number;
+}
+
 export class LocalState {
-  private readonly root: RootDatabase<unknown, MetaKey>;
-  private readonly sides: Record<Side, SideDbs>;
-  private active: Side;
+  private root: RootDatabase<unknown, MetaKey> | undefined;
+  private sides: Record<Side, SideDbs> | undefined;
+  private active: Side = 'a';
   /** Where each zone's line starts in the active snapshot, and where each stored chunk starts. */
   private offsets = new Map<string, number>();
   private chunkStarts: number[] = [];
+  /** Served, not written: being written now, and since. */
+  private writing: Unwritten | undefined;
+  private pending: Unwritten | undefined;
+  /** A snapshot is being stored into the inactive side (a snapshot held in memory waits for it). */
+  private loading = false;
+  private readonly writes: LocalStateWrites;
 
-  constructor(path: string) {
+  constructor(
+    private readonly path: string,
+    log?: Logger,
+    options: Pick<LocalStateWritesOptions, 'roomWanted'> = {},
+  ) {
     guardLmdbCommitFailures();
-    this.root = open<unknown, MetaKey>({ path, compression: false, noSubdir: false });
+    this.writes = new LocalStateWrites({ dir: path, log, who: 'sync', flush: () => this.flush(), unwritten: () => this.unwritten(), ...options });
+    try {
+      this.openDisk();
+    } catch (error) {
+      const disk = diskFailureOf(error);
+      if (disk === undefined) throw error;
+      this.closeDisk();
+      this.writes.fail(disk, false);
+      return;
+    }
+    if (!this.writes.roomFor(0)) this.writes.fail(noRoom(freeBytes(path)).message, false);
+  }
+
+  /** Why what is served is not all on disk, and since when; undefined when it is. */
+  get problem(): { reason: string; since: number } | undefined {
+    return this.writes.problem === undefined ? undefined : { reason: this.writes.problem, since: this.writes.since };
+  }
+
+  private openDisk(): void {
+    // A new LMDB environment on a full disk faults (SIGBUS) on its memory-mapped lock file.
+    const fresh = !existsSync(join(this.path, 'data.mdb')) || !existsSync(join(this.path, 'lock.mdb'));
+    const free = freeBytes(this.path);
+    if (fresh && free < MIN_ROOM) throw noRoom(free, 'creating the local state');
+    const root = open<unknown, MetaKey>({ path: this.path, compression: false, noSubdir: false });
+    this.root = root;
     const side = (name: Side): SideDbs => ({
-      snapshot: this.root.openDB<Buffer, number>({ name: `snapshot-${name}`, encoding: 'binary' }),
-      heads: this.root.openDB<string, string>({ name: `heads-${name}`, encoding: 'string' }),
-      records: this.root.openDB<string, RecordKey>({ name: `records-${name}`, encoding: 'string' }),
-      changed: this.root.openDB<string, string>({ name: `changed-${name}`, encoding: 'string' }),
+      snapshot: root.openDB<Buffer, number>({ name: `snapshot-${name}`, encoding: 'binary' }),
+      heads: root.openDB<string, string>({ name: `heads-${name}`, encoding: 'string' }),
+      records: root.openDB<string, RecordKey>({ name: `records-${name}`, encoding: 'string' }),
+      changed: root.openDB<string, string>({ name: `changed-${name}`, encoding: 'string' }),
     });
     this.sides = { a: side('a'), b: side('b') };
-    this.active = (this.root.get(['meta', 'active']) as Side | undefined) ?? 'a';
-    this.upgradeOneEntryPerZone();
-    this.upgradeWholeChangedZones();
+    this.active = (root.get(['meta', 'active']) as Side | undefined) ?? 'a';
+    this.upgradeOneEntryPerZone(root);
+    this.upgradeWholeChangedZones(root, this.sides);
+  }
+
+  private closeDisk(): void {
+    const root = this.root;
+    this.root = undefined;
+    this.sides = undefined;
+    if (root) quietly(root.close());
   }
 
   /** Layout 2 kept each changed zone whole: it becomes a head that owns its records. */
-  private upgradeWholeChangedZones(): void {
-    if (this.root.get(['meta', 'layout']) === LAYOUT) return;
-    this.root.transactionSync(() => {
-      for (const side of Object.values(this.sides)) {
+  private upgradeWholeChangedZones(root: RootDatabase<unknown, MetaKey>, sides: Record<Side, SideDbs>): void {
+    if (root.get(['meta', 'layout']) === LAYOUT) return;
+    root.transactionSync(() => {
+      for (const side of Object.values(sides)) {
         for (const { key, value } of side.changed.getRange()) {
           if (value === '') void side.heads.put(key, '');
           else {
@@ -84,7 +169,7 @@ export class LocalState {
           void side.changed.remove(key);
         }
       }
-      void this.root.put(['meta', 'layout'], LAYOUT);
+      void root.put(['meta', 'layout'], LAYOUT);
     });
   }
 
@@ -92,33 +177,81 @@ export class LocalState {
    * State written by an earlier release (one entry per zone, ['zone', name]) becomes a stored
    * snapshot of those zones, so an upgraded name server still serves at once with the API away.
    */
-  private upgradeOneEntryPerZone(): void {
-    if (((this.root.get(['meta', 'layout']) as number | undefined) ?? 1) >= 2) return;
-    const old = [...this.root.getRange({ start: ['zone', ''], end: ['zone', '\uffff'] })];
-    const { revision, nodesRevision, nodes } = this.header();
+  private upgradeOneEntryPerZone(root: RootDatabase<unknown, MetaKey>): void {
+    if (((root.get(['meta', 'layout']) as number | undefined) ?? 1) >= 2) return;
+    const old = [...root.getRange({ start: ['zone', ''], end: ['zone', '\uffff'] })];
+    const { revision, nodesRevision, nodes } = this.storedHeader(root);
     const text = [headerLine({ revision, nodesRevision, nodes }), ...old.map(({ value }) => zoneLine(JSON.stringify(value))), endLine(old.length)].join('');
-    this.root.transactionSync(() => {
-      if (old.length > 0) void this.sides.a.snapshot.put(0, Buffer.from(text));
-      for (const { key } of old) void this.root.remove(key);
-      void this.root.put(['meta', 'active'], 'a');
-      void this.root.put(['meta', 'layout'], 2);
+    root.transactionSync(() => {
+      if (old.length > 0) void this.sides!.a.snapshot.put(0, Buffer.from(text));
+      for (const { key } of old) void root.remove(key);
+      void root.put(['meta', 'active'], 'a');
+      void root.put(['meta', 'layout'], 2);
     });
     this.active = 'a';
   }
 
+  /** The revision, node revision and nodes served (written or not). */
   header(): SnapshotHeader {
+    const top = this.pending ?? this.writing;
+    if (top) return top.header;
+    return this.root ? this.storedHeader(this.root) : { revision: 0, nodesRevision: 0, nodes: [] };
+  }
+
+  private storedHeader(root: RootDatabase<unknown, MetaKey>): SnapshotHeader {
     return {
-      revision: (this.root.get(['meta', 'revision']) as number | undefined) ?? 0,
-      nodesRevision: (this.root.get(['meta', 'nodesRevision']) as number | undefined) ?? 0,
-      nodes: [...this.root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as EdgeNode),
+      revision: (root.get(['meta', 'revision']) as number | undefined) ?? 0,
+      nodesRevision: (root.get(['meta', 'nodesRevision']) as number | undefined) ?? 0,
+      nodes: [...root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as EdgeNode),
     };
   }
 
+  /** What reads start from (the stored state, or a snapshot held in memory) and the unwritten changes over it, oldest first. */
+  private layers(): { base: SnapshotBytes | undefined; overlays: Unwritten[] } {
+    const list = [this.writing, this.pending].filter((u): u is Unwritten => u !== undefined);
+    let from = 0;
+    list.forEach((u, i) => {
+      if (u.snapshot) from = i;
+    });
+    return { base: list[from]?.snapshot, overlays: list.slice(from) };
+  }
+
   /**
-   * Every stored zone: the snapshot's (with the changes since on top; those removed skipped),
-   * then the zones that came whole since.
+   * Every zone served (read once, at start): the snapshot's (with the changes since on top; those
+   * removed skipped), then the zones that came whole since.
    */
   *zones(): Generator<Zone> {
+    const { base, overlays } = this.layers();
+    const touched = new Set(overlays.flatMap((u) => [...u.zones.keys()]));
+    const seen = new Set<string>();
+    for (const zone of base ? this.memoryZones(base) : this.storedZones()) {
+      const name = zone.domain.domain;
+      if (!touched.has(name)) yield zone;
+      else {
+        seen.add(name);
+        const current = this.zone(name);
+        if (current) yield current;
+      }
+    }
+    for (const name of touched) {
+      if (seen.has(name)) continue;
+      const current = this.zone(name);
+      if (current) yield current;
+    }
+  }
+
+  private *memoryZones(snapshot: SnapshotBytes): Generator<Zone> {
+    const splitter = new LineSplitter();
+    const zonesOf = (lines: Line[]) => lines.flatMap((line) => {
+      const json = zoneJson(line.text);
+      return json === undefined ? [] : [JSON.parse(json) as Zone];
+    });
+    for (const chunk of snapshot.chunks) yield* zonesOf(splitter.push(chunk));
+    yield* zonesOf(splitter.end());
+  }
+
+  private *storedZones(): Generator<Zone> {
+    if (!this.sides) return;
     const { snapshot, heads } = this.sides[this.active];
     const changed = new Map<string, StoredHead | undefined>();
     for (const { key, value } of heads.getRange()) changed.set(key, value === '' ? undefined : (JSON.parse(value) as StoredHead));
@@ -151,39 +284,66 @@ export class LocalState {
   }
 
   /**
-   * One stored zone as it now is (a zone's first record difference patches from it): its line
-   * read back from the stored snapshot by offset, with the changes since on top.
+   * One zone as it is served (a zone's first record difference patches from it): from the stored
+   * state (its line read back from the stored snapshot by offset, with the stored changes on top)
+   * or the snapshot held in memory, with the changes not yet written on top.
    */
   zone(name: string): Zone | undefined {
-    const { heads } = this.sides[this.active];
+    const { base, overlays } = this.layers();
+    // The newest entries first, down to one that does not build on what is below it.
+    const entries: ZoneOverlay[] = [];
+    for (let i = overlays.length - 1; i >= 0; i--) {
+      const entry = overlays[i]!.zones.get(name);
+      if (!entry) continue;
+      entries.unshift(entry);
+      if (entry.cleared) break;
+    }
+    let zone = entries[0]?.cleared ? undefined : base ? this.snapshotZone(name, base.offsets, base.chunkStarts, (i) => base.chunks[i]) : this.storedZone(name);
+    for (const entry of entries) {
+      if (!entry.head) {
+        zone = undefined;
+        continue;
+      }
+      const byId = new Map(entry.cleared || !zone ? [] : zone.records.map((r) => [r.id, r]));
+      for (const [id, json] of entry.records) {
+        if (json === null || json === '') byId.delete(id);
+        else byId.set(id, JSON.parse(json) as RecordState);
+      }
+      zone = { domain: entry.head.domain, records: [...byId.values()] };
+    }
+    return zone;
+  }
+
+  private storedZone(name: string): Zone | undefined {
+    if (!this.sides) return undefined;
+    const { heads, snapshot } = this.sides[this.active];
     const stored = heads.get(name);
     if (stored === '') return undefined;
     const head = stored === undefined ? undefined : (JSON.parse(stored) as StoredHead);
     if (head?.own) return this.withChanges({ domain: head.domain, records: [] });
-    const line = this.snapshotZone(name);
+    const line = this.snapshotZone(name, this.offsets, this.chunkStarts, (i) => snapshot.get(this.chunkStarts[i]!));
     if (!line) return head ? this.withChanges({ domain: head.domain, records: [] }) : undefined;
     return head ? this.withChanges({ domain: head.domain, records: line.records }) : line;
   }
 
-  /** A zone's line in the stored snapshot: the chunk holding its start, then chunks until its newline. */
-  private snapshotZone(name: string): Zone | undefined {
-    const offset = this.offsets.get(name);
+  /** A zone's line in a snapshot's bytes: the chunk holding its start, then chunks until its newline. */
+  private snapshotZone(name: string, offsets: Map<string, number>, chunkStarts: number[], chunk: (i: number) => Buffer | undefined): Zone | undefined {
+    const offset = offsets.get(name);
     if (offset === undefined) return undefined;
-    const { snapshot } = this.sides[this.active];
     let low = 0;
-    let high = this.chunkStarts.length - 1;
+    let high = chunkStarts.length - 1;
     while (low < high) {
       const middle = (low + high + 1) >> 1;
-      if (this.chunkStarts[middle]! <= offset) low = middle;
+      if (chunkStarts[middle]! <= offset) low = middle;
       else high = middle - 1;
     }
     const parts: Buffer[] = [];
-    for (let i = low; i < this.chunkStarts.length; i++) {
-      const chunk = snapshot.get(this.chunkStarts[i]!);
-      if (!chunk) break;
-      const from = parts.length === 0 ? offset - this.chunkStarts[i]! : 0;
-      const newline = chunk.indexOf(10, from);
-      parts.push(chunk.subarray(from, newline === -1 ? chunk.length : newline));
+    for (let i = low; i < chunkStarts.length; i++) {
+      const bytes = chunk(i);
+      if (!bytes) break;
+      const from = parts.length === 0 ? offset - chunkStarts[i]! : 0;
+      const newline = bytes.indexOf(10, from);
+      parts.push(bytes.subarray(from, newline === -1 ? bytes.length : newline));
       if (newline !== -1) break;
     }
     const json = zoneJson(Buffer.concat(parts).toString('utf8'));
@@ -192,7 +352,7 @@ export class LocalState {
 
   /** A zone's records with the stored changes on top (by id; '' removes). */
   private withChanges(zone: Zone): Zone {
-    const { records } = this.sides[this.active];
+    const { records } = this.sides![this.active];
     const name = zone.domain.domain;
     const byId = new Map(zone.records.map((r) => [r.id, r]));
     for (const { key, value } of records.getRange({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) {
@@ -202,86 +362,251 @@ export class LocalState {
     return { domain: zone.domain, records: [...byId.values()] };
   }
 
-  /** Starts storing a snapshot in the inactive side (emptied first: a cut-short load may have left data). */
-  async beginSnapshot(): Promise<SnapshotWriter> {
-    const target: Side = this.active === 'a' ? 'b' : 'a';
-    const { snapshot, heads, records } = this.sides[target];
-    await Promise.all([snapshot.clearAsync(), heads.clearAsync(), records.clearAsync()]);
-    const offsets = new Map<string, number>();
-    const chunkStarts: number[] = [];
-    let position = 0;
-    let pending: Array<Promise<boolean>> = [];
-    return {
-      write: async (chunk) => {
-        chunkStarts.push(position);
-        pending.push(snapshot.put(position, Buffer.from(chunk)));
-        position += chunk.byteLength;
-        if (pending.length >= MAX_PENDING_WRITES) {
-          await Promise.all(pending);
-          pending = [];
-        }
-      },
-      noteZone: (name, offset) => void offsets.set(name, offset),
-      commit: async (header) => {
-        await Promise.all(pending);
-        await this.root.transaction(() => {
-          this.writeHeader(header, true);
-          void this.root.put(['meta', 'active'], target);
-        });
-        const previous = this.sides[this.active];
-        this.active = target;
-        this.offsets = offsets;
-        this.chunkStarts = chunkStarts;
-        // The old side is emptied in the background; it is emptied again before its next use.
-        void previous.snapshot.clearAsync();
-        void previous.heads.clearAsync();
-        void previous.records.clearAsync();
-      },
-    };
+  /** Whether the zone's records are all kept as changes (it came whole since the snapshot). */
+  private ownsRecords(name: string): boolean {
+    const { base, overlays } = this.layers();
+    for (let i = overlays.length - 1; i >= 0; i--) {
+      const entry = overlays[i]!.zones.get(name);
+      if (entry) return entry.head?.own ?? false;
+    }
+    if (base || !this.sides) return false;
+    const stored = this.sides[this.active].heads.get(name);
+    return stored ? (JSON.parse(stored) as StoredHead).own : false;
   }
 
   /**
-   * Records one applied batch in one transaction, each change at its own size: a zone that came
-   * whole replaces what was kept of it; a record difference writes those records only.
+   * Starts storing a snapshot in the inactive side (emptied first: a cut-short load may have left
+   * data). With the disk full or failing, the snapshot is kept in memory instead, and written
+   * once the disk takes writes again.
+   */
+  async beginSnapshot(): Promise<SnapshotWriter> {
+    // A snapshot held in memory may be being written into the inactive side: it finishes first.
+    await this.writes.exclusive(async () => undefined);
+    this.loading = true;
+    const offsets = new Map<string, number>();
+    const chunkStarts: number[] = [];
+    let position = 0;
+    const target: Side = this.active === 'a' ? 'b' : 'a';
+    const side = this.sides?.[target];
+    /** The chunks, once they are kept in memory (undefined: they are stored as they arrive). */
+    let memory: Buffer[] | undefined;
+    let inflight: Array<{ start: number; chunk: Buffer; write: Promise<boolean> }> = [];
+    const toMemory = async (error: unknown): Promise<void> => {
+      const disk = await diskWriteFailure(error);
+      if (disk === undefined) throw error;
+      this.writes.fail(disk, true);
+      const kept = new Map<number, Buffer>();
+      if (side) for (const { key, value } of side.snapshot.getRange()) kept.set(key, Buffer.from(value));
+      for (const { start, chunk } of inflight) kept.set(start, chunk);
+      inflight = [];
+      memory = chunkStarts.map((start) => {
+        const chunk = kept.get(start);
+        if (!chunk) throw new Error(`snapshot: the chunk at byte ${start} was neither stored nor kept`);
+        return chunk;
+      });
+    };
+    if (!side || !this.writes.roomFor(0) || this.writes.problem !== undefined) memory = [];
+    else {
+      try {
+        await allWritten([side.snapshot.clearAsync(), side.heads.clearAsync(), side.records.clearAsync()]);
+      } catch (error) {
+        await toMemory(error);
+      }
+    }
+    const settle = async () => {
+      try {
+        await allWritten(inflight.map((w) => w.write));
+        inflight = [];
+      } catch (error) {
+        await toMemory(error);
+      }
+    };
+    return {
+      write: async (chunk) => {
+        const start = position;
+        chunkStarts.push(start);
+        position += chunk.byteLength;
+        const copy = Buffer.from(chunk);
+        if (memory) return void memory.push(copy);
+        inflight.push({ start, chunk: copy, write: side!.snapshot.put(start, copy) });
+        if (inflight.length >= MAX_PENDING_WRITES) await settle();
+      },
+      noteZone: (name, offset) => void offsets.set(name, offset),
+      commit: async (header) => {
+        if (!memory) await settle();
+        if (!memory) {
+          try {
+            await this.writes.exclusive(async () => {
+              await this.root!.transaction(() => {
+                this.writeHeader(this.root!, header, true);
+                void this.root!.put(['meta', 'active'], target);
+              });
+              this.switchTo(target, offsets, chunkStarts);
+              // Anything unwritten was older than this snapshot.
+              this.pending = undefined;
+            });
+            this.loading = false;
+            this.writes.recovered();
+            return;
+          } catch (error) {
+            await toMemory(error);
+          }
+        }
+        this.loading = false;
+        this.pending = { snapshot: { chunks: memory!, chunkStarts, offsets }, zones: new Map(), header, nodesChanged: true, bytes: position };
+        await this.writes.write();
+      },
+    };
+  }
+
+  /** The other side is now the stored state; the old one is emptied in the background (and again before its next use). */
+  private switchTo(target: Side, offsets: Map<string, number>, chunkStarts: number[]): void {
+    const previous = this.sides![this.active];
+    this.active = target;
+    this.offsets = offsets;
+    this.chunkStarts = chunkStarts;
+    quietly(previous.snapshot.clearAsync());
+    quietly(previous.heads.clearAsync());
+    quietly(previous.records.clearAsync());
+  }
+
+  /**
+   * Records one applied batch, each change at its own size: a zone that came whole replaces what
+   * was kept of it; a record difference writes those records only. Written in one transaction
+   * with whatever was not written before it; kept in memory while the disk cannot take it.
    */
   async apply(changes: readonly StoredChange[], header: SnapshotHeader, nodesChanged: boolean): Promise<void> {
-    const { heads, records } = this.sides[this.active];
-    const clear = (name: string) => {
-      for (const key of records.getKeys({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) void records.remove(key);
-    };
-    await this.root.transaction(() => {
-      for (const change of changes) {
-        if ('delta' in change) {
-          const stored = heads.get(change.name);
-          const own = stored ? (JSON.parse(stored) as StoredHead).own : false;
-          void heads.put(change.name, JSON.stringify({ domain: change.domain, own } satisfies StoredHead));
-          // Over the snapshot's records a removal must be remembered; in an owned zone it is just gone.
-          for (const { id } of change.delta.del) void (own ? records.remove([change.name, id]) : records.put([change.name, id], ''));
-          for (const record of change.delta.put) void records.put([change.name, record.id], JSON.stringify(record));
-        } else if (change.zone) {
-          clear(change.name);
-          void heads.put(change.name, JSON.stringify({ domain: change.zone.domain, own: true } satisfies StoredHead));
-          for (const record of change.zone.records) void records.put([change.name, record.id], JSON.stringify(record));
-        } else {
-          clear(change.name);
-          void heads.put(change.name, '');
+    this.loading = false;
+    const into = (this.pending ??= { zones: new Map(), header, nodesChanged: false, bytes: 0 });
+    for (const change of changes) {
+      if ('delta' in change) {
+        const own = this.ownsRecords(change.name);
+        let entry = into.zones.get(change.name);
+        if (!entry) into.zones.set(change.name, (entry = { head: null, cleared: false, records: new Map() }));
+        entry.head = { domain: change.domain, own };
+        // Over the snapshot's records a removal must be remembered; in an owned zone it is just gone.
+        for (const { id } of change.delta.del) entry.records.set(id, own ? null : '');
+        for (const record of change.delta.put) {
+          const json = JSON.stringify(record);
+          entry.records.set(record.id, json);
+          into.bytes += json.length;
         }
+      } else if (change.zone) {
+        const records = new Map(change.zone.records.map((r) => [r.id, JSON.stringify(r)] as const));
+        into.zones.set(change.name, { head: { domain: change.zone.domain, own: true }, cleared: true, records });
+        for (const json of records.values()) into.bytes += json.length;
+      } else into.zones.set(change.name, { head: null, cleared: true, records: new Map() });
+      into.bytes += 64;
+    }
+    into.header = header;
+    into.nodesChanged ||= nodesChanged;
+    await this.writes.write();
+  }
+
+  private unwritten(): number | undefined {
+    if (!this.pending) return this.root ? undefined : 0;
+    return this.pending.bytes;
+  }
+
+  /** Writes everything unwritten (one write at a time: see LocalStateWrites); true when nothing is left. */
+  private async flush(): Promise<boolean> {
+    if (!this.root) {
+      try {
+        this.openDisk();
+      } catch (error) {
+        this.closeDisk();
+        throw error;
       }
-      this.writeHeader(header, nodesChanged);
-    });
+      // What is served came from the feed: it is all written below (as a snapshot held in memory).
+      if (!this.pending) return true;
+    }
+    const batch = this.pending;
+    if (!batch) return true;
+    // A snapshot being stored into the inactive side supersedes this one when it is committed.
+    if (batch.snapshot && this.loading) return false;
+    this.writing = batch;
+    this.pending = undefined;
+    const root = this.root!;
+    try {
+      if (batch.snapshot) {
+        const target: Side = this.active === 'a' ? 'b' : 'a';
+        const side = this.sides![target];
+        await allWritten([side.snapshot.clearAsync(), side.heads.clearAsync(), side.records.clearAsync()]);
+        const { chunks, chunkStarts, offsets } = batch.snapshot;
+        for (let i = 0; i < chunks.length; i += MAX_PENDING_WRITES) {
+          await allWritten(chunks.slice(i, i + MAX_PENDING_WRITES).map((chunk, j) => side.snapshot.put(chunkStarts[i + j]!, chunk)));
+        }
+        await root.transaction(() => {
+          this.writeChanges(root, side, batch);
+          void root.put(['meta', 'active'], target);
+        });
+        this.switchTo(target, offsets, chunkStarts);
+      } else await root.transaction(() => this.writeChanges(root, this.sides![this.active], batch));
+    } catch (error) {
+      this.pending = this.pending ? merged(batch, this.pending) : batch;
+      throw error;
+    } finally {
+      this.writing = undefined;
+    }
+    return this.pending === undefined;
   }
 
-  private writeHeader(header: SnapshotHeader, withNodes: boolean): void {
-    void this.root.put(['meta', 'revision'], header.revision);
-    void this.root.put(['meta', 'nodesRevision'], header.nodesRevision);
+  /** Inside a transaction: unwritten changes into a side, and the header they reach. */
+  private writeChanges(root: RootDatabase<unknown, MetaKey>, side: SideDbs, batch: Unwritten): void {
+    const { heads, records } = side;
+    for (const [name, entry] of batch.zones) {
+      if (entry.cleared) for (const key of records.getKeys({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) void records.remove(key);
+      void heads.put(name, entry.head ? JSON.stringify(entry.head) : '');
+      for (const [id, json] of entry.records) void (json === null ? records.remove([name, id]) : records.put([name, id], json));
+    }
+    this.writeHeader(root, batch.header, batch.nodesChanged);
+  }
+
+  private writeHeader(root: RootDatabase<unknown, MetaKey>, header: SnapshotHeader, withNodes: boolean): void {
+    void root.put(['meta', 'revision'], header.revision);
+    void root.put(['meta', 'nodesRevision'], header.nodesRevision);
     if (!withNodes) return;
-    for (const { key } of this.root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })) void this.root.remove(key);
-    for (const node of header.nodes) void this.root.put(['node', node.id], node);
+    for (const { key } of root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })) void root.remove(key);
+    for (const node of header.nodes) void root.put(['node', node.id], node);
   }
 
+  /** A last write if the disk takes it (what is not written is caught up from the API at the next start). */
   async close(): Promise<void> {
-    await this.root.close();
+    await this.writes.close();
+    const root = this.root;
+    this.root = undefined;
+    if (!root) return;
+    let timer: NodeJS.Timeout | undefined;
+    const closing = root.close();
+    quietly(closing);
+    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_BOUND_MS)))]);
+    clearTimeout(timer);
   }
+}
+
+/** `later` on top of `earlier` (a write of `earlier` failed while `later` was gathered). */
+function merged(earlier: Unwritten, later: Unwritten): Unwritten {
+  if (later.snapshot) return later;
+  for (const [name, entry] of later.zones) {
+    const below = earlier.zones.get(name);
+    if (!below || entry.cleared) earlier.zones.set(name, entry);
+    else {
+      below.head = entry.head;
+      for (const [id, json] of entry.records) below.records.set(id, json);
+    }
+  }
+  earlier.header = later.header;
+  earlier.nodesChanged ||= later.nodesChanged;
+  earlier.bytes += later.bytes;
+  return earlier;
+}
+
+/** Waits for every write, then throws the first failure (the others' are handled too). */
+async function allWritten(writes: Array<Promise<unknown>>): Promise<void> {
+  const results = await Promise.allSettled(writes);
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  for (const other of failed.slice(1)) void diskWriteFailure(other.reason);
+  if (failed[0]) throw failed[0].reason;
 }
 
 export interface SnapshotWriter {

@@ -43,9 +43,14 @@ export class RemoteFeed extends PullLoop<ChangePage> {
     options: RemoteFeedOptions,
   ) {
     super(options, { changesPath: '/sync/changes', snapshotPath: '/sync/snapshot', who: 'sync' });
-    this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new LocalState(dir));
+    this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new LocalState(dir, options.log));
     this.state = this.guard.open();
     this.onApplied = options.onApplied;
+  }
+
+  /** Why the local state on disk is behind what is served (a full or failing disk), for /healthz. */
+  get localStateProblem(): { reason: string; since: number } | undefined {
+    return this.state.problem;
   }
 
   /**

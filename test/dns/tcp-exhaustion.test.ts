@@ -1,10 +1,14 @@
 // No client can exhaust the DNS server over TCP (a real `palisade serve`, its RSS read from /proc):
 // clients that pipeline queries with large answers and never read are held to a small output
 // bound each and a global budget; clients that trickle bytes or sit idle are evicted when a new
-// client needs the room; memory held for answers returns when they close.
+// client needs the room; memory held for answers returns when they close. During a flood of
+// 2,048 such connections (from another process), new clients' queries are answered ahead of the
+// flood's: a normal TCP query's p99 stays within 200 ms.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { decode, dns2Query } from '../helpers/dns2-packets.ts';
@@ -14,6 +18,8 @@ import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let server: RunningServer;
 let key: string;
+const extra: RunningServer[] = [];
+const floods: ChildProcess[] = [];
 
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
 const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await (await fetch(`${server.url}/metrics`)).text())![1]);
@@ -37,9 +43,37 @@ beforeAll(async () => {
   await call('GET', '/domains/big.example/activatens');
 });
 afterAll(async () => {
+  for (const flood of floods) flood.kill('SIGKILL');
+  for (const other of extra) await stopProcess(other);
   if (server) await stopProcess(server);
   removeTempDirs();
 });
+
+/** One query on a new TCP connection from 127.0.0.1: connect, send, read the answer; ms (10 s if none). */
+function timedQuery(port: number, query: Buffer): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(performance.now() - started);
+    };
+    const timer = setTimeout(done, 10_000);
+    let got = Buffer.alloc(0);
+    socket.on('connect', () => socket.write(query));
+    socket.on('data', (chunk: Buffer) => {
+      got = Buffer.concat([got, chunk]);
+      if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) done();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (timer) done();
+    });
+  });
+}
+
+const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil(q * values.length) - 1)]!;
 
 describe('TCP resource limits', () => {
   it('192 connections from 3 networks pipelining 60 KB answers they never read stay within a small memory bound', async () => {
@@ -89,6 +123,7 @@ describe('TCP resource limits', () => {
     try {
       await new Promise((r) => setTimeout(r, 300));
       expect(await metric('palisade_dns_tcp_open')).toBe(300);
+      const evictedBefore = await metric('palisade_dns_tcp_evicted_total');
       // A new client from another network gets in and is answered.
       for (let i = 0; i < 3; i++) {
         const fresh = await tcpFrom('127.0.20.1');
@@ -97,7 +132,7 @@ describe('TCP resource limits', () => {
         expect(decode(answer!).header).toMatchObject({ id: 42 + i, rcode: 0 });
         fresh.destroy();
       }
-      expect(await metric('palisade_dns_tcp_evicted_total')).toBeGreaterThanOrEqual(3);
+      expect(await metric('palisade_dns_tcp_evicted_total')).toBeGreaterThanOrEqual(evictedBefore + 1);
       // One network past its 64 connections is refused, whatever room is left.
       const mine: Socket[] = [];
       for (let i = 0; i < 64; i++) mine.push(await tcpFrom('127.0.30.1'));
@@ -109,4 +144,79 @@ describe('TCP resource limits', () => {
       for (const s of tricklers) s.destroy();
     }
   }, 60_000);
+
+  it('2,048 connections that never read: new clients are answered first (a normal TCP query within 200 ms at p99), memory stays bounded', async () => {
+    // A server with the default limits (1,024 connections), as the issue measured; a long idle
+    // timeout, so that only the flood could take the resolver's connection below.
+    const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_DNS_TCP_IDLE_MS: '60000' };
+    const ownKey = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'flood', '--email', 'flood@example.org'])).stdout).key.api_key;
+    const own = await startServe(env);
+    extra.push(own);
+    const ownCall = (method: string, path: string, body?: unknown) =>
+      fetch(`${own.url}${path}`, { method, headers: { 'x-auth-key': ownKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect((await ownCall('POST', '/domains', { domain: 'big.example', backend: '198.51.100.1', enabled: false })).status).toBe(201);
+    for (let i = 0; i < 15; i++) expect((await ownCall('POST', '/domains/big.example/dnsrecords', { name: 'txt', type: 6, value: `${i}`.padEnd(4000, 'x') })).status).toBe(201);
+    expect((await ownCall('POST', '/domains/big.example/dnsrecords', { name: 'www', type: 1, value: '192.0.2.80' })).status).toBe(201);
+    await ownCall('GET', '/domains/big.example/activatens');
+    const normal = frame(dns2Query('www.big.example', 1, { id: 80 }));
+    const ownRss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${own.child.pid}/status`, 'utf8'))![1]) / 1024;
+
+    const before: number[] = [];
+    for (let i = 0; i < 20; i++) before.push(await timedQuery(own.dnsPort, normal));
+    const rssBefore = ownRss();
+    // A resolver's connection, kept open and used every 2 s: the flood must not take its place.
+    const resolver = connect({ host: '127.0.0.1', port: own.dnsPort });
+    await once(resolver, 'connect');
+    resolver.on('error', () => undefined);
+    let resolverAnswers = 0;
+    const ask = async (id: number) => {
+      resolver.write(frame(dns2Query('www.big.example', 1, { id })));
+      const [answer] = await readFrames(resolver, 1, 5000);
+      if (decode(answer!).header.id === id) resolverAnswers++;
+    };
+    await ask(1000);
+
+    // The flood comes from a process of its own: 2,048 connections from 32 networks, opened one
+    // after another, each pipelining 2,000 queries for the 60 KB answer and reading nothing.
+    const flood = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../helpers/tcp-flood.ts', import.meta.url)), String(own.dnsPort), '2048', frame(dns2Query('txt.big.example', 16, { id: 1 })).toString('hex'), 'one-by-one'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    floods.push(flood);
+    let said = '';
+    flood.stdout!.on('data', (d: Buffer) => (said += d.toString()));
+    for (let i = 0; i < 200 && !said.includes('started'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(said).toContain('started');
+
+    // Normal queries from the first moment of the flood on, one after another, every 50 ms for
+    // 15 s (the flood's connections arrive, send their queries, and are answered meanwhile).
+    let peak = rssBefore;
+    const sampler = setInterval(() => (peak = Math.max(peak, ownRss())), 100);
+    const during: number[] = [];
+    const started = Date.now();
+    try {
+      while (Date.now() - started < 15_000 && during.length < 300) {
+        during.push(await timedQuery(own.dnsPort, normal));
+        if (during.length % 40 === 0) await ask(1000 + during.length);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    const ready = /ready (\d+)/.exec(said)?.[1] ?? 'not all';
+    // dig, over TCP, during the flood too.
+    expect((await dig(own.dnsPort, 'www.big.example', 'A', ['+tcp'])).answer[0]?.data).toBe('192.0.2.80');
+    const opened = Number(/^palisade_dns_tcp_connections_total (\d+)/m.exec(await (await fetch(`${own.url}/metrics`)).text())![1]);
+    const p99 = percentile(during, 0.99);
+    console.log(
+      `TCP flood (2,048 non-reading connections, ${ready} sent their queries, ${opened} accepted in all): normal TCP query before p50 ${percentile(before, 0.5).toFixed(1)} ms, p99 ${percentile(before, 0.99).toFixed(1)} ms; ` +
+        `during (${during.length} in 15 s) p50 ${percentile(during, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...during).toFixed(1)} ms, ${during.filter((ms) => ms > 200).length} over 200 ms; RSS ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB`,
+    );
+    expect(own.child.exitCode).toBeNull();
+    expect(resolverAnswers).toBe(1 + Math.floor(during.length / 40));
+    expect(resolver.destroyed).toBe(false);
+    resolver.destroy();
+    expect(p99).toBeLessThanOrEqual(200);
+    expect(peak - rssBefore).toBeLessThan(400);
+    flood.kill('SIGKILL');
+  }, 180_000);
 });

@@ -5,15 +5,26 @@
 //
 // Per connection: 2-octet framing with split and pipelined messages, answers in order, idle
 // timeout that destroys the socket, a lifetime cap against clients that trickle bytes.
-// Memory: a connection's unsent answers are bounded (past `maxOutputBytes` its queries wait
-// unread, so TCP's own flow control pushes back on the client), and all connections together
-// share a budget (`outputBudgetBytes`); a connection over either waits for its client to read.
-// Once the budget is spent, the connection holding the most unsent answers (the slowest reader)
-// is closed rather than making every client wait.
+// Time: queries are not answered in the socket's read callback but by a scheduler, in slices of
+// a few milliseconds between which the event loop takes in new connections and queries. Light
+// connections (a few queries waiting, a modest rate of answer bytes: what a resolver's connection
+// looks like) are served first, one query each in turn. Heavy ones (many pipelined queries, or
+// large answers back to back) take turns within a shared rate of answer bytes: a client that
+// never reads has the kernel take megabytes of answers per connection (its send and receive
+// buffers) before its socket pushes back, and they cost as much to make as answers that are read;
+// so 2,048 such connections cost a few per cent of a core, not seconds of everyone's time.
+// Memory: a connection's unread queries are bounded (a client more than `MAX_UNREAD_BYTES` of
+// queries ahead of their answers is closed), and so are its unsent answers (past
+// `maxOutputBytes` its queries wait unread, so TCP's own flow control pushes back); all
+// connections together share a budget (`outputBudgetBytes`); a connection over either waits for
+// its client to read. Once the budget is spent, a light connection takes the room of the
+// connection stalled longest (its answers not drained) rather than waiting; heavy ones wait.
 // Room: each client network (/24, /56 by default) holds at most `maxConnectionsPerClient`; when
-// every slot is taken, a new client takes the slot of the connection that has gone longest
-// without a completed query (as Knot and NSD shed idle connections), so clients that trickle
-// bytes or sit idle cannot lock others out.
+// every slot is taken, a new client takes the slot of a connection stalled for a second or more
+// (the longest first), else of a heavy one waiting for its turn, else of the one that has gone
+// longest without a completed query (as Knot and NSD shed idle connections), so clients that do
+// not read, pipeline floods, trickle bytes or sit idle cannot lock others out. The listen backlog is large, so a burst of connections does not have
+// the kernel drop new clients' SYNs.
 import type { Socket } from 'node:net';
 import dns2 from 'dns2';
 import type { Logger } from 'pino';
@@ -46,11 +57,66 @@ export const DEFAULT_TCP_LIMITS: TcpLimits = {
   outputBudgetBytes: 32 * 1024 * 1024,
 };
 
+/**
+ * Connections the kernel completes before they are accepted (Node's default is 511, Linux caps it
+ * at net.core.somaxconn, 4096 by default): a burst of connections past it has the kernel drop
+ * new clients' SYNs, which they repeat only after 1, 3, 7 s.
+ */
+export const TCP_BACKLOG = 4096;
+
+/** Time the scheduler answers queries for before the event loop takes in new I/O. */
+const SLICE_MS = 4;
+/** A connection with more queries than this waiting is heavy (a resolver sends one or a few). */
+const LIGHT_QUEUED = 4;
+/**
+ * Answer bytes a connection may take as a light one: a burst, refilled at a rate (a resolver's
+ * connection stays light however long it lives; one fetching large answers back to back does not).
+ */
+const LIGHT_BURST_BYTES = 128 * 1024;
+const LIGHT_BYTES_PER_S = 128 * 1024;
+/**
+ * Answer bytes all heavy connections together get, per second (and as a burst): a client that
+ * never reads has the kernel take megabytes of answers per connection (its send and receive
+ * buffers) before its socket pushes back, and answering costs the same whether it is read or not.
+ */
+const HEAVY_BYTES_PER_S = 4 * 1024 * 1024;
+const HEAVY_BURST_BYTES = 512 * 1024;
+/** Queries a heavy connection gets answered per turn (bounded in bytes by the answers' size). */
+const HEAVY_TURN_QUERIES = 8;
+const HEAVY_TURN_BYTES = 16 * 1024;
+/**
+ * Unread query bytes a connection may hold: a client that sends more queries than this ahead of
+ * their answers is closed. (It is not paused instead: a socket not read never learns that its
+ * client has gone, and a heavy connection waits long for its turn.)
+ */
+const MAX_UNREAD_BYTES = 128 * 1024;
+/** Answers not drained for this long: the connection is stalled, and the first to go for a new one. */
+const STALLED_MS = 1000;
+
 interface Connection {
   socket: Socket;
   network: string;
+  client: string;
   /** Bytes written and not yet known to be flushed (socket.writableLength when last seen). */
   buffered: number;
+  /** Unread bytes: whole queries waiting, and a partial one. */
+  unread: Buffer;
+  /** Whole queries at the front of `unread`, and their bytes (counted as they arrive). */
+  queued: number;
+  counted: number;
+  /** What it may still take as a light connection (bytes), as of `creditAt` (ms). */
+  credit: number;
+  creditAt: number;
+  /** Waiting for its client to read (its own bound, or the budget). */
+  blocked: boolean;
+  /** The socket is paused (blocked). */
+  paused: boolean;
+  /** The client sent FIN. */
+  ended: boolean;
+  /** Answers it gets next as a light connection (see the 'end' handler). */
+  probe: number;
+  /** Since when its answers have not drained (ms), 0 when they have. */
+  stalledSince: number;
 }
 
 export class TcpListener extends dns2.TCPServer {
@@ -62,8 +128,18 @@ export class TcpListener extends dns2.TCPServer {
   private readonly open = new Map<Socket, Connection>();
   private readonly perNetwork = new Map<string, number>();
   private buffered = 0;
+  /** Connections holding unsent answers (their kernel buffers are full), longest first. */
+  private readonly stalled = new Set<Connection>();
   /** Connections waiting for the global budget to free up. */
-  private readonly waiting = new Set<() => void>();
+  private readonly waiting = new Set<Connection>();
+  /** Connections with a query to answer, in turn: light ones are served first. */
+  private readonly lightQueue = new Set<Connection>();
+  private readonly heavyQueue = new Set<Connection>();
+  private sliceScheduled = false;
+  private heavyTimer: NodeJS.Timeout | undefined;
+  /** What heavy connections may still take (bytes), as of `heavyCreditAt` (ms). */
+  private heavyCredit = HEAVY_BURST_BYTES;
+  private heavyCreditAt = 0;
 
   static create(handler: QueryHandler, metrics: DnsMetrics, limits: TcpLimits, log: Logger): TcpListener {
     const listener = new TcpListener();
@@ -78,45 +154,82 @@ export class TcpListener extends dns2.TCPServer {
     return this.open.size;
   }
 
-  /** Records what a connection holds unsent now; wakes waiting connections when the budget frees. */
+  /** Records what a connection holds unsent now; wakes the connections waiting when there is room again. */
   private account(conn: Connection): void {
-    const now = conn.socket.destroyed ? 0 : conn.socket.writableLength;
-    this.buffered += now - conn.buffered;
-    conn.buffered = now;
+    // A connection closed or evicted no longer counts (forget() took its bytes off).
+    if (this.open.has(conn.socket)) {
+      const now = conn.socket.destroyed ? 0 : conn.socket.writableLength;
+      this.buffered += now - conn.buffered;
+      conn.buffered = now;
+      if (now === 0) {
+        this.stalled.delete(conn);
+        conn.stalledSince = 0;
+      } else if (!this.stalled.has(conn)) {
+        this.stalled.add(conn);
+        conn.stalledSince = Date.now();
+      }
+      this.recheck(conn);
+    }
     if (this.buffered < this.limits.outputBudgetBytes && this.waiting.size > 0) {
       const wake = [...this.waiting];
       this.waiting.clear();
-      for (const resume of wake) resume();
+      for (const other of wake) this.recheck(other);
     }
   }
 
+  /** A blocked connection goes on once it may; else it waits for its drain, or for the budget. */
+  private recheck(conn: Connection): void {
+    if (!conn.blocked) return;
+    if (!this.full(conn)) this.unblock(conn);
+    else if (conn.socket.writableLength < this.limits.maxOutputBytes) this.waiting.add(conn);
+  }
+
+  /** Whether the connection must wait for its client (or others) to read before more answers. */
+  private full(conn: Connection): boolean {
+    return conn.socket.writableLength >= this.limits.maxOutputBytes || this.buffered >= this.limits.outputBudgetBytes;
+  }
+
   /**
-   * The budget is spent: close the connection holding the most unsent answers (the slowest
-   * reader), unless that is `asking` itself. O(open connections), once per shed connection.
-   * True when `asking` may go on writing.
+   * The budget is spent and a light connection asks: close the connections stalled longest
+   * (their answers not drained) until there is room, never `asking` itself. True when there is.
    */
   private shedForBudget(asking: Connection): boolean {
     while (this.buffered >= this.limits.outputBudgetBytes) {
-      let slowest: Connection | undefined;
-      for (const conn of this.open.values()) if (!slowest || conn.buffered > slowest.buffered) slowest = conn;
-      if (!slowest || slowest === asking || slowest.buffered <= asking.buffered) return false;
+      let victim: Connection | undefined;
+      for (const conn of this.stalled) {
+        if (conn === asking) continue;
+        victim = conn;
+        break;
+      }
+      if (!victim) return false;
       this.metrics.tcpEvicted++;
-      this.forget(slowest);
-      slowest.socket.destroy();
+      this.drop(victim);
     }
     return true;
   }
 
-  /** Makes room for a new connection: the least recently answered one goes. */
+  /**
+   * Makes room for a new connection: one stalled for a while goes first (the longest), else a
+   * heavy one (the longest waiting for its turn), else the least recently answered.
+   */
   private evictOne(): void {
-    const oldest = this.open.values().next().value;
-    if (!oldest) return;
+    const stalled = this.stalled.values().next().value;
+    const victim = (stalled && Date.now() - stalled.stalledSince >= STALLED_MS ? stalled : undefined) ?? this.heavyQueue.values().next().value ?? this.open.values().next().value;
+    if (!victim) return;
     this.metrics.tcpEvicted++;
-    this.forget(oldest);
-    oldest.socket.destroy();
+    this.drop(victim);
+  }
+
+  private drop(conn: Connection): void {
+    this.forget(conn);
+    conn.socket.destroy();
   }
 
   private forget(conn: Connection): void {
+    this.lightQueue.delete(conn);
+    this.heavyQueue.delete(conn);
+    this.waiting.delete(conn);
+    this.stalled.delete(conn);
     if (!this.open.delete(conn.socket)) return;
     const left = (this.perNetwork.get(conn.network) ?? 1) - 1;
     if (left === 0) this.perNetwork.delete(conn.network);
@@ -124,6 +237,151 @@ export class TcpListener extends dns2.TCPServer {
     this.buffered -= conn.buffered;
     conn.buffered = 0;
     this.account(conn);
+  }
+
+  private isLight(conn: Connection): boolean {
+    if (conn.probe > 0) return true;
+    if (conn.queued > LIGHT_QUEUED) return false;
+    const now = performance.now();
+    conn.credit = Math.min(LIGHT_BURST_BYTES, conn.credit + ((now - conn.creditAt) * LIGHT_BYTES_PER_S) / 1000);
+    conn.creditAt = now;
+    return conn.credit > 0;
+  }
+
+  /** Heavy connections' shared credit now (bytes; negative: time to wait). */
+  private heavyCreditNow(): number {
+    const now = performance.now();
+    this.heavyCredit = Math.min(HEAVY_BURST_BYTES, this.heavyCredit + ((now - this.heavyCreditAt) * HEAVY_BYTES_PER_S) / 1000);
+    this.heavyCreditAt = now;
+    return this.heavyCredit;
+  }
+
+  /** Puts a connection with a query to answer in line (or answers its FIN), and makes sure a slice runs. */
+  private enqueue(conn: Connection): void {
+    if (conn.blocked || conn.socket.destroyed || !this.open.has(conn.socket)) return;
+    this.readMore(conn);
+    if (conn.queued === 0) {
+      // The client sent FIN: once everything it sent is answered, close our side too.
+      if (conn.ended) conn.socket.end();
+      return;
+    }
+    const light = this.isLight(conn);
+    (light ? this.heavyQueue : this.lightQueue).delete(conn);
+    (light ? this.lightQueue : this.heavyQueue).add(conn);
+    this.schedule(light);
+  }
+
+  /** A slice at the event loop's next turn; heavy work alone waits for the heavy credit. */
+  private schedule(light: boolean): void {
+    if (this.sliceScheduled) return;
+    const credit = light ? 1 : this.heavyCreditNow();
+    if (credit > 0) {
+      this.sliceScheduled = true;
+      if (this.heavyTimer) clearTimeout(this.heavyTimer);
+      this.heavyTimer = undefined;
+      setImmediate(this.slice);
+    } else if (!this.heavyTimer) {
+      this.heavyTimer = setTimeout(
+        () => {
+          this.heavyTimer = undefined;
+          this.schedule(false);
+        },
+        Math.ceil((-credit * 1000) / HEAVY_BYTES_PER_S) + 1,
+      );
+      this.heavyTimer.unref();
+    }
+  }
+
+  /**
+   * Answers queries in turn for at most SLICE_MS, then lets I/O in: light connections first, one
+   * query each; heavy ones a few each, within their shared credit.
+   */
+  private readonly slice = (): void => {
+    this.sliceScheduled = false;
+    const started = performance.now();
+    let heavyTurns = 0;
+    for (;;) {
+      const late = performance.now() - started >= SLICE_MS;
+      let conn: Connection | undefined = late ? undefined : this.lightQueue.values().next().value;
+      const light = conn !== undefined;
+      if (light) {
+        this.lightQueue.delete(conn!);
+        if (conn!.probe > 0) conn!.probe--;
+      } else {
+        // Heavy turns once light work is done, and one a slice even when light work filled it.
+        if (late && heavyTurns > 0) break;
+        conn = this.heavyQueue.values().next().value;
+        if (!conn || this.heavyCreditNow() <= 0) break;
+        this.heavyQueue.delete(conn);
+        heavyTurns++;
+      }
+      const sent = this.serve(conn!, light ? 1 : HEAVY_TURN_QUERIES, light ? Number.POSITIVE_INFINITY : HEAVY_TURN_BYTES);
+      if (!light) this.heavyCredit -= sent;
+      if (!conn!.blocked) this.enqueue(conn!);
+    }
+    if (this.lightQueue.size > 0) this.schedule(true);
+    else if (this.heavyQueue.size > 0) this.schedule(false);
+  };
+
+  /** Answers up to `queries` of the connection's waiting queries (and up to about `bytes` of answers); the bytes sent. */
+  private serve(conn: Connection, queries: number, bytes: number): number {
+    const { socket } = conn;
+    let sent = 0;
+    for (let n = 0; n < queries && sent < bytes && conn.queued > 0 && !socket.destroyed; n++) {
+      if (this.full(conn) && !(this.isLight(conn) && socket.writableLength < this.limits.maxOutputBytes && this.shedForBudget(conn))) {
+        this.block(conn);
+        return sent;
+      }
+      const length = conn.unread.readUInt16BE(0);
+      const message = conn.unread.subarray(2, 2 + length);
+      conn.unread = conn.unread.subarray(2 + length);
+      conn.queued--;
+      conn.counted -= 2 + length;
+      const response = this.handler.handle(message, 'tcp', { address: conn.client });
+      if (!response) continue;
+      const prefix = Buffer.allocUnsafe(2);
+      prefix.writeUInt16BE(response.length, 0);
+      // One writev for the length and the answer: no copy of the answer.
+      socket.cork();
+      socket.write(prefix);
+      socket.write(response, () => this.account(conn));
+      socket.uncork();
+      this.account(conn);
+      sent += response.length;
+      conn.credit -= response.length;
+      // Completed a query: most recently active now.
+      this.open.delete(socket);
+      this.open.set(socket, conn);
+    }
+    // Keep the unread tail small: copy it out of the (possibly large) chunk it points into.
+    if (conn.unread.length > 0 && conn.unread.byteOffset > 0 && conn.queued === 0) conn.unread = Buffer.from(conn.unread);
+    return sent;
+  }
+
+  /** Reads nothing more until the client has read its answers (or others theirs). */
+  private block(conn: Connection): void {
+    conn.blocked = true;
+    this.pause(conn);
+    if (conn.socket.writableLength < this.limits.maxOutputBytes) this.waiting.add(conn);
+  }
+
+  private unblock(conn: Connection): void {
+    conn.blocked = false;
+    this.waiting.delete(conn);
+    this.enqueue(conn);
+  }
+
+  private pause(conn: Connection): void {
+    if (conn.paused) return;
+    conn.paused = true;
+    conn.socket.pause();
+  }
+
+  /** Reads again once it is no longer blocked. */
+  private readMore(conn: Connection): void {
+    if (!conn.paused || conn.blocked) return;
+    conn.paused = false;
+    conn.socket.resume();
   }
 
   /** Replaces dns2's connection handler. */
@@ -137,7 +395,7 @@ export class TcpListener extends dns2.TCPServer {
     }
     if (this.open.size >= this.limits.maxConnections) this.evictOne();
     this.metrics.tcpConnections++;
-    const conn: Connection = { socket, network, buffered: 0 };
+    const conn: Connection = { socket, network, client, buffered: 0, unread: Buffer.alloc(0), queued: 0, counted: 0, credit: LIGHT_BURST_BYTES, creditAt: performance.now(), blocked: false, paused: false, ended: false, probe: 0, stalledSince: 0 };
     this.open.set(socket, conn);
     this.perNetwork.set(network, (this.perNetwork.get(network) ?? 0) + 1);
     socket.on('error', () => socket.destroy());
@@ -150,69 +408,36 @@ export class TcpListener extends dns2.TCPServer {
     lifetime.unref();
     socket.once('close', () => {
       clearTimeout(lifetime);
-      this.waiting.delete(resume);
       this.forget(conn);
     });
-
-    let pending: Buffer = Buffer.alloc(0);
-    let paused = false;
-    let ended = false;
-    const full = () =>
-      socket.writableLength >= this.limits.maxOutputBytes || (this.buffered >= this.limits.outputBudgetBytes && !this.shedForBudget(conn));
-    const work = () => {
-      while (pending.length >= 2 && !socket.destroyed) {
-        if (full()) {
-          // Read nothing more until the client has read its answers (or others theirs).
-          if (!paused) {
-            paused = true;
-            socket.pause();
-          }
-          if (socket.writableLength > 0) socket.once('drain', resume);
-          else this.waiting.add(resume);
-          break;
-        }
-        const length = pending.readUInt16BE(0);
-        if (pending.length < 2 + length) break;
-        const message = pending.subarray(2, 2 + length);
-        pending = pending.subarray(2 + length);
-        const response = this.handler.handle(message, 'tcp', { address: client });
-        if (!response) continue;
-        const frame = Buffer.allocUnsafe(2 + response.length);
-        frame.writeUInt16BE(response.length, 0);
-        response.copy(frame, 2);
-        socket.write(frame, () => this.account(conn));
-        this.account(conn);
-        // Completed a query: most recently active now.
-        this.open.delete(socket);
-        this.open.set(socket, conn);
-      }
-      // Keep the unread tail small: copy it out of the (possibly large) chunk it points into.
-      if (pending.length > 0 && pending.byteOffset > 0) pending = Buffer.from(pending);
-      if (full()) return;
-      if (paused) {
-        paused = false;
-        socket.resume();
-      }
-      // The client sent FIN: once everything it sent is answered, close our side too.
-      if (ended && !socket.destroyed) socket.end();
-    };
-    const resume = () => {
-      this.account(conn);
-      work();
-    };
     socket.on('data', (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      work();
+      conn.unread = conn.unread.length === 0 ? chunk : Buffer.concat([conn.unread, chunk]);
+      // Whole queries are counted from where the last counted one ended.
+      while (conn.unread.length - conn.counted >= 2 && conn.unread.length - conn.counted >= 2 + conn.unread.readUInt16BE(conn.counted)) {
+        conn.counted += 2 + conn.unread.readUInt16BE(conn.counted);
+        conn.queued++;
+      }
+      if (conn.unread.length > MAX_UNREAD_BYTES) {
+        this.metrics.tcpEvicted++;
+        this.drop(conn);
+        return;
+      }
+      this.enqueue(conn);
     });
     socket.on('drain', () => this.account(conn));
     socket.on('end', () => {
-      ended = true;
-      work();
+      conn.ended = true;
+      // A client that closed (rather than half-closed) answers our next write with a reset, which
+      // the write after it meets: its next two answers go out in turn as a light connection's,
+      // whatever its place, so that a gone client is found at once.
+      conn.probe = conn.queued > 0 ? 2 : 0;
+      this.enqueue(conn);
     });
   }
 
   /** Stops accepting and closes every open connection. */
   async shutdown(): Promise<void> {
+    if (this.heavyTimer) clearTimeout(this.heavyTimer);
     for (const socket of this.open.keys()) socket.destroy();
     await new Promise<void>((resolve) => this.close(() => resolve()));
   }

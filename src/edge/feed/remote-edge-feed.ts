@@ -31,8 +31,13 @@ export class RemoteEdgeFeed extends PullLoop<EdgeChangePage> {
     private readonly edgeOptions: RemoteEdgeFeedOptions,
   ) {
     super(edgeOptions, { changesPath: '/sync/edge/changes', snapshotPath: '/sync/edge/snapshot', who: 'edge sync' });
-    this.guard = new LocalStateGuard(edgeOptions.dataDir, edgeOptions.log, (dir) => new EdgeLocalState(dir), 'the edge');
+    this.guard = new LocalStateGuard(edgeOptions.dataDir, edgeOptions.log, (dir) => new EdgeLocalState(dir, edgeOptions.log), 'the edge');
     this.local = this.guard.open();
+  }
+
+  /** Why the local state on disk is behind what is served (a full or failing disk), for /healthz. */
+  get localStateProblem(): { reason: string; since: number } | undefined {
+    return this.local.problem;
   }
 
   /** Serves the local state (the caller may listen as soon as this returns), then catches up. */
