@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { DeliveryWorker } from '../notify/delivery-worker.ts';
 import { Monitor } from '../notify/monitor.ts';
 import { Notifications } from '../notify/notifications.ts';
+import { Ownership } from '../ownership/ownership.ts';
 import type { Store } from '../store/types.ts';
 
 export interface NotifyParts {
@@ -18,7 +19,8 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
   const notify = new Notifications(store, log);
   const { retryBaseMs, maxAttempts, timeoutMs, allowPrivate, sweepMs, resolver, expiringMs } = config.notify;
   const worker = new DeliveryWorker({ store, webhooks: notify.webhooks, log, retryBaseMs, maxAttempts, timeoutMs, allowPrivate });
-  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs });
+  const ownership = new Ownership(store, config, log.child({ component: 'ownership' }), notify.events, { released: (domain, held) => (held ? notify.forgetDomain(domain.domain) : Promise.resolve()) });
+  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs, ownership });
   return {
     notify,
     start() {

@@ -11,7 +11,7 @@ import yazl from 'yazl';
 import { issuanceReason } from '../../certs/cert-names.ts';
 import { withOpenKey } from '../../certs/secret-box.ts';
 import { ApiError, notFound } from '../../errors.ts';
-import type { DomainState } from '../../model/domain.ts';
+import { isProven, type DomainState } from '../../model/domain.ts';
 import { renderTask, Task } from '../../model/task.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { problem, sendProblem } from '../problem.ts';
@@ -26,12 +26,17 @@ import { ownZoneHead } from '../zone-access.ts';
 export async function followSsl(app: FastifyInstance, domain: DomainState): Promise<void> {
   try {
     if (!domain.ssl) return await app.tasks.cancel(domain, 'cancelled: ssl was turned off');
+    // No certificate for a claim not proven yet (issue 26): its proof calls this again.
+    if (!isProven(domain)) return await app.tasks.cancel(domain, UNPROVEN);
     const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());
     if (reason) await app.tasks.request(domain, reason);
   } catch (error) {
     app.log.warn({ err: error, domain: domain.domain }, 'certificates: the task could not be recorded; the periodic check will');
   }
 }
+
+/** Why a pending claim gets no certificate. */
+export const UNPROVEN = 'no certificate is ordered (DNS-01 or HTTP-01) for a domain whose ownership is not proven; see its verification (POST /domains/{domain}/verify)';
 
 const TaskParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const CONFLICT_WITH_TASK = {
@@ -85,6 +90,7 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
       if (!domain.ssl) throw new ApiError('CONFLICT', `ssl is off for ${domain.domain}; turn it on (PATCH /domains/${domain.domain} {"ssl": true}) to have a certificate issued`);
+      if (!isProven(domain)) throw new ApiError('CONFLICT', `${domain.domain} is a claim not proven yet: ${UNPROVEN}`);
       const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());
       const last = await app.tasks.forDomain(domain.ownerId, domain.domain);
       if (!reason && last) return reply.code(200).send(renderTask(last));
