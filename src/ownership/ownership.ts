@@ -193,6 +193,14 @@ export class Ownership {
     return head;
   }
 
+  /** The operator's word for a claim (a dispute settled outside): proven at once, as any proof. */
+  async proveByOperator(name: string, ownerId: number): Promise<ZoneHead> {
+    const doc = (await this.store.getDoc<SeenDoc>('claimseen', seenId(name, ownerId))) ?? { attempts: 0 };
+    const proven = await this.store.proveClaim(name, ownerId, (h) => ({ ...h.domain, claim: { ...(h.domain.claim ?? { token: '', nameservers: this.config.nameservers }), verified: true, method: 'operator', at: new Date().toISOString() } }));
+    await this.afterProof(proven.head, proven.released, doc);
+    return proven.head;
+  }
+
   /** The monitor's pass over pending claims: the due ones, at most `checksPerPass`. */
   async checkDue(now = Date.now()): Promise<number> {
     const page = await this.store.listDocs<{ name: string; owner: number }>('claimdue', { limit: this.config.ownership.checksPerPass });
