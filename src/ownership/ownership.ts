@@ -100,17 +100,19 @@ export class Ownership {
     return [...new Set([...this.config.ownership.pool, ...this.config.nameservers])];
   }
 
-  /** The account's pair, given once from the pool and kept. */
-  async accountPair(user: UserState): Promise<Pair> {
-    if (user.nameservers) return user.nameservers;
-    const pair = accountPair(user.id, this.config.ownership.pool);
-    await this.store.updateUser(user.id, { nameservers: pair });
-    return pair;
+  /** The account's pair: kept once its first claim is made (keepAccountPair), until then what the pool gives it. */
+  accountPair(user: UserState): Pair {
+    return user.nameservers ?? accountPair(user.id, this.config.ownership.pool);
+  }
+
+  /** Keeps the account's pair, so that a pool grown later does not change it. */
+  async keepAccountPair(user: UserState): Promise<void> {
+    if (!user.nameservers) await this.store.updateUser(user.id, { nameservers: this.accountPair(user) });
   }
 
   /** The claim a new domain of `user` starts with. */
   async newClaim(user: UserState, name: string): Promise<ClaimState> {
-    const own = await this.accountPair(user);
+    const own = this.accountPair(user);
     const history = await this.store.getDoc<History>('nshist', name);
     const others = (await this.store.listClaims(name)).filter((h) => h.domain.ownerId !== user.id);
     const used = [...(history?.entries ?? []).filter((e) => e.owner !== user.id).map((e) => e.pair), ...others.map((h) => h.domain.claim?.nameservers ?? this.config.nameservers)];

@@ -96,6 +96,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { domain, records: [] };
       });
       await app.ownership.created(zone.domain);
+      await app.ownership.keepAccountPair(request.user);
       await followSsl(app, zone.domain);
       return reply.code(201).header('location', `/domains/${name}`).send(await renderDomain(zone, app.config, app.ownership));
     },
