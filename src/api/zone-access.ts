@@ -28,6 +28,14 @@ export async function ownZoneHead(app: FastifyInstance, param: string, ownerId: 
   return zone;
 }
 
+/**
+ * Whether the caller's claim holds its name. What is kept by name alone (the certificate and its
+ * key, the edges' measures) is the holder's: another account's pending claim beside it sees none.
+ */
+export async function holdsName(app: FastifyInstance, head: ZoneHead): Promise<boolean> {
+  return (await app.store.getZoneHead(head.domain.domain))?.domain.ownerId === head.domain.ownerId;
+}
+
 /** 422 naming each node id that is not registered (checked inside the store's atomic step). */
 export function checkNodesExist(ids: readonly number[] | undefined, nodeExists: (id: number) => boolean, field: string): void {
   const missing = (ids ?? []).filter((id) => !nodeExists(id));

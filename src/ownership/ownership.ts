@@ -250,10 +250,13 @@ export class Ownership {
     await this.store.putDoc('claimseen', id, doc);
   }
 
-  /** Removes a claim (the operator's `admin domain release`, or a proof that displaces it) and tells its owner. */
-  async release(name: string, ownerId: number, data: Record<string, unknown>): Promise<ZoneHead | undefined> {
+  /**
+   * Removes a claim (the operator's `admin domain release`, or a proof that displaces it: then
+   * `pendingOnly`, a claim proven meanwhile stays) and tells its owner.
+   */
+  async release(name: string, ownerId: number, data: Record<string, unknown>, pendingOnly = false): Promise<ZoneHead | undefined> {
     const head = await this.store.getZoneHead(name, ownerId);
-    if (!head) return undefined;
+    if (!head || (pendingOnly && isProven(head.domain))) return undefined;
     const held = (await this.store.getZoneHead(name))?.domain.ownerId === ownerId;
     if (!(await this.store.deleteZone(name, ownerId))) return undefined;
     await this.afterRelease(head.domain, held, data);
@@ -282,7 +285,7 @@ export class Ownership {
     // Every other account's pending claim at or under the name goes.
     for (const claim of await this.store.pendingClaimsUnder(domain.domain)) {
       if (claim.ownerId === domain.ownerId) continue;
-      const gone = await this.release(claim.name, claim.ownerId, by).catch((error: unknown) => {
+      const gone = await this.release(claim.name, claim.ownerId, by, true).catch((error: unknown) => {
         this.log.warn({ err: (error as Error).message, domain: claim.name, owner: claim.ownerId }, 'ownership: a displaced claim could not be released');
         return undefined;
       });

@@ -207,8 +207,9 @@ export interface Store {
   // edges and certificates read) and any number of other accounts' pending claims beside it.
   // Methods taking an owner act on that owner's claim, whichever it is; `getZone(name)`,
   // `getZoneHead(name)` and `getRecord(zone, id)` without one read the holder's. Only a proven
-  // domain (model/domain.ts isProven) is served; proven domains of different accounts never
-  // overlap (DOMAIN_OVERLAP), pending claims overlap anything.
+  // domain (model/domain.ts isProven) is served. A domain created proven may not overlap another
+  // account's proven domain (DOMAIN_OVERLAP); pending claims overlap anything, and one proven by
+  // evidence may lie under another account's proven domain (its owner delegated or placed the token).
 
   /**
    * Creates a zone (with any records). A proven domain (no claim, or a verified one): CONFLICT

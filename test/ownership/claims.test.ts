@@ -15,6 +15,7 @@
 import { createServer, request, type Server } from 'node:http';
 import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCertificate } from '../helpers/certs.ts';
 import { dig } from '../helpers/dig.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
@@ -251,6 +252,15 @@ describe('claims and their proof', { timeout: 90_000 }, () => {
       const r = await dig(serve.dnsPort, 'www.brand.example', 'A');
       return r.status === 'NOERROR' && r;
     })).answer.map((r) => r.data)).toEqual(['192.0.2.99']);
+    // What is kept by name (the certificate and its key) is the holder's: a claim beside it sees none.
+    const cert = makeCertificate(['brand.example', 'www.brand.example'], 30);
+    await admin(['cert', 'put', 'brand.example', '--cert', cert.certPath, '--key', cert.keyPath]);
+    const exportAs = async (who: Who) => (await fetch(`${serve.url}/domains/brand.example/certexport`, { headers: { 'x-auth-key': keys[who] } })).status;
+    expect(await exportAs('D')).toBe(200);
+    expect((await call('B', 'POST', '/domains', { domain: 'brand.example', backend: `127.0.0.1:${backendPort}` })).status).toBe(201);
+    expect(await exportAs('B')).toBe(409);
+    expect((await call('B', 'DELETE', '/domains/brand.example')).status).toBe(204);
+    expect(await exportAs('D')).toBe(200);
   });
 
   it('no certificate is ordered for a pending claim, by DNS-01 (name servers active) or HTTP-01; proof asks for one', async () => {

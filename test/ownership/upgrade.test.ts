@@ -48,7 +48,7 @@ describe.each(['embedded', 'redis'] as const)('upgrade with the %s store', { tim
   it('a domain stored before claims keeps serving under PALISADE_OWNERSHIP_PROOF=required, and another account cannot displace it', async () => {
     const dataDir = tempDir();
     const prefix = `{upgrade-${Date.now()}}:`;
-    const storeEnv = kind === 'redis' ? { REDIS_URL: redis.url, PALISADE_REDIS_PREFIX: prefix } : {};
+    const storeEnv: Record<string, string> = kind === 'redis' ? { REDIS_URL: redis.url, PALISADE_REDIS_PREFIX: prefix } : {};
     // The earlier release's data: a domain without a claim.
     const store = openStore({ dataDir, redisUrl: kind === 'redis' ? redis.url : undefined, redisPrefix: prefix, changeRetention: 1000 });
     const owner = await store.createUser({ name: 'old', email: 'old@example.org' });

@@ -16,7 +16,7 @@ import { renderTask, Task } from '../../model/task.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { problem, sendProblem } from '../problem.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList, Problem } from '../schemas.ts';
-import { ownZoneHead } from '../zone-access.ts';
+import { holdsName, ownZoneHead } from '../zone-access.ts';
 
 /**
  * After a domain was created or changed: a task when ssl is on and its certificate is missing or
@@ -111,8 +111,10 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
-      const cert = await app.store.getCertificate(domain.domain);
+      const head = await ownZoneHead(app, request.params.domain, request.user.id);
+      const { domain } = head;
+      // A claim beside another account's (issue 26) has no certificate: the name's is the holder's.
+      const cert = (await holdsName(app, head)) ? await app.store.getCertificate(domain.domain) : undefined;
       if (!cert) {
         const task = await app.tasks.forDomain(domain.ownerId, domain.domain);
         const why = !domain.ssl ? 'ssl is off for the domain' : task ? `its certificate task is ${task.status}${task.error ? `: ${task.error}` : ''}` : 'no certificate task exists yet';
