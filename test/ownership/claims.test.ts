@@ -281,6 +281,11 @@ describe('claims and their proof', { timeout: 90_000 }, () => {
     const task = await until('a task', async () => (await tasks()).find((t) => t.domain === 'http01.example' && t.state === 'failed'));
     expect(task.error).toMatch(/PALISADE_ACME_DIRECTORY/);
     expect((await tasks()).find((t) => t.domain === 'dns01.example')).toBeUndefined();
+    // Proven by the monitor (its delegation appears): the task is made without anyone asking.
+    ns.set('dns01.example', (await call('C', 'GET', '/domains/dns01.example')).body.nameservers);
+    const dns01 = await until('a DNS-01 task', async () => (await tasks()).find((t) => t.domain === 'dns01.example' && t.state === 'failed'));
+    expect(dns01.error).toMatch(/PALISADE_ACME_DIRECTORY/);
+    expect((await call('C', 'GET', '/domains/dns01.example')).body.verification).toMatchObject({ state: 'verified', method: 'delegation' });
   });
 
   it('a proof whose token is gone for the grace period is lost: told, unrouted, pending again', async () => {
