@@ -67,6 +67,14 @@ export interface OwnershipConfig {
   graceMs: number;
   /** Pending claims looked at per pass of the monitor (every 5 s), at most. */
   checksPerPass: number;
+  /**
+   * `parent`: a delegation is asked of the parent zone's servers, found through the resolver (what
+   * the registry says); `resolver`: the resolver's NS answer is taken as the delegation (a resolver
+   * that reports the registry's view).
+   */
+  delegationCheck: 'parent' | 'resolver';
+  /** The port parent zones' servers are asked on (53; another only in a test lab standing for the registry). */
+  parentPort: number;
 }
 
 /** address:port pairs (IPv6 as [addr]:port). */
@@ -339,6 +347,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recheckMaxMs: int('PALISADE_OWNERSHIP_RECHECK_MAX_SECONDS', 21_600, 1, 30 * 86_400) * 1000,
       graceMs: int('PALISADE_OWNERSHIP_GRACE_SECONDS', 259_200, 1, 365 * 86_400) * 1000,
       checksPerPass: int('PALISADE_OWNERSHIP_CHECKS_PER_PASS', 50, 1, 10_000),
+      delegationCheck: env.PALISADE_DELEGATION_CHECK === 'resolver' ? 'resolver' : 'parent',
+      parentPort: int('PALISADE_DELEGATION_PARENT_PORT', 53, 1, 65535),
     },
     edge: {
       host: host('PALISADE_EDGE_HOST', '127.0.0.1'),
@@ -409,6 +419,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   if (env.PALISADE_OWNERSHIP_PROOF !== undefined && !['required', 'off'].includes(env.PALISADE_OWNERSHIP_PROOF)) problems.push(`PALISADE_OWNERSHIP_PROOF=${env.PALISADE_OWNERSHIP_PROOF}: must be required or off`);
+  if (env.PALISADE_DELEGATION_CHECK !== undefined && !['parent', 'resolver'].includes(env.PALISADE_DELEGATION_CHECK)) problems.push(`PALISADE_DELEGATION_CHECK=${env.PALISADE_DELEGATION_CHECK}: must be parent or resolver`);
   config.ownership.pool = nameserverPool(env.PALISADE_NAMESERVER_POOL, config.nameservers, problems);
   config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, ...config.ownership.pool, config.hostmaster], problems);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');

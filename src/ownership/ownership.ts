@@ -27,6 +27,7 @@ import type { UserState } from '../model/user.ts';
 import type { EventBook } from '../notify/event-book.ts';
 import { ancestorsOf } from '../store/name-tree.ts';
 import type { Store, ZoneHead } from '../store/types.ts';
+import { parentDelegation, resolverDelegation, type DelegationLookup } from './delegation.ts';
 import { accountPair, delegatesToPair, pairForClaim, type Pair } from './pairs.ts';
 
 export const TOKEN_NAME = '_palisade-verify';
@@ -75,6 +76,7 @@ const dueId = (dueMs: number, name: string, owner: number) => `${String(Math.flo
 
 export class Ownership {
   private readonly resolver: Resolver | undefined;
+  private readonly delegation: DelegationLookup | undefined;
   readonly counts = { checks: 0, proven: 0, released: 0, lost: 0 };
 
   constructor(
@@ -88,6 +90,8 @@ export class Ownership {
     if (server) {
       this.resolver = new Resolver({ timeout: 2000, tries: 2 });
       this.resolver.setServers([server]);
+      const { delegationCheck, parentPort } = config.ownership;
+      this.delegation = delegationCheck === 'resolver' ? resolverDelegation(this.resolver) : parentDelegation(this.resolver, { port: parentPort, timeoutMs: 2000 });
     }
   }
 
@@ -348,10 +352,10 @@ export class Ownership {
       const relative = name.slice(0, name.length - zone.length - 1);
       ns = (await this.store.getRecordsAt(zone, relative)).filter((r) => r.type === TYPE.NS).map((r) => canonical(r.value));
       txt = (await this.store.getRecordsAt(zone, `${TOKEN_NAME}.${relative}`)).filter((r) => r.type === TYPE.TXT).map((r) => Buffer.concat(txtStrings(r.value)).toString());
-    } else if (this.resolver) {
+    } else if (this.resolver && this.delegation) {
       const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' || error.code === 'ENODATA' ? [] : undefined);
       [ns, txt] = await Promise.all([
-        this.resolver.resolveNs(name).then((names) => names.map(canonical), gone),
+        this.delegation(name).catch(() => undefined),
         this.resolver.resolveTxt(`${TOKEN_NAME}.${name}`).then((records) => records.map((chunks) => chunks.join('')), gone),
       ]);
       if (!ns && !txt) note = 'the resolver gave no answer';

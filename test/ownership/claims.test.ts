@@ -1,6 +1,7 @@
 // Issue 26 end to end on `palisade serve` with PALISADE_OWNERSHIP_PROOF=required, a real DNS
-// server standing for the registry (PALISADE_DELEGATION_RESOLVER: the NS sets and TXT records
-// the world sees) and `dig` against our name server:
+// server standing for the resolver and the registry (PALISADE_DELEGATION_RESOLVER; delegations
+// asked of the TLD's server without recursion, TXT records through the resolver) and `dig`
+// against our name server:
 // - B squats brand.example and shop.brand.example; A registers brand.example (201, pending, its
 //   own pair); B proves nothing by being first, nor with A's token; A's delegation appears at the
 //   registry, the monitor proves A, B's claims are released and both accounts are told; A's zone
@@ -73,6 +74,10 @@ function edge(host: string): Promise<{ status: number; body: string }> {
 }
 
 beforeAll(async () => {
+  // The registry and the resolver in one: asked with recursion (by our resolver) it answers as a
+  // recursive resolver would — the TLD's servers, TXT records, and SERVFAIL for the NS set of a
+  // name delegated to servers that do not answer for it (ours, while a claim is pending);
+  // asked without recursion (as the TLD's server, "ns.registry.test"), it gives the delegation.
   registry = dns2.createServer({
     udp: true,
     handle: (req, send) => {
@@ -80,9 +85,18 @@ beforeAll(async () => {
       const [question] = req.questions;
       const name = question!.name.toLowerCase();
       const type = (question as { type: number }).type;
-      if (!ns.has(name) && !txt.has(name)) response.header.rcode = 3;
-      else if (type === Packet.TYPE.NS) for (const target of ns.get(name) ?? []) response.answers.push({ name: question!.name, type: Packet.TYPE.NS, class: Packet.CLASS.IN, ttl: 1, ns: target } as never);
-      else if (type === Packet.TYPE.TXT) for (const data of txt.get(name) ?? []) response.answers.push({ name: question!.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data } as never);
+      const answer = (data: Record<string, unknown>) => response.answers.push({ name: question!.name, class: Packet.CLASS.IN, ttl: 1, ...data } as never);
+      if (req.header.rd) {
+        if (name === 'example' && type === Packet.TYPE.NS) answer({ type: Packet.TYPE.NS, ns: 'ns.registry.test' });
+        else if (name === 'ns.registry.test' && type === Packet.TYPE.A) answer({ type: Packet.TYPE.A, address: '127.0.0.1' });
+        else if (type === Packet.TYPE.TXT && txt.has(name)) for (const data of txt.get(name)!) answer({ type: Packet.TYPE.TXT, data });
+        else if (type === Packet.TYPE.NS && ns.has(name)) response.header.rcode = 2;
+        else if (name !== 'ns.registry.test') response.header.rcode = 3;
+      } else {
+        response.header.aa = 0;
+        if (type === Packet.TYPE.NS && ns.has(name)) for (const target of ns.get(name)!) response.authorities.push({ name: question!.name, type: Packet.TYPE.NS, class: Packet.CLASS.IN, ttl: 1, ns: target } as never);
+        else response.header.rcode = 3;
+      }
       void send(response);
     },
   });
@@ -97,6 +111,8 @@ beforeAll(async () => {
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_OWNERSHIP_PROOF: 'required',
     PALISADE_DELEGATION_RESOLVER: `127.0.0.1:${listening.udp!.port}`,
+    // The TLD's server is the registry stand-in too (a lab cannot listen on port 53).
+    PALISADE_DELEGATION_PARENT_PORT: String(listening.udp!.port),
     PALISADE_NS1: 'ns1.pal.test',
     PALISADE_NS2: 'ns2.pal.test',
     // Three names, three pairs: the fourth account shares the first one's pair.
