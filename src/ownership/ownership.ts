@@ -123,16 +123,23 @@ export class Ownership {
     const pair = pairForClaim(own, this.config.ownership.pool, used);
     const claim: ClaimState = { verified: false, token: `palisade-verify=${randomBytes(16).toString('hex')}`, nameservers: pair ?? own, ...(pair === undefined && { noDelegation: true }) };
     const now = new Date().toISOString();
-    if (!this.required) return { ...claim, verified: true, method: 'unchecked', at: now };
-    const parent = await this.provenAncestor(name);
-    if (parent?.domain.ownerId === user.id) return { ...claim, verified: true, method: 'parent', at: now };
-    return claim;
+    return this.required ? claim : { ...claim, verified: true, method: 'unchecked', at: now };
   }
 
-  /** After a domain was created: a pending claim is looked at soon; a proven one is remembered. */
-  async created(domain: DomainState): Promise<void> {
-    if (isProven(domain)) await this.remember(domain);
-    else await this.schedule(domain.domain, domain.ownerId, { attempts: 0 });
+  /**
+   * After a domain was created: a proven one is remembered; a pending one under the owner's own
+   * proven zone is proven now (another account's pending claim of the name gives way), any other
+   * is looked at soon. Resolves to the domain as it is then.
+   */
+  async created(head: ZoneHead): Promise<ZoneHead> {
+    const { domain } = head;
+    if (isProven(domain)) {
+      await this.remember(domain);
+      return head;
+    }
+    if ((await this.provenAncestor(domain.domain))?.domain.ownerId === domain.ownerId) return (await this.check(domain.domain, domain.ownerId)) ?? head;
+    await this.schedule(domain.domain, domain.ownerId, { attempts: 0 });
+    return head;
   }
 
   /** Before (or after) a domain goes: a proven one's pair is remembered for the name; its documents go. */

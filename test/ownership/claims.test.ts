@@ -235,8 +235,10 @@ describe('claims and their proof', { timeout: 90_000 }, () => {
     expect((await call('A', 'POST', '/domains/brand.example/dnsrecords', { name: '_palisade-verify.api', type: 'TXT', value: token })).status).toBe(201);
     const proven = (await call('C', 'POST', '/domains/api.brand.example/verify')).body.verification;
     expect(proven).toMatchObject({ state: 'verified', method: 'token', seen: { from: 'parent', token: true } });
-    // A's own name under its zone is proven at once.
+    // A's own name under its zone is proven at once, even where another account squatted it meanwhile.
+    expect((await call('B', 'POST', '/domains', { domain: 'own.brand.example', backend: `127.0.0.1:${backendPort}` })).status).toBe(201);
     expect((await call('A', 'POST', '/domains', { domain: 'own.brand.example', backend: `127.0.0.1:${backendPort}` })).body.verification).toMatchObject({ state: 'verified', method: 'parent' });
+    expect((await call('B', 'GET', '/domains/own.brand.example')).status).toBe(404);
   });
 
   it('a deleted zone registered again by another account gets another pair: the old delegation neither proves nor serves it', async () => {

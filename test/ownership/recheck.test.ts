@@ -52,7 +52,7 @@ describe('pending claims looked at on a backoff, a bounded number per pass', () 
       const claim = await ownership.newClaim(user, name);
       expect(claim.verified).toBe(false);
       const head = await store.createZone((ctx) => ({ domain: { ...DOMAIN_DEFAULTS, backend: '203.0.113.1', domain: name, ownerId: user.id, ns_active: true, claim, created: ctx.now, updated: ctx.now, revision: 0 }, records: [] }));
-      await ownership.created(head.domain);
+      await ownership.created(head);
     }
     const nextChecks = async () => Promise.all(Array.from({ length: 30 }, async (_, i) => Date.parse((await ownership.verification((await store.getZoneHead(`squat${String(i).padStart(2, '0')}.example`))!.domain)).next_check!)));
     const start = Date.now();

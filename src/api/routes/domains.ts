@@ -80,7 +80,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const refused = registrationProblem(name, { reserved: app.config.reservedZones, mayUseReserved: request.user.reservedZones === true });
       if (refused) throw new ApiError(refused.code, refused.message, [{ field: 'domain', message: refused.message }]);
       const claim = await app.ownership.newClaim(request.user, name);
-      const zone = await app.store.createZone((ctx) => {
+      const created = await app.store.createZone((ctx) => {
         checkNodesExist(settings.bind_node, ctx.nodeExists, 'bind_node');
         const domain: DomainState = {
           ...DOMAIN_DEFAULTS,
@@ -95,7 +95,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         };
         return { domain, records: [] };
       });
-      await app.ownership.created(zone.domain);
+      const zone = await app.ownership.created(created);
       await app.ownership.keepAccountPair(request.user);
       await followSsl(app, zone.domain);
       return reply.code(201).header('location', `/domains/${name}`).send(await renderDomain(zone, app.config, app.ownership));
