@@ -287,7 +287,7 @@ export class Ownership {
     if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
     await this.store.putDoc('claimseen', seenId(domain.domain, domain.ownerId), { seen: doc.seen, attempts: 0 } satisfies SeenDoc);
     await this.remember(domain);
-    const by = { domain: domain.domain, reason: `${domain.domain} was proven by another account` };
+    const by = { by: 'proof', proven: domain.domain, reason: `${domain.domain} was proven by another account` };
     const released: string[] = [];
     if (displaced) {
       await this.afterRelease(displaced.domain, true, by);

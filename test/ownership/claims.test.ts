@@ -204,6 +204,7 @@ describe('claims and their proof', { timeout: 90_000 }, () => {
       return list.length === 2 && list;
     });
     expect(told.map((e) => e.domain).sort()).toEqual(['brand.example', 'shop.brand.example']);
+    for (const event of told) expect(event.data).toMatchObject({ by: 'proof', proven: 'brand.example' });
     const verified = (await events('A')).find((e) => e.type === 'domain.verified')!;
     expect(verified).toMatchObject({ domain: 'brand.example', data: { method: 'delegation' } });
     expect((verified.data.released as string[]).sort()).toEqual(['brand.example', 'shop.brand.example']);
