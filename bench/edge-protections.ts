@@ -68,6 +68,7 @@ server { listen 127.0.0.1:${backendPort}; root ${dir}/www; } }
   const apiPort = await freePort();
   const edgePort = await freePort();
   const env = {
+    PALISADE_OWNERSHIP_PROOF: 'off',
     PALISADE_DATA_DIR: join(dir, 'data'),
     PALISADE_ALLOW_PRIVATE_BACKENDS: 'true',
     PALISADE_API_PORT: String(apiPort),

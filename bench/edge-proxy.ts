@@ -162,7 +162,8 @@ async function main(): Promise<void> {
   const apiPort = await freePort();
   // One wrk client sends everything: baseprotection's per-client rate limit (on by default) would
   // answer 429s and the run would measure refusals, not the proxy.
-  const common = { PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_LOG_LEVEL: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info', PALISADE_EDGE_CLIENT_RATE: '0', PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT: String(CONNECTIONS * 4) };
+  // One operator's bench: domains are served at once (no ownership proof to wait for).
+  const common = { PALISADE_OWNERSHIP_PROOF: 'off', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_LOG_LEVEL: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info', PALISADE_EDGE_CLIENT_RATE: '0', PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT: String(CONNECTIONS * 4) };
   start(OTHER_CPU, process.execPath, ['bin/palisade.js', 'api'], { ...common, PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: String(apiPort), PALISADE_API_RATE_PER_KEY: '0' });
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const edges = await Promise.all(

@@ -54,6 +54,29 @@ export interface NotifyConfig {
   expiringMs: number;
 }
 
+/** Issue 26: a domain is a claim until proven (see ../docs/ownership.md). */
+export interface OwnershipConfig {
+  /** `required`: unproven claims are not served, routed or certified; `off`: every domain is proven at once (single-tenant), first come first served. */
+  proof: 'required' | 'off';
+  /** The name servers accounts are given pairs of (all answering on the same servers); at least two. */
+  pool: string[];
+  /** First re-check of a pending claim after this long; each further one waits twice as long, up to recheckMaxMs. */
+  recheckMs: number;
+  recheckMaxMs: number;
+  /** A proven claim whose delegation or token has been seen gone this long loses its proof. */
+  graceMs: number;
+  /** Pending claims looked at per pass of the monitor (every 5 s), at most. */
+  checksPerPass: number;
+  /**
+   * `parent`: a delegation is asked of the parent zone's servers, found through the resolver (what
+   * the registry says); `resolver`: the resolver's NS answer is taken as the delegation (a resolver
+   * that reports the registry's view).
+   */
+  delegationCheck: 'parent' | 'resolver';
+  /** The port parent zones' servers are asked on (53; another only in a test lab standing for the registry). */
+  parentPort: number;
+}
+
 /** address:port pairs (IPv6 as [addr]:port). */
 function hostPorts(name: string, text: string | undefined, problems: string[]): string[] {
   if (!text) return [];
@@ -95,6 +118,7 @@ export interface Config {
   /** The dns role's link to the API's change feed. */
   sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number; maxLagMs: number };
   nameservers: [string, string];
+  ownership: OwnershipConfig;
   hostmaster: string;
   /** The edge (reverse proxy) of the serve role. */
   edge: {
@@ -160,6 +184,19 @@ function reservedZones(text: string | undefined, ownNames: string[], problems: s
     else problems.push(`PALISADE_RESERVED_ZONES: "${entry}" ${checked.message}`);
   }
   return zones;
+}
+
+/** PALISADE_NAMESERVER_POOL: comma-separated names; unset, the default pair (PALISADE_NS1, PALISADE_NS2). */
+function nameserverPool(text: string | undefined, pair: [string, string], problems: string[]): string[] {
+  if (text === undefined || text.trim() === '') return [...pair];
+  const names: string[] = [];
+  for (const entry of text.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    const checked = normaliseDomainName(entry);
+    if (!checked.ok) problems.push(`PALISADE_NAMESERVER_POOL: "${entry}" ${checked.message}`);
+    else if (!names.includes(checked.value)) names.push(checked.value);
+  }
+  if (names.length < 2) problems.push('PALISADE_NAMESERVER_POOL: must name at least two name servers');
+  return names;
 }
 
 /** At least 16 bytes as hex digits (an HMAC key), or undefined when unset. */
@@ -303,6 +340,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     nameservers: [domain('PALISADE_NS1', 'ns1.palisade.example.net'), domain('PALISADE_NS2', 'ns2.palisade.example.net')],
     hostmaster: domain('PALISADE_HOSTMASTER', 'hostmaster.palisade.example.net'),
+    ownership: {
+      proof: env.PALISADE_OWNERSHIP_PROOF === 'off' ? 'off' : 'required',
+      pool: [],
+      recheckMs: int('PALISADE_OWNERSHIP_RECHECK_SECONDS', 60, 1, 86_400) * 1000,
+      recheckMaxMs: int('PALISADE_OWNERSHIP_RECHECK_MAX_SECONDS', 21_600, 1, 30 * 86_400) * 1000,
+      graceMs: int('PALISADE_OWNERSHIP_GRACE_SECONDS', 259_200, 1, 365 * 86_400) * 1000,
+      checksPerPass: int('PALISADE_OWNERSHIP_CHECKS_PER_PASS', 50, 1, 10_000),
+      delegationCheck: env.PALISADE_DELEGATION_CHECK === 'resolver' ? 'resolver' : 'parent',
+      parentPort: int('PALISADE_DELEGATION_PARENT_PORT', 53, 1, 65535),
+    },
     edge: {
       host: host('PALISADE_EDGE_HOST', '127.0.0.1'),
       httpPort: int('PALISADE_EDGE_HTTP_PORT', 8081, 0, 65535),
@@ -371,7 +418,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.certs.email && !/^[^@\s]+@[^@\s]+$/.test(config.certs.email)) problems.push(`PALISADE_ACME_EMAIL=${config.certs.email}: must be an e-mail address`);
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
-  config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, config.hostmaster], problems);
+  if (env.PALISADE_OWNERSHIP_PROOF !== undefined && !['required', 'off'].includes(env.PALISADE_OWNERSHIP_PROOF)) problems.push(`PALISADE_OWNERSHIP_PROOF=${env.PALISADE_OWNERSHIP_PROOF}: must be required or off`);
+  if (env.PALISADE_DELEGATION_CHECK !== undefined && !['parent', 'resolver'].includes(env.PALISADE_DELEGATION_CHECK)) problems.push(`PALISADE_DELEGATION_CHECK=${env.PALISADE_DELEGATION_CHECK}: must be parent or resolver`);
+  config.ownership.pool = nameserverPool(env.PALISADE_NAMESERVER_POOL, config.nameservers, problems);
+  config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, ...config.ownership.pool, config.hostmaster], problems);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

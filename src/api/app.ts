@@ -10,6 +10,7 @@ import type { Store } from '../store/types.ts';
 import { SecretBox } from '../certs/secret-box.ts';
 import { TaskBook } from '../certs/task-book.ts';
 import { Notifications } from '../notify/notifications.ts';
+import { Ownership } from '../ownership/ownership.ts';
 import { createLogger } from '../log.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
@@ -27,7 +28,7 @@ import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { edgeSyncRoutes } from './routes/edge-sync.ts';
-import { certificateRoutes } from './routes/certificates.ts';
+import { certificateRoutes, followSsl } from './routes/certificates.ts';
 import { uptimeRoutes } from './routes/uptime.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
@@ -44,6 +45,8 @@ declare module 'fastify' {
     tasks: TaskBook;
     /** Events, webhooks, the domains' health and the edges' reports (see ../notify, ../uptime). */
     notify: Notifications;
+    /** Claims and their proof (see ../ownership). */
+    ownership: Ownership;
   }
 }
 
@@ -57,6 +60,17 @@ export interface AppOptions {
   tasks?: TaskBook;
   /** The process's notification parts (a new set when the API runs alone, as in tests). */
   notify?: Notifications;
+}
+
+/** The API's view of claims: a proof orders certificates at once, a release forgets the claim's tasks and measures. */
+function ownershipOf(app: FastifyInstance, logger: Logger | false): Ownership {
+  return new Ownership(app.store, app.config, logger ? logger.child({ component: 'ownership' }) : createLogger('silent'), app.notify.events, {
+    proven: (domain) => followSsl(app, domain),
+    released: async (domain, held) => {
+      await app.tasks.forget(domain.ownerId, domain.domain);
+      if (held) await app.notify.forgetDomain(domain.domain);
+    },
+  });
 }
 
 export async function buildApp({ store, config, logger, metrics, tasks, notify }: AppOptions): Promise<FastifyInstance> {
@@ -98,6 +112,7 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
   app.decorate('secrets', config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined);
   app.decorate('tasks', tasks ?? new TaskBook(store, config.certs.retryBaseMs));
   app.decorate('notify', notify ?? new Notifications(store, logger ? logger.child({ component: 'notify' }) : createLogger('silent')));
+  app.decorate('ownership', ownershipOf(app, logger));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.

@@ -14,17 +14,26 @@ export function zoneName(param: string): string {
 
 export async function ownZone(app: FastifyInstance, param: string, ownerId: number): Promise<Zone> {
   const name = zoneName(param);
-  const zone = await app.store.getZone(name);
-  if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+  // The owner's claim, whether it holds the name or sits beside another account's (issue 26).
+  const zone = await app.store.getZone(name, ownerId);
+  if (!zone) throw notFound(`domain ${name}`);
   return zone;
 }
 
 /** The caller's zone without its records (settings and count: constant cost whatever its size). */
 export async function ownZoneHead(app: FastifyInstance, param: string, ownerId: number): Promise<ZoneHead> {
   const name = zoneName(param);
-  const zone = await app.store.getZoneHead(name);
-  if (!zone || zone.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+  const zone = await app.store.getZoneHead(name, ownerId);
+  if (!zone) throw notFound(`domain ${name}`);
   return zone;
+}
+
+/**
+ * Whether the caller's claim holds its name. What is kept by name alone (the certificate and its
+ * key, the edges' measures) is the holder's: another account's pending claim beside it sees none.
+ */
+export async function holdsName(app: FastifyInstance, head: ZoneHead): Promise<boolean> {
+  return (await app.store.getZoneHead(head.domain.domain))?.domain.ownerId === head.domain.ownerId;
 }
 
 /** 422 naming each node id that is not registered (checked inside the store's atomic step). */

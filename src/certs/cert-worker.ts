@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { CertConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { certificateFromPem } from '../model/certificate.ts';
-import type { DomainState } from '../model/domain.ts';
+import { isProven, type DomainState } from '../model/domain.ts';
 import { isActive, type NameProblem, type TaskState } from '../model/task.ts';
 import type { Store } from '../store/types.ts';
 import { coalesced } from '../sync/coalesce.ts';
@@ -160,7 +160,7 @@ export class CertWorker {
     let cursor: string | undefined;
     do {
       const page = await store.listAllZones({ limit: 500, cursor });
-      for (const { domain } of page.items) if (domain.ssl) await this.reconcileOne(domain);
+      for (const { domain } of page.items) if (domain.ssl && isProven(domain)) await this.reconcileOne(domain);
       cursor = page.next;
       await new Promise((resolve) => setImmediate(resolve));
     } while (cursor);
@@ -198,6 +198,11 @@ export class CertWorker {
     const now = () => new Date().toISOString();
     if (!domain.ssl) {
       await book.save({ ...queued, status: 'failed', nextAttempt: null, error: 'cancelled: ssl is off for the domain', updated: now() });
+      return;
+    }
+    if (!isProven(domain)) {
+      // A claim not proven (issue 26): neither challenge may be answered for it; its proof asks again.
+      await book.save({ ...queued, status: 'failed', nextAttempt: null, error: 'not ordered: the domain\'s ownership is not proven (no DNS-01 or HTTP-01 for a pending claim)', problems: [{ name: domain.domain, type: 'palisade:unproven', detail: 'the domain\'s ownership is not proven' }], updated: now() });
       return;
     }
     const names = certificateNames(domain);

@@ -10,6 +10,11 @@ import { ApiError } from '../errors.ts';
 import { canonicalNode, checkNode, NODE_STATUSES, type EdgeNode, type NodeStatus } from '../model/node.ts';
 import { generateApiKey, hashApiKey, type Limits } from '../model/user.ts';
 import type { Store } from '../store/types.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { normaliseDomainName } from '../model/names.ts';
+import { Notifications } from '../notify/notifications.ts';
+import { Ownership } from '../ownership/ownership.ts';
 
 export const ADMIN_USAGE = `usage: palisade admin <command>
   user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N] [--reserved-zones]
@@ -35,7 +40,13 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
                                            Refused unless it covers DOMAIN, names only DOMAIN and names under it,
                                            is valid now and matches the key
   cert remove DOMAIN
-  cert list`;
+  cert list
+  domain claims DOMAIN                     every account's claim of the name: who holds it, proven or pending, the
+                                           pair and token it is proven by, what was last seen
+  domain release DOMAIN --user ID          removes that account's claim (proven or not: a dispute) and tells it
+                                           (domain.claim_released)
+  domain prove DOMAIN --user ID            proves that account's claim on the operator's word (a dispute settled
+                                           outside): other accounts' pending claims at or under it are released`;
 
 export class UsageError extends Error {}
 
@@ -102,7 +113,19 @@ async function refuseDuplicateNodeName(store: Store, name: string, except?: numb
   if (other) throw new UsageError(`node ${other.id} is already named ${name}`);
 }
 
-export async function runAdmin(store: Store, argv: string[], out: Out, options: { secretKey?: Buffer } = {}): Promise<void> {
+/** Claims as the operator acts on them (events go to the accounts' webhooks like any). */
+function ownershipFor(store: Store, config: Config | undefined): Ownership {
+  const log = createLogger('silent');
+  return new Ownership(store, config ?? loadConfig(), log, new Notifications(store, log).events);
+}
+
+function domainArg(text: string | undefined): string {
+  const checked = normaliseDomainName(required(text, 'DOMAIN'));
+  if (!checked.ok) throw new UsageError(`DOMAIN: ${checked.message}`);
+  return checked.value;
+}
+
+export async function runAdmin(store: Store, argv: string[], out: Out, options: { secretKey?: Buffer; config?: Config } = {}): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [noun, verb, arg, arg2] = positionals;
   const command = `${noun ?? ''} ${verb ?? ''}`.trim();
@@ -141,7 +164,12 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
         for (;;) {
           const page = await store.listZones(id, { limit: 500 });
           if (page.items.length === 0) break;
-          for (const zone of page.items) if (await store.deleteZone(zone.domain.domain, id)) removed.domains++;
+          for (const zone of page.items) {
+            if (!(await store.deleteZone(zone.domain.domain, id))) continue;
+            removed.domains++;
+            // A proven domain's pair stays with the name (a later claim of another account gets another).
+            await ownershipFor(store, options.config).forget(zone.domain);
+          }
         }
         for (;;) {
           const page = await store.listIpLists(id, { limit: 500 });
@@ -261,6 +289,38 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
         cursor = page.next;
       } while (cursor);
       return out(all);
+    }
+    case 'domain claims': {
+      const name = domainArg(arg);
+      const ownership = ownershipFor(store, options.config);
+      const claims = await store.listClaims(name);
+      if (claims.length === 0) throw new UsageError(`no claim of ${name}`);
+      return out(
+        await Promise.all(
+          claims.map(async ({ domain }, i) => ({
+            user: domain.ownerId,
+            holds_name: i === 0 && (await store.getZoneHead(name))?.domain.ownerId === domain.ownerId,
+            nameservers: domain.claim?.nameservers ?? (options.config ?? loadConfig()).nameservers,
+            ns_active: domain.ns_active,
+            created: domain.created,
+            verification: await ownership.verification(domain),
+          })),
+        ),
+      );
+    }
+    case 'domain release': {
+      const name = domainArg(arg);
+      const user = positiveInt(values.user, '--user');
+      const released = await ownershipFor(store, options.config).release(name, user, { by: 'operator', reason: `the operator released your claim of ${name}` });
+      if (!released) throw new UsageError(`user ${user} has no claim of ${name}`);
+      return out({ released: name, user, was: released.domain.claim?.verified === false ? 'pending' : 'verified' });
+    }
+    case 'domain prove': {
+      const name = domainArg(arg);
+      const user = positiveInt(values.user, '--user');
+      if (!(await store.getZoneHead(name, user))) throw new UsageError(`user ${user} has no claim of ${name}`);
+      const head = await ownershipFor(store, options.config).proveByOperator(name, user);
+      return out({ proven: name, user, claim: head.domain.claim });
     }
     case 'consumer remove': {
       const id = positiveInt(arg, 'ID');

@@ -5,7 +5,7 @@
 // hear of each domain whose settings changed or that left (the cache drops what it kept for it).
 import type { AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateState } from '../model/certificate.ts';
-import type { DomainState } from '../model/domain.ts';
+import { isProven, type DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { RoutingTable } from './routing.ts';
@@ -59,7 +59,8 @@ export class EdgeState {
     const changedDomains: string[] = [];
     for (const [name, domain] of batch.domains ?? []) {
       const before = this.routes.get(name);
-      if (domain) this.routes.put(domain);
+      // A claim not proven yet (issue 26) is routed like no domain at all.
+      if (domain && isProven(domain)) this.routes.put(domain);
       else this.routes.remove(name);
       if (before && (!domain || before.revision !== domain.revision)) changedDomains.push(name);
       // A domain that leaves takes its certificate and challenge with it.

@@ -28,6 +28,8 @@ export interface UserState {
   reservedZones?: boolean;
   /** Disabled by the operator: its keys are refused (401) until enabled again. Data stays. */
   disabled?: boolean;
+  /** The account's pair of name servers from the pool (issue 26), assigned at first need. */
+  nameservers?: [string, string];
 }
 
 export interface ApiKeyState {
@@ -47,7 +49,8 @@ export const Me = Type.Object({
   created: Timestamp,
   limits: Limits,
   usage: Type.Object({ domains: Type.Integer(), iplists: Type.Integer() }),
-}, { examples: [{ id: 1, name: 'alice', email: 'alice@example.org', created: '2026-11-23T09:00:00.000Z', limits: { max_domains: 1000, max_records_per_domain: 1000, max_iplists: 100, max_ips_per_list: 10000 }, usage: { domains: 1, iplists: 0 } }] });
+  nameservers: Type.Array(Type.String(), { description: "The account's pair of name servers: delegate your domains to these (a domain shows its own pair: another, when the name was once delegated to this pair for another account)" }),
+}, { examples: [{ id: 1, name: 'alice', email: 'alice@example.org', created: '2026-11-23T09:00:00.000Z', limits: { max_domains: 1000, max_records_per_domain: 1000, max_iplists: 100, max_ips_per_list: 10000 }, usage: { domains: 1, iplists: 0 }, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'] }] });
 
 /** A new key: "pk_" + 43 base64url characters (256 bits). */
 export function generateApiKey(): string {

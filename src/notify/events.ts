@@ -13,6 +13,9 @@ export const EVENT_TYPES = [
   'domain.served',
   'delegation.missing',
   'delegation.ok',
+  'domain.verified',
+  'domain.claim_released',
+  'domain.verification_lost',
   'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

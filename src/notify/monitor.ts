@@ -10,12 +10,13 @@
 // domains, spread over the interval, never holding the event loop.
 import { Resolver } from 'node:dns/promises';
 import type { Logger } from 'pino';
-import type { DomainState } from '../model/domain.ts';
+import { isProven, type DomainState } from '../model/domain.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { Store } from '../store/types.ts';
 import type { HealthTracker } from '../uptime/health-tracker.ts';
 import { CONDITION_EVENTS, delegatesToUs, isExpiring, isUnserved, type ConditionKind } from './conditions.ts';
 import type { EventBook } from './event-book.ts';
+import type { Ownership } from '../ownership/ownership.ts';
 
 const WATCH_MS = 5000;
 const PAGE = 200;
@@ -33,6 +34,8 @@ export interface MonitorOptions {
   resolver?: string;
   nameservers: readonly [string, string];
   expiringMs: number;
+  /** Claims (issue 26): pending ones looked at when due (a bounded number each pass), proven ones for their evidence as the sweep meets them. */
+  ownership?: Ownership;
 }
 
 export class Monitor {
@@ -75,9 +78,10 @@ export class Monitor {
   }
 
   private async watch(): Promise<void> {
-    const { tracker } = this.options;
+    const { tracker, ownership } = this.options;
     await tracker.refreshHeartbeats();
     for (const domain of await tracker.watched()) await tracker.resettle(domain);
+    if (ownership?.required) await ownership.checkDue();
   }
 
   private async sweep(): Promise<void> {
@@ -100,12 +104,19 @@ export class Monitor {
   }
 
   private async look(domain: DomainState, nodes: readonly EdgeNode[]): Promise<void> {
-    const { store, expiringMs } = this.options;
+    const { store, expiringMs, ownership } = this.options;
+    if (!isProven(domain)) {
+      // A pending claim is served by nothing yet: none of these conditions applies to it.
+      for (const kind of ['unserved', 'delegation', 'expiring'] as const) await this.condition(domain, kind, false, {}, '1', true);
+      return;
+    }
+    await ownership?.recheckProven(domain).catch((error: unknown) => this.options.log.warn({ err: (error as Error).message, domain: domain.domain }, 'ownership: a proven domain could not be looked at'));
     await this.condition(domain, 'unserved', isUnserved(domain, nodes), {});
+    const expected = domain.claim?.nameservers ?? this.options.nameservers;
     if (domain.ns_active && this.resolver) {
       const seen = await this.resolver.resolveNs(domain.domain).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' || error.code === 'ENODATA' ? [] : undefined));
       // No answer at all (timeout, SERVFAIL) says nothing either way: the state stays.
-      if (seen) await this.condition(domain, 'delegation', !delegatesToUs(seen, this.options.nameservers), { seen, expected: [...this.options.nameservers] });
+      if (seen) await this.condition(domain, 'delegation', !delegatesToUs(seen, expected), { seen, expected: [...expected] });
     } else await this.condition(domain, 'delegation', false, {}, '1', true);
     if (domain.ssl) {
       const cert = await store.getCertificate(domain.domain);

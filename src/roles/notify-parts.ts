@@ -5,6 +5,9 @@ import type { Config } from '../config.ts';
 import { DeliveryWorker } from '../notify/delivery-worker.ts';
 import { Monitor } from '../notify/monitor.ts';
 import { Notifications } from '../notify/notifications.ts';
+import { Ownership } from '../ownership/ownership.ts';
+import { issuanceReason } from '../certs/cert-names.ts';
+import { TaskBook } from '../certs/task-book.ts';
 import type { Store } from '../store/types.ts';
 
 export interface NotifyParts {
@@ -18,7 +21,19 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
   const notify = new Notifications(store, log);
   const { retryBaseMs, maxAttempts, timeoutMs, allowPrivate, sweepMs, resolver, expiringMs } = config.notify;
   const worker = new DeliveryWorker({ store, webhooks: notify.webhooks, log, retryBaseMs, maxAttempts, timeoutMs, allowPrivate });
-  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs });
+  // A claim the monitor proves gets its certificate task here (the worker finds tasks other books write within seconds).
+  const tasks = new TaskBook(store, config.certs.retryBaseMs);
+  const ownership = new Ownership(store, config, log.child({ component: 'ownership' }), notify.events, {
+    proven: async (domain) => {
+      const reason = domain.ssl ? issuanceReason(domain, await store.getCertificate(domain.domain), Date.now()) : undefined;
+      if (reason) await tasks.request(domain, reason);
+    },
+    released: async (domain, held) => {
+      await tasks.forget(domain.ownerId, domain.domain);
+      if (held) await notify.forgetDomain(domain.domain);
+    },
+  });
+  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs, ownership });
   return {
     notify,
     start() {

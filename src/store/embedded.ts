@@ -12,7 +12,8 @@ import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { guardLmdbCommitFailures } from './lmdb-commit-guard.ts';
-import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
+import { ancestorsOf, claimKey, nameOfReversed, overlapError, reversedName } from './name-tree.ts';
+import { isProven, type DomainState } from '../model/domain.ts';
 import { collectSnapshot } from './snapshot.ts';
 import { LmdbUptime } from './uptime-lmdb.ts';
 import type { Resolution } from '../uptime/periods.ts';
@@ -20,7 +21,7 @@ import { applyUserPatch } from './user-patch.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
 import type { UptimePoint, UptimeRow } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ClaimRef, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 type Key = (string | number)[];
 
@@ -273,29 +274,73 @@ export class EmbeddedStore implements Store {
       const ctx = tx.ctx();
       const zone = build(ctx);
       const name = zone.domain.domain;
-      if (this.get(['zone', name])) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
-      this.checkNoOverlap(name, zone.domain.ownerId);
-      const owner = this.get<UserState>(['user', zone.domain.ownerId]);
-      if (!owner) throw notFound(`user ${zone.domain.ownerId}`);
-      if (this.countPrefix('udom', zone.domain.ownerId) >= owner.limits.max_domains) {
+      const ownerId = zone.domain.ownerId;
+      const holder = this.get<ZoneHead>(['zone', name]);
+      // A pending claim may sit beside other accounts' claims of the name (issue 26); a proven
+      // domain is first come, first served, and overlaps no other account's proven domain.
+      const pending = !isProven(zone.domain);
+      if (holder && (!pending || holder.domain.ownerId === ownerId)) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      if (this.get(['claimz', name, ownerId])) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      if (!pending) this.checkNoOverlap(name, ownerId);
+      const owner = this.get<UserState>(['user', ownerId]);
+      if (!owner) throw notFound(`user ${ownerId}`);
+      if (this.countPrefix('udom', ownerId) >= owner.limits.max_domains) {
         throw new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`);
       }
       ctx.finish();
-      const revision = tx.change('zone', name, 'put');
+      const primary = holder === undefined;
+      const revision = tx.change(primary ? 'zone' : 'claim', name, 'put');
       const head: ZoneHead = { domain: { ...zone.domain, created: tx.now, updated: tx.now, revision }, recordCount: zone.records.length };
-      this.putHead(head);
-      for (const record of zone.records) this.putRecord(name, record);
-      this.put(['udom', zone.domain.ownerId, name], 1);
-      this.put(['ztree', reversedName(name)], zone.domain.ownerId);
+      this.putHead(head, primary);
+      const key = primary ? name : claimKey(name, ownerId);
+      for (const record of zone.records) this.putRecord(key, record);
+      this.put(['udom', ownerId, name], 1);
       return head;
     });
   }
 
-  private putHead(head: ZoneHead): void {
+  /**
+   * Writes a claim's head and its indexes. The account holding the name (`primary`) keeps it at
+   * ['zone', name] (what name servers, edges and certificates read); another account's claim of
+   * the same name, pending, at ['claimz', name, owner] with its records under claimKey().
+   * ['ztree'] indexes proven holders (the overlap rule), ['pend'] every pending claim.
+   */
+  private putHead(head: ZoneHead, primary = true): void {
     const name = head.domain.domain;
-    this.put(['zone', name], head);
-    if (head.domain.ns_active) this.put(['served', name], JSON.stringify(head.domain));
-    else this.del(['served', name]);
+    const proven = isProven(head.domain);
+    if (primary) {
+      this.put(['zone', name], head);
+      if (head.domain.ns_active && proven) this.put(['served', name], JSON.stringify(head.domain));
+      else this.del(['served', name]);
+      if (proven) this.put(['ztree', reversedName(name)], head.domain.ownerId);
+      else this.del(['ztree', reversedName(name)]);
+    } else this.put(['claimz', name, head.domain.ownerId], head);
+    if (proven) this.del(['pend', reversedName(name), head.domain.ownerId]);
+    else this.put(['pend', reversedName(name), head.domain.ownerId], 1);
+  }
+
+  /** The owner's claim of a name: the holder's head, or a pending claim beside it. */
+  private claimOf(name: string, ownerId: number): { head: ZoneHead; key: string; primary: boolean } | undefined {
+    const holder = this.get<ZoneHead>(['zone', name]);
+    if (holder?.domain.ownerId === ownerId) return { head: holder, key: name, primary: true };
+    const head = this.get<ZoneHead>(['claimz', name, ownerId]);
+    return head && { head, key: claimKey(name, ownerId), primary: false };
+  }
+
+  /** Inside a transaction: removes a claim, its records and indexes (and the holder's certificate and challenge). */
+  private dropClaim(name: string, ownerId: number, key: string, primary: boolean): void {
+    if (primary) {
+      this.del(['zone', name]);
+      this.del(['served', name]);
+      this.del(['ztree', reversedName(name)]);
+      this.del(['cert', name]);
+      this.del(['acmech', name]);
+    } else this.del(['claimz', name, ownerId]);
+    this.del(['udom', ownerId, name]);
+    this.del(['pend', reversedName(name), ownerId]);
+    // Removing a zone costs what it holds: every record goes with it.
+    for (const k of this.records.getKeys({ start: [key, 0], end: [key, Number.MAX_SAFE_INTEGER] })) void this.records.remove(k).catch(ignore);
+    for (const k of this.db.getKeys({ start: ['rat', key, ''], end: ['rat', key, END] })) this.del(k as Key);
   }
 
   private putRecord(zone: string, record: RecordState): void {
@@ -348,7 +393,7 @@ export class EmbeddedStore implements Store {
   private checkNoOverlap(name: string, ownerId: number): void {
     for (const ancestor of ancestorsOf(name)) {
       const zone = this.get<ZoneHead>(['zone', ancestor]);
-      if (zone && zone.domain.ownerId !== ownerId) throw overlapError(name, 'under');
+      if (zone && isProven(zone.domain) && zone.domain.ownerId !== ownerId) throw overlapError(name, 'under');
     }
     const prefix = reversedName(name);
     for (const { key, value } of this.db.getRange({ start: ['ztree', prefix], end: ['ztree', prefix + END] })) {
@@ -368,18 +413,69 @@ export class EmbeddedStore implements Store {
     });
   }
 
-  async getZone(name: string): Promise<Zone | undefined> {
+  async getZone(name: string, ownerId?: number): Promise<Zone | undefined> {
+    const found = ownerId === undefined ? this.holderOf(name) : this.claimOf(name, ownerId);
+    if (!found) return undefined;
+    return { domain: found.head.domain, records: this.recordTexts(found.key).map((t) => JSON.parse(t) as RecordState) };
+  }
+
+  private holderOf(name: string): { head: ZoneHead; key: string; primary: true } | undefined {
     const head = this.get<ZoneHead>(['zone', name]);
-    if (!head) return undefined;
-    return { domain: head.domain, records: this.recordTexts(name).map((t) => JSON.parse(t) as RecordState) };
+    return head && { head, key: name, primary: true };
   }
 
-  async getZoneHead(name: string): Promise<ZoneHead | undefined> {
-    return this.get<ZoneHead>(['zone', name]);
+  async getZoneHead(name: string, ownerId?: number): Promise<ZoneHead | undefined> {
+    return ownerId === undefined ? this.get<ZoneHead>(['zone', name]) : this.claimOf(name, ownerId)?.head;
   }
 
-  async getRecord(zone: string, id: number): Promise<RecordState | undefined> {
-    return this.readRecord(zone, id);
+  async getRecord(zone: string, id: number, ownerId?: number): Promise<RecordState | undefined> {
+    if (ownerId === undefined) return this.readRecord(zone, id);
+    const found = this.claimOf(zone, ownerId);
+    return found && this.readRecord(found.key, id);
+  }
+
+  async getRecordsAt(zone: string, owner: string): Promise<RecordState[]> {
+    return [...this.db.getKeys({ start: ['rat', zone, owner, 0], end: ['rat', zone, owner, Number.MAX_SAFE_INTEGER] })].flatMap((key) => {
+      const record = this.readRecord(zone, key[3] as number);
+      return record ? [record] : [];
+    });
+  }
+
+  async listClaims(name: string): Promise<ZoneHead[]> {
+    const holder = this.get<ZoneHead>(['zone', name]);
+    const others = [...this.db.getRange({ start: ['claimz', name, 0], end: ['claimz', name, Number.MAX_SAFE_INTEGER] })].map((e) => e.value as ZoneHead);
+    return holder ? [holder, ...others] : others;
+  }
+
+  async pendingClaimsUnder(name: string): Promise<ClaimRef[]> {
+    const prefix = reversedName(name);
+    return [...this.db.getKeys({ start: ['pend', prefix, 0], end: ['pend', prefix + END, 0] })].flatMap((key) =>
+      typeof key[1] === 'string' && key[1].startsWith(prefix) ? [{ name: nameOfReversed(key[1]), ownerId: key[2] as number }] : [],
+    );
+  }
+
+  proveClaim(name: string, ownerId: number, mutate: (head: ZoneHead) => DomainState): Promise<{ head: ZoneHead; released?: ZoneHead }> {
+    return this.commit((tx) => {
+      const mine = this.claimOf(name, ownerId);
+      if (!mine) throw notFound(`domain ${name}`);
+      const holder = mine.primary ? undefined : this.get<ZoneHead>(['zone', name]);
+      if (holder && isProven(holder.domain)) throw new ApiError('CONFLICT', `${name} is held, proven, by another account: its proof must lapse first`);
+      const next = mutate(mine.head);
+      const revision = tx.change('zone', name, 'put');
+      if (holder) this.dropClaim(name, holder.domain.ownerId, name, true);
+      if (!mine.primary) {
+        // The claim takes the name: its records move to the holder's place.
+        for (const { key, value } of [...this.records.getRange({ start: [mine.key, 0], end: [mine.key, Number.MAX_SAFE_INTEGER] })]) {
+          void this.records.remove(key).catch(ignore);
+          this.putRecord(name, JSON.parse(value) as RecordState);
+        }
+        for (const key of this.db.getKeys({ start: ['rat', mine.key, ''], end: ['rat', mine.key, END] })) this.del(key as Key);
+        this.del(['claimz', name, ownerId]);
+      }
+      const stored: ZoneHead = { domain: { ...next, domain: name, ownerId, created: mine.head.domain.created, updated: tx.now, revision }, recordCount: mine.head.recordCount };
+      this.putHead(stored, true);
+      return { head: stored, released: holder };
+    });
   }
 
   async listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<ZoneHead>> {
@@ -389,7 +485,7 @@ export class EmbeddedStore implements Store {
     for (const key of this.db.getKeys({ start: ['udom', ownerId, after ?? ''], end: ['udom', ownerId, END] })) {
       const name = key[2] as string;
       if (name === after) continue;
-      const zone = this.get<ZoneHead>(['zone', name]);
+      const zone = this.claimOf(name, ownerId)?.head;
       if (!zone || (tag !== undefined && !zone.domain.tags.includes(tag))) continue;
       if (items.length === page.limit) {
         more = true;
@@ -435,34 +531,37 @@ export class EmbeddedStore implements Store {
 
   updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<ZoneHead> {
     return this.commit((tx) => {
-      const head = this.get<ZoneHead>(['zone', name]);
-      if (!head || head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const found = this.claimOf(name, ownerId);
+      if (!found) throw notFound(`domain ${name}`);
+      const { head, primary } = found;
       const ctx = tx.ctx();
       const next = mutate(head, ctx);
       if (!next) return head;
       ctx.finish();
-      const revision = tx.change('zone', name, 'put');
+      // A pending claim beside the holder's is no consumer's business.
+      const revision = tx.change(primary ? 'zone' : 'claim', name, 'put');
       const stored: ZoneHead = {
         domain: { ...next.domain, domain: name, ownerId, created: head.domain.created, updated: tx.now, revision },
         recordCount: head.recordCount,
       };
-      this.putHead(stored);
+      this.putHead(stored, primary);
       return stored;
     });
   }
 
   changeRecords(name: string, ownerId: number, mutate: RecordMutation): Promise<{ head: ZoneHead; delta: RecordDelta }> {
     return this.commit((tx) => {
-      const head = this.get<ZoneHead>(['zone', name]);
-      if (!head || head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
+      const found = this.claimOf(name, ownerId);
+      if (!found) throw notFound(`domain ${name}`);
+      const { head, primary, key: zone } = found;
       const view: RecordView = {
         head,
         at: (owner) =>
-          [...this.db.getKeys({ start: ['rat', name, owner, 0], end: ['rat', name, owner, Number.MAX_SAFE_INTEGER] })].flatMap((key) => {
-            const record = this.readRecord(name, key[3] as number);
+          [...this.db.getKeys({ start: ['rat', zone, owner, 0], end: ['rat', zone, owner, Number.MAX_SAFE_INTEGER] })].flatMap((key) => {
+            const record = this.readRecord(zone, key[3] as number);
             return record ? [record] : [];
           }),
-        byId: (id) => this.readRecord(name, id),
+        byId: (id) => this.readRecord(zone, id),
       };
       const ctx = tx.ctx();
       const edit = mutate(view, ctx);
@@ -472,45 +571,38 @@ export class EmbeddedStore implements Store {
       let count = head.recordCount;
       const removed = new Set<number>();
       for (const id of edit.del) {
-        const old = this.readRecord(name, id);
+        const old = this.readRecord(zone, id);
         if (!old || removed.has(id)) continue;
         removed.add(id);
-        this.removeRecord(name, old);
+        this.removeRecord(zone, old);
         delta.del.push({ id, name: old.name });
         count--;
       }
       for (const record of edit.put) {
-        const old = removed.has(record.id) ? undefined : this.readRecord(name, record.id);
+        const old = removed.has(record.id) ? undefined : this.readRecord(zone, record.id);
         if (old) {
           // Written again: the old owner name's index entry goes (the name may have changed).
-          this.removeRecord(name, old);
+          this.removeRecord(zone, old);
           if (old.name !== record.name) delta.del.push({ id: old.id, name: old.name });
         } else count++;
         removed.delete(record.id);
-        this.putRecord(name, record);
+        this.putRecord(zone, record);
         delta.put.push(record);
       }
-      const revision = tx.change('zone', name, 'put', delta);
+      // A pending claim beside the holder's: an entry without the difference (no consumer reads it).
+      const revision = primary ? tx.change('zone', name, 'put', delta) : tx.change('claim', name, 'put');
       const stored: ZoneHead = { domain: { ...head.domain, updated: tx.now, revision }, recordCount: count };
-      this.putHead(stored);
+      this.putHead(stored, primary);
       return { head: stored, delta };
     });
   }
 
   deleteZone(name: string, ownerId: number): Promise<boolean> {
     return this.commit((tx) => {
-      const zone = this.get<ZoneHead>(['zone', name]);
-      if (!zone || zone.domain.ownerId !== ownerId) return false;
-      this.del(['zone', name]);
-      this.del(['served', name]);
-      this.del(['udom', ownerId, name]);
-      this.del(['ztree', reversedName(name)]);
-      this.del(['cert', name]);
-      this.del(['acmech', name]);
-      // Removing a zone costs what it holds: every record goes with it.
-      for (const key of this.records.getKeys({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) void this.records.remove(key).catch(ignore);
-      for (const key of this.db.getKeys({ start: ['rat', name, ''], end: ['rat', name, END] })) this.del(key as Key);
-      tx.change('zone', name, 'delete');
+      const found = this.claimOf(name, ownerId);
+      if (!found) return false;
+      this.dropClaim(name, ownerId, found.key, found.primary);
+      tx.change(found.primary ? 'zone' : 'claim', name, 'delete');
       return true;
     });
   }

@@ -1,5 +1,6 @@
 // Domain names as a tree, for the rule both adapters enforce inside their atomic step: no account
-// holds a domain that equals, lies under or lies above another account's domain.
+// holds a proven domain that equals, lies under or lies above another account's proven domain
+// (pending claims overlap freely: issue 26).
 import { ApiError } from '../errors.ts';
 
 /** The proper ancestors of a name, nearest first: "b.a.example" → ["a.example", "example"]. */
@@ -16,6 +17,17 @@ export function ancestorsOf(name: string): string[] {
 export function reversedName(name: string): string {
   return `${name.split('.').reverse().join('.')}.`;
 }
+
+/** "example.a.b." → "b.a.example": the inverse of reversedName. */
+export function nameOfReversed(reversed: string): string {
+  return reversed.slice(0, -1).split('.').reverse().join('.');
+}
+
+/**
+ * Where an account's pending claim of a name keeps its records while another account holds the
+ * name ("#" is in no domain name, so no zone is ever called this).
+ */
+export const claimKey = (name: string, ownerId: number): string => `${name}#${ownerId}`;
 
 export function overlapError(name: string, where: 'under' | 'above'): ApiError {
   const message = `lies ${where} a domain another account has registered`;

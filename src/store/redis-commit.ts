@@ -13,7 +13,8 @@
 //   ops:    { {op='set', k=i, a=j} | {op='setrev', k=i, a=j, b=j2} (ARGV[j] .. revision .. ARGV[j2])
 //           | {op='del', k=i} | {op='zadd'|'zrem', k=i, s=score, m=member}
 //           | {op='hset', k=i, f=field, m=value} | {op='hdel', k=i, f=field}
-//           | {op='hsetv', k=i, f=field, a=j} | {op='zaddv'|'zremv', k=i, a=j} } (values from ARGV)
+//           | {op='hsetv', k=i, f=field, a=j} | {op='zaddv'|'zremv', k=i, a=j} (values from ARGV)
+//           | {op='rename', k=i, t=i2} } (KEYS[t] becomes what KEYS[k] holds, or goes when it holds nothing)
 //   change: { kind=..., key=..., op=..., at=..., bytes=n }
 //   detail: j or nil — ARGV[j] kept in the details hash KEYS[details] under the revision, as
 //   given (a record difference: customer text, never decoded here); the one `retention`
@@ -73,6 +74,8 @@ for _, op in ipairs(plan.ops) do
     redis.call('ZADD', key, 0, ARGV[op.a])
   elseif op.op == 'zremv' then
     redis.call('ZREM', key, ARGV[op.a])
+  elseif op.op == 'rename' then
+    if redis.call('EXISTS', key) == 1 then redis.call('RENAME', key, KEYS[op.t]) else redis.call('DEL', KEYS[op.t]) end
   end
 end
 plan.change.revision = rev

@@ -19,14 +19,15 @@ import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.
 import { decodeCursor, decodeIdCursor, encodeCursor } from './cursor.ts';
 import { COMMIT_SCRIPT, INDEX_ZONE_TREE_SCRIPT } from './redis-commit.ts';
 import { applyUserPatch } from './user-patch.ts';
-import { ancestorsOf, overlapError, reversedName } from './name-tree.ts';
+import { ancestorsOf, claimKey, nameOfReversed, overlapError, reversedName } from './name-tree.ts';
+import { isProven, type DomainState } from '../model/domain.ts';
 import { collectSnapshot } from './snapshot.ts';
 import { RedisUptime, UPTIME_SCRIPT } from './uptime-redis.ts';
 import type { Resolution } from '../uptime/periods.ts';
 import type { UptimePoint, UptimeRow } from './types.ts';
 import type { UserPatch } from './types.ts';
 import { CHANGES_MAX_BYTES } from './types.ts';
-import type { Change, ChangeKind, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
+import type { Change, ChangeKind, ClaimRef, ConsumerState, DocKind, IpEntryChange, IpListSummary, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Snapshot, SnapshotChunk, Store, Zone, ZoneHead, ZoneMutation } from './types.ts';
 
 const MAX_ATTEMPTS = 200;
 
@@ -84,7 +85,8 @@ type Op =
   | { op: 'del'; key: string }
   | { op: 'zadd' | 'zrem'; key: string; v: string; s?: number }
   | { op: 'hset'; key: string; f: string; v: string }
-  | { op: 'hdel'; key: string; f: string };
+  | { op: 'hdel'; key: string; f: string }
+  | { op: 'rename'; key: string; to: string };
 
 interface Plan<T> {
   /** Documents read before computing, with the values they had (null = absent). */
@@ -244,6 +246,8 @@ export class RedisStore implements Store {
               case 'zaddv':
               case 'zremv':
                 return { op: o.op, k, a: arg(o.v) };
+              case 'rename':
+                return { op: o.op, k, t: index(o.to) };
               default:
                 return { op: o.op, k, f: 'f' in o ? o.f : undefined };
             }
@@ -417,19 +421,59 @@ export class RedisStore implements Store {
     ];
   }
 
-  private zoneOps(head: ZoneHead, isNew: boolean, records: readonly RecordState[] = []): Op[] {
+  /**
+   * Writes a claim's head and indexes. The account holding the name (`primary`) keeps it at
+   * zone:NAME (what name servers, edges and certificates read); another account's pending claim
+   * of the name at zone:NAME#OWNER (claimKey), listed in zclaims:NAME. zoneowners/zonetree index
+   * proven holders (the overlap rule), `pending` every pending claim ("reversed.name.|owner").
+   */
+  private zoneOps(head: ZoneHead, isNew: boolean, records: readonly RecordState[] = [], primary = true): Op[] {
     const name = head.domain.domain;
-    const ops: Op[] = [withRevision(this.k('zone', name), head, (z) => z.domain)];
+    const owner = head.domain.ownerId;
+    const key = primary ? name : claimKey(name, owner);
+    const proven = isProven(head.domain);
+    const ops: Op[] = [withRevision(this.k('zone', key), head, (z) => z.domain)];
     if (isNew) {
-      ops.push(
-        { op: 'zadd', key: this.k('udom', head.domain.ownerId), s: 0, v: name },
-        { op: 'zadd', key: this.k('zones'), s: 0, v: name },
-        { op: 'hset', key: this.k('zoneowners'), f: name, v: String(head.domain.ownerId) },
-        { op: 'zadd', key: this.k('zonetree'), s: 0, v: `${reversedName(name)}|${name}` },
-      );
+      ops.push({ op: 'zadd', key: this.k('udom', owner), s: 0, v: name });
+      ops.push(primary ? { op: 'zadd', key: this.k('zones'), s: 0, v: name } : { op: 'hset', key: this.k('zclaims', name), f: String(owner), v: '1' });
     }
-    for (const record of records) ops.push(...this.recordOps(name, record));
+    if (primary && proven) ops.push({ op: 'hset', key: this.k('zoneowners'), f: name, v: String(owner) }, { op: 'zadd', key: this.k('zonetree'), s: 0, v: `${reversedName(name)}|${name}` });
+    else if (primary) ops.push({ op: 'hdel', key: this.k('zoneowners'), f: name }, { op: 'zrem', key: this.k('zonetree'), v: `${reversedName(name)}|${name}` });
+    ops.push({ op: proven ? 'zrem' : 'zadd', key: this.k('pending'), s: 0, v: `${reversedName(name)}|${owner}` });
+    for (const record of records) ops.push(...this.recordOps(key, record));
     return ops;
+  }
+
+  /** Removes a claim, its records and indexes (and the holder's certificate and challenge). */
+  private dropClaimOps(name: string, owner: number, primary: boolean): Op[] {
+    const key = primary ? name : claimKey(name, owner);
+    const ops: Op[] = [
+      { op: 'del', key: this.k('zone', key) },
+      { op: 'del', key: this.k('zrec', key) },
+      { op: 'del', key: this.k('zat', key) },
+      { op: 'zrem', key: this.k('udom', owner), v: name },
+      { op: 'zrem', key: this.k('pending'), v: `${reversedName(name)}|${owner}` },
+    ];
+    if (primary) {
+      ops.push(
+        { op: 'zrem', key: this.k('zones'), v: name },
+        { op: 'hdel', key: this.k('zoneowners'), f: name },
+        { op: 'zrem', key: this.k('zonetree'), v: `${reversedName(name)}|${name}` },
+        { op: 'del', key: this.k('cert', name) },
+        { op: 'zrem', key: this.k('certs'), v: name },
+        { op: 'del', key: this.k('acmech', name) },
+        { op: 'zrem', key: this.k('acmechs'), v: name },
+      );
+    } else ops.push({ op: 'hdel', key: this.k('zclaims', name), f: String(owner) });
+    return ops;
+  }
+
+  /** The owner's claim of a name: the holder's, or a pending one beside it. */
+  private async claimOf(name: string, ownerId: number): Promise<{ text: string; head: ZoneHead; key: string; primary: boolean } | undefined> {
+    const found = await this.head(name);
+    if (found?.head.domain.ownerId === ownerId) return { ...found, key: name, primary: true };
+    const text = await this.redis.get(this.k('zone', claimKey(name, ownerId)));
+    return text === null ? undefined : { text, head: JSON.parse(text) as ZoneHead, key: claimKey(name, ownerId), primary: false };
   }
 
   /** Which way a refused name overlaps (read after the script refused it, for the message). */
@@ -509,24 +553,34 @@ export class RedisStore implements Store {
       await this.splitZoneDocuments();
       const zone = (await this.withRecordIds(async (ctx) => build(ctx)))!;
       const name = zone.domain.domain;
-      if ((await this.redis.exists(this.k('zone', name))) === 1) {
-        throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
-      }
-      const owner = await this.getUser(zone.domain.ownerId);
-      if (!owner) throw notFound(`user ${zone.domain.ownerId}`);
+      const ownerId = zone.domain.ownerId;
+      const taken = () => new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      // A pending claim may sit beside other accounts' claims of the name (issue 26); a proven
+      // domain is first come, first served, and overlaps no other account's proven domain.
+      const pending = !isProven(zone.domain);
+      const holder = await this.head(name);
+      if (holder && (!pending || holder.head.domain.ownerId === ownerId)) throw taken();
+      const mine = this.k('zone', claimKey(name, ownerId));
+      if ((await this.redis.exists(mine)) === 1) throw taken();
+      const owner = await this.getUser(ownerId);
+      if (!owner) throw notFound(`user ${ownerId}`);
       const now = new Date().toISOString();
       const head: ZoneHead = { domain: { ...zone.domain, created: now, updated: now }, recordCount: zone.records.length };
+      const primary = holder === undefined;
       return {
-        // Absent before: the script refuses if another process registered the name meanwhile.
-        checks: [[this.k('zone', name), null]],
+        // As read: the script refuses if another process registered the name meanwhile.
+        checks: [
+          [this.k('zone', name), holder?.text ?? null],
+          [mine, null],
+        ],
         limit: {
-          key: this.k('udom', zone.domain.ownerId),
+          key: this.k('udom', ownerId),
           max: owner.limits.max_domains,
           error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
         },
-        overlap: { name, owner: zone.domain.ownerId },
-        ops: this.zoneOps(head, true, zone.records),
-        change: { kind: 'zone', key: name, op: 'put' },
+        overlap: pending ? undefined : { name, owner: ownerId },
+        ops: this.zoneOps(head, true, zone.records, primary),
+        change: { kind: primary ? 'zone' : 'claim', key: name, op: 'put' },
         result: (revision) => ({ ...head, domain: { ...head.domain, revision } }),
       };
     });
@@ -540,23 +594,89 @@ export class RedisStore implements Store {
       .map(([, json]) => JSON.parse(json) as RecordState);
   }
 
-  getZone(name: string): Promise<Zone | undefined> {
+  getZone(name: string, ownerId?: number): Promise<Zone | undefined> {
     return this.guard(async () => {
-      const found = await this.head(name);
+      const found = ownerId === undefined ? await this.head(name).then((f) => f && { ...f, key: name }) : await this.claimOf(name, ownerId);
       if (!found) return undefined;
-      return { domain: found.head.domain, records: await this.recordsOf(name) };
+      return { domain: found.head.domain, records: await this.recordsOf(found.key) };
     });
   }
 
-  getZoneHead(name: string): Promise<ZoneHead | undefined> {
-    return this.guard(async () => (await this.head(name))?.head);
+  getZoneHead(name: string, ownerId?: number): Promise<ZoneHead | undefined> {
+    return this.guard(async () => (ownerId === undefined ? await this.head(name) : await this.claimOf(name, ownerId))?.head);
   }
 
-  getRecord(zone: string, id: number): Promise<RecordState | undefined> {
+  getRecord(zone: string, id: number, ownerId?: number): Promise<RecordState | undefined> {
     return this.guard(async () => {
       await this.splitZoneDocuments();
-      const json = await this.redis.hget(this.k('zrec', zone), String(id));
+      const key = ownerId === undefined ? zone : (await this.claimOf(zone, ownerId))?.key;
+      if (key === undefined) return undefined;
+      const json = await this.redis.hget(this.k('zrec', key), String(id));
       return json === null ? undefined : (JSON.parse(json) as RecordState);
+    });
+  }
+
+  getRecordsAt(zone: string, owner: string): Promise<RecordState[]> {
+    return this.guard(async () => {
+      await this.splitZoneDocuments();
+      const members = await this.redis.zrangebylex(this.k('zat', zone), `[${owner}|`, `[${owner}|\xff`);
+      if (members.length === 0) return [];
+      const texts = await this.redis.hmget(this.k('zrec', zone), ...members.map((m) => m.slice(m.lastIndexOf('|') + 1)));
+      return texts.flatMap((t) => (t ? [JSON.parse(t) as RecordState] : []));
+    });
+  }
+
+  listClaims(name: string): Promise<ZoneHead[]> {
+    return this.guard(async () => {
+      const holder = await this.head(name);
+      const owners = (await this.redis.hkeys(this.k('zclaims', name))).map(Number).sort((a, b) => a - b);
+      const docs = owners.length === 0 ? [] : await this.redis.mget(owners.map((o) => this.k('zone', claimKey(name, o))));
+      const others = docs.flatMap((d) => (d ? [JSON.parse(d) as ZoneHead] : []));
+      return holder ? [holder.head, ...others] : others;
+    });
+  }
+
+  pendingClaimsUnder(name: string): Promise<ClaimRef[]> {
+    return this.guard(async () => {
+      const prefix = reversedName(name);
+      const members = await this.redis.zrangebylex(this.k('pending'), `[${prefix}`, `[${prefix}\xff`);
+      return members.map((m) => {
+        const bar = m.lastIndexOf('|');
+        return { name: nameOfReversed(m.slice(0, bar)), ownerId: Number(m.slice(bar + 1)) };
+      });
+    });
+  }
+
+  proveClaim(name: string, ownerId: number, mutate: (head: ZoneHead) => DomainState): Promise<{ head: ZoneHead; released?: ZoneHead }> {
+    return this.mutate(async () => {
+      const mine = await this.claimOf(name, ownerId);
+      if (!mine) throw notFound(`domain ${name}`);
+      const holder = mine.primary ? undefined : await this.head(name);
+      if (holder && isProven(holder.head.domain)) throw new ApiError('CONFLICT', `${name} is held, proven, by another account: its proof must lapse first`);
+      const next = mutate(mine.head);
+      const stored: ZoneHead = { domain: { ...next, domain: name, ownerId, created: mine.head.domain.created, updated: new Date().toISOString() }, recordCount: mine.head.recordCount };
+      const ops: Op[] = [];
+      if (holder) ops.push(...this.dropClaimOps(name, holder.head.domain.ownerId, true));
+      if (!mine.primary) {
+        // The claim takes the name: its records move to the holder's place.
+        ops.push(
+          { op: 'rename', key: this.k('zrec', mine.key), to: this.k('zrec', name) },
+          { op: 'rename', key: this.k('zat', mine.key), to: this.k('zat', name) },
+          { op: 'del', key: this.k('zone', mine.key) },
+          { op: 'hdel', key: this.k('zclaims', name), f: String(ownerId) },
+          { op: 'zadd', key: this.k('zones'), s: 0, v: name },
+        );
+      }
+      ops.push(...this.zoneOps(stored, false));
+      return {
+        checks: [
+          [this.k('zone', name), mine.primary ? mine.text : (holder?.text ?? null)],
+          [this.k('zone', mine.key), mine.text],
+        ],
+        ops,
+        change: { kind: 'zone', key: name, op: 'put' },
+        result: (revision) => ({ head: { ...stored, domain: { ...stored.domain, revision } }, released: holder?.head }),
+      };
     });
   }
 
@@ -571,7 +691,11 @@ export class RedisStore implements Store {
       for (;;) {
         const names = await this.redis.zrangebylex(this.k('udom', ownerId), from, '+', 'LIMIT', 0, Math.max(page.limit + 1, 100));
         if (names.length === 0) break;
-        const docs = await this.redis.mget(names.map((n) => this.k('zone', n)));
+        const held = await this.redis.mget(names.map((n) => this.k('zone', n)));
+        // A name another account holds: this account's claim sits beside it.
+        const beside = names.filter((_, i) => !held[i] || (JSON.parse(held[i]) as ZoneHead).domain.ownerId !== ownerId);
+        const claims = beside.length === 0 ? [] : await this.redis.mget(beside.map((n) => this.k('zone', claimKey(n, ownerId))));
+        const docs = names.map((n, i) => (beside.includes(n) ? claims[beside.indexOf(n)] : held[i]));
         for (const doc of docs) {
           if (!doc) continue;
           const zone = JSON.parse(doc) as ZoneHead;
@@ -608,11 +732,11 @@ export class RedisStore implements Store {
   }
 
   updateZone(name: string, ownerId: number, mutate: ZoneMutation): Promise<ZoneHead> {
-    const key = this.k('zone', name);
     return this.mutate<ZoneHead>(async () => {
-      const found = await this.head(name);
-      if (!found || found.head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
-      const { text, head } = found;
+      const found = await this.claimOf(name, ownerId);
+      if (!found) throw notFound(`domain ${name}`);
+      const { text, head, primary } = found;
+      const key = this.k('zone', found.key);
       const next = await this.withRecordIds(async (ctx) => mutate(JSON.parse(text) as ZoneHead, ctx));
       if (!next) return { unchanged: head };
       const stored: ZoneHead = {
@@ -621,19 +745,21 @@ export class RedisStore implements Store {
       };
       return {
         checks: [[key, text]],
-        ops: this.zoneOps(stored, false),
-        change: { kind: 'zone', key: name, op: 'put' },
+        ops: this.zoneOps(stored, false, [], primary),
+        // A pending claim beside the holder's is no consumer's business.
+        change: { kind: primary ? 'zone' : 'claim', key: name, op: 'put' },
         result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
       };
     });
   }
 
   changeRecords(name: string, ownerId: number, mutate: RecordMutation): Promise<{ head: ZoneHead; delta: RecordDelta }> {
-    const key = this.k('zone', name);
     return this.mutate<{ head: ZoneHead; delta: RecordDelta }>(async () => {
-      const found = await this.head(name);
-      if (!found || found.head.domain.ownerId !== ownerId) throw notFound(`domain ${name}`);
-      const { text, head } = found;
+      const found = await this.claimOf(name, ownerId);
+      if (!found) throw notFound(`domain ${name}`);
+      const { text, head, primary } = found;
+      const key = this.k('zone', found.key);
+      const zone = found.key;
       // The mutation is synchronous: what it asks for that is not read yet stops it (ReadFirst),
       // is read, and the mutation runs again — it is pure, so running it again is harmless.
       const atName = new Map<string, RecordState[]>();
@@ -649,7 +775,7 @@ export class RedisStore implements Store {
       const readIds = async (ids: number[]) => {
         const missing = ids.filter((id) => !byId.has(id));
         if (missing.length === 0) return;
-        const texts = await this.redis.hmget(this.k('zrec', name), ...missing.map(String));
+        const texts = await this.redis.hmget(this.k('zrec', zone), ...missing.map(String));
         missing.forEach((id, i) => byId.set(id, texts[i] ? (JSON.parse(texts[i]) as RecordState) : null));
       };
       const edit = await this.withRecordIds(async (ctx) => {
@@ -659,7 +785,7 @@ export class RedisStore implements Store {
           } catch (error) {
             if (!(error instanceof ReadFirst)) throw error;
             if (error.owner !== undefined) {
-              const members = await this.redis.zrangebylex(this.k('zat', name), `[${error.owner}|`, `[${error.owner}|\xff`);
+              const members = await this.redis.zrangebylex(this.k('zat', zone), `[${error.owner}|`, `[${error.owner}|\xff`);
               const ids = members.map((m) => Number(m.slice(m.lastIndexOf('|') + 1)));
               await readIds(ids);
               atName.set(error.owner, ids.flatMap((id) => byId.get(id) ?? []));
@@ -677,52 +803,40 @@ export class RedisStore implements Store {
         const old = byId.get(id);
         if (!old || removed.has(id)) continue;
         removed.add(id);
-        ops.push({ op: 'hdel', key: this.k('zrec', name), f: String(id) }, { op: 'zremv', key: this.k('zat', name), v: `${old.name}|${id}` });
+        ops.push({ op: 'hdel', key: this.k('zrec', zone), f: String(id) }, { op: 'zremv', key: this.k('zat', zone), v: `${old.name}|${id}` });
         delta.del.push({ id, name: old.name });
         count--;
       }
       for (const record of edit.put) {
         const old = removed.has(record.id) ? undefined : byId.get(record.id);
         if (old) {
-          ops.push({ op: 'zremv', key: this.k('zat', name), v: `${old.name}|${old.id}` });
+          ops.push({ op: 'zremv', key: this.k('zat', zone), v: `${old.name}|${old.id}` });
           if (old.name !== record.name) delta.del.push({ id: old.id, name: old.name });
         } else count++;
         removed.delete(record.id);
-        ops.push(...this.recordOps(name, record));
+        ops.push(...this.recordOps(zone, record));
         delta.put.push(record);
       }
       const stored: ZoneHead = { domain: { ...head.domain, updated: new Date().toISOString() }, recordCount: count };
       return {
         checks: [[key, text]],
-        ops: [...this.zoneOps(stored, false), ...ops],
-        change: { kind: 'zone', key: name, op: 'put' },
-        detail: JSON.stringify(delta),
+        ops: [...this.zoneOps(stored, false, [], primary), ...ops],
+        // A pending claim beside the holder's: an entry without the difference (no consumer reads it).
+        change: { kind: primary ? 'zone' : 'claim', key: name, op: 'put' },
+        detail: primary ? JSON.stringify(delta) : undefined,
         result: (revision) => ({ head: { ...stored, domain: { ...stored.domain, revision } }, delta }),
       };
     });
   }
 
   deleteZone(name: string, ownerId: number): Promise<boolean> {
-    const key = this.k('zone', name);
     return this.mutate<boolean>(async () => {
-      const found = await this.head(name);
-      if (!found || found.head.domain.ownerId !== ownerId) return { unchanged: false };
+      const found = await this.claimOf(name, ownerId);
+      if (!found) return { unchanged: false };
       return {
-        checks: [[key, found.text]],
-        ops: [
-          { op: 'del', key },
-          { op: 'del', key: this.k('zrec', name) },
-          { op: 'del', key: this.k('zat', name) },
-          { op: 'zrem', key: this.k('udom', ownerId), v: name },
-          { op: 'zrem', key: this.k('zones'), v: name },
-          { op: 'hdel', key: this.k('zoneowners'), f: name },
-          { op: 'zrem', key: this.k('zonetree'), v: `${reversedName(name)}|${name}` },
-          { op: 'del', key: this.k('cert', name) },
-          { op: 'zrem', key: this.k('certs'), v: name },
-          { op: 'del', key: this.k('acmech', name) },
-          { op: 'zrem', key: this.k('acmechs'), v: name },
-        ],
-        change: { kind: 'zone', key: name, op: 'delete' },
+        checks: [[this.k('zone', found.key), found.text]],
+        ops: this.dropClaimOps(name, ownerId, found.primary),
+        change: { kind: found.primary ? 'zone' : 'claim', key: name, op: 'delete' },
         result: () => true,
       };
     });
@@ -1223,7 +1337,7 @@ export class RedisStore implements Store {
         const docs = await this.redis.mget(batch.map((n) => this.k('zone', n)));
         const served = batch.flatMap((name, j) => {
           const head = docs[j] ? (JSON.parse(docs[j]) as ZoneHead) : undefined;
-          return head?.domain.ns_active ? [{ name, head }] : [];
+          return head?.domain.ns_active && isProven(head.domain) ? [{ name, head }] : [];
         });
         const pipeline = this.redis.pipeline();
         for (const { name } of served) pipeline.hgetall(this.k('zrec', name));

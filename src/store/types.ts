@@ -21,6 +21,8 @@ export interface UserPatch {
   limits?: Partial<UserState['limits']>;
   disabled?: boolean;
   reservedZones?: boolean;
+  /** The account's pair of name servers (assigned once, from the pool). */
+  nameservers?: [string, string];
 }
 
 /** A zone as a whole: its domain and every record (read whole only where the whole is needed). */
@@ -62,7 +64,17 @@ export interface RecordEdit {
   del: number[];
 }
 
-export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer' | 'certificate' | 'challenge';
+/**
+ * 'claim': a pending claim of a name another account holds (issue 26) changed; its key is the
+ * name. No consumer acts on it (what they serve is the holder's zone).
+ */
+export type ChangeKind = 'zone' | 'node' | 'iplist' | 'user' | 'consumer' | 'certificate' | 'challenge' | 'claim';
+
+/** A claim of a name by an account (see Store.listClaims). */
+export interface ClaimRef {
+  name: string;
+  ownerId: number;
+}
 
 export interface Change {
   revision: number;
@@ -122,7 +134,7 @@ export interface ConsumerState {
 }
 
 /** Kinds of internal documents (see Store.getDoc). */
-export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'hookpending' | 'notice';
+export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'hookpending' | 'notice' | 'claimseen' | 'claimdue' | 'nshist';
 
 /** One node's measure of one domain's backend over one minute (or a part of it: measures add up). */
 export interface UptimeRow {
@@ -180,7 +192,7 @@ export interface Store {
 
   createUser(input: { name: string; email: string; limits?: Partial<Limits> }): Promise<UserState>;
   getUser(id: number): Promise<UserState | undefined>;
-  /** Changes an account's operator-set fields (limits, disabled, reserved zones); NOT_FOUND for no such user. */
+  /** Changes an account's operator-set fields (limits, disabled, reserved zones, name servers); NOT_FOUND for no such user. */
   updateUser(id: number, patch: UserPatch): Promise<UserState>;
   /** Removes an account and its keys; CONFLICT while it still holds domains or IP lists. False when there is none. */
   deleteUser(id: number): Promise<boolean>;
@@ -191,12 +203,38 @@ export interface Store {
   /** Marks the key revoked; undefined when no such key. */
   revokeApiKey(keyId: number): Promise<ApiKeyState | undefined>;
 
-  /** Creates a zone (with any records); ApiError CONFLICT when the name is taken, LIMIT_EXCEEDED past the owner's limit. */
+  // Claims (issue 26). A name has at most one holder (its zone at the name: what name servers,
+  // edges and certificates read) and any number of other accounts' pending claims beside it.
+  // Methods taking an owner act on that owner's claim, whichever it is; `getZone(name)`,
+  // `getZoneHead(name)` and `getRecord(zone, id)` without one read the holder's. Only a proven
+  // domain (model/domain.ts isProven) is served. A domain created proven may not overlap another
+  // account's proven domain (DOMAIN_OVERLAP); pending claims overlap anything, and one proven by
+  // evidence may lie under another account's proven domain (its owner delegated or placed the token).
+
+  /**
+   * Creates a zone (with any records). A proven domain (no claim, or a verified one): CONFLICT
+   * when the name is held, DOMAIN_OVERLAP at, under or above another account's proven domain. A
+   * pending claim: CONFLICT only when the owner has a claim of the name already; it holds the
+   * name when no one does, else it sits beside the holder. LIMIT_EXCEEDED past the owner's limit.
+   */
   createZone(build: (ctx: MutationContext) => Zone): Promise<ZoneHead>;
   /** The whole zone: its domain and every record (cost grows with the zone). */
-  getZone(name: string): Promise<Zone | undefined>;
-  getZoneHead(name: string): Promise<ZoneHead | undefined>;
-  getRecord(zone: string, id: number): Promise<RecordState | undefined>;
+  getZone(name: string, ownerId?: number): Promise<Zone | undefined>;
+  getZoneHead(name: string, ownerId?: number): Promise<ZoneHead | undefined>;
+  getRecord(zone: string, id: number, ownerId?: number): Promise<RecordState | undefined>;
+  /** The holder's records at one owner name (relative, "@", "_palisade-verify.shop"). */
+  getRecordsAt(zone: string, owner: string): Promise<RecordState[]>;
+  /** Every claim of a name: the holder's first, then the others in owner order. */
+  listClaims(name: string): Promise<ZoneHead[]>;
+  /** The pending claims at or under a name (every account's). */
+  pendingClaimsUnder(name: string): Promise<ClaimRef[]>;
+  /**
+   * Proves the owner's claim in one step: `mutate` gives the proven domain. When another
+   * account holds the name with a pending claim, that claim is released (removed with its
+   * records, returned) and this one takes the name, records and all; CONFLICT when another
+   * account holds it proven. NOT_FOUND when the owner has no claim of the name.
+   */
+  proveClaim(name: string, ownerId: number, mutate: (head: ZoneHead) => DomainState): Promise<{ head: ZoneHead; released?: ZoneHead }>;
   /** The owner's zones in name order, optionally only those carrying `tag`. */
   listZones(ownerId: number, page: PageRequest, tag?: string): Promise<Page<ZoneHead>>;
   countZones(ownerId: number): Promise<number>;

@@ -8,5 +8,6 @@ export function applyUserPatch(user: UserState, patch: UserPatch): UserState {
     limits: { ...user.limits, ...patch.limits },
     ...(patch.disabled !== undefined && { disabled: patch.disabled }),
     ...(patch.reservedZones !== undefined && { reservedZones: patch.reservedZones }),
+    ...(patch.nameservers !== undefined && { nameservers: patch.nameservers }),
   };
 }

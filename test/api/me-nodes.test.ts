@@ -21,6 +21,8 @@ describe('/me and /nodes/', () => {
       created: user.created,
       limits: { ...user.limits, max_domains: 7 },
       usage: { domains: 1, iplists: 1 },
+      // The account's pair of name servers (one pair: the default pool).
+      nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'],
     });
   });
 

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { NO_RATE_LIMITS, TEST_SECRET_KEY } from './config.ts';
+import { NO_RATE_LIMITS, OWNERSHIP_OFF, TEST_SECRET_KEY } from './config.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/palisade.js', import.meta.url));
 
@@ -21,7 +21,7 @@ export interface RunningServer {
 
 /** Spawns `palisade ROLE` and waits until its output matches `ready` (its "serving" log line). */
 async function spawnRole(role: string, env: Record<string, string>, ready: RegExp, timeoutMs: number) {
-  const child = spawn(process.execPath, [BIN, role], { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, role], { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...OWNERSHIP_OFF, ...TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -50,7 +50,7 @@ export async function startServe(env: Record<string, string>, timeoutMs = 20_000
 
 /** Runs `palisade admin …` to completion. */
 export async function runAdminCli(env: Record<string, string>, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'admin', ...args], { env: { ...process.env, ...TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'admin', ...args], { env: { ...process.env, ...OWNERSHIP_OFF, ...TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

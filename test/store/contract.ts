@@ -424,6 +424,87 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       }
     });
 
+    it('pending claims (issue 26): several accounts may claim a name, above and under it; only proven domains overlap no one', async () => {
+      const { store } = await open();
+      const a = await store.createUser({ name: 'a', email: 'a@example.org' });
+      const b = await store.createUser({ name: 'b', email: 'b@example.org' });
+      const c = await store.createUser({ name: 'c', email: 'c@example.org' });
+      const claim = (verified: boolean, token = 't'): DomainState['claim'] => ({ verified, token, nameservers: ['ns1.example.net', 'ns2.example.net'] });
+      const pending = (name: string, owner: number, ns_active = true) => (ctx: MutationContext) => ({ ...zoneFor(name, owner, ctx), domain: { ...zoneFor(name, owner, ctx).domain, ns_active, claim: claim(false, `t-${owner}`) } });
+      // B squats the name and a name under it; A claims the same name beside B's: nothing refused.
+      await store.createZone(pending('brand.example', b.id));
+      await store.createZone(pending('shop.brand.example', b.id));
+      await store.changeRecords('brand.example', b.id, (_v, ctx) => ({ put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.66')], del: [] }));
+      const mine = await store.createZone(pending('brand.example', a.id));
+      expect(mine.domain).toMatchObject({ domain: 'brand.example', ownerId: a.id, claim: { verified: false } });
+      await expectApiError(store.createZone(pending('brand.example', a.id)), 'CONFLICT');
+      await expectApiError(store.createZone(pending('brand.example', b.id)), 'CONFLICT');
+      const before = await store.currentRevision();
+      const { delta } = await store.changeRecords('brand.example', a.id, (_v, ctx) => ({ put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.1'), aRecord(ctx.nextRecordId(), '@', '192.0.2.2')], del: [] }));
+      // A claim beside the holder's is no consumer's business: its entry names no zone and carries no records.
+      const entries = await store.changesSince(before, 10);
+      expect('changes' in entries && entries.changes.map((e) => [e.kind, e.key, e.records])).toEqual([['claim', 'brand.example', undefined]]);
+      // Name-only reads see the holder (B); the owner's reads see the owner's claim.
+      expect((await store.getZoneHead('brand.example'))!.domain.ownerId).toBe(b.id);
+      expect((await store.getZoneHead('brand.example', a.id))!).toMatchObject({ domain: { ownerId: a.id }, recordCount: 2 });
+      expect((await store.getZone('brand.example', a.id))!.records.map((r) => r.value).sort()).toEqual(['192.0.2.1', '192.0.2.2']);
+      expect(await store.getRecord('brand.example', delta.put[0]!.id, a.id)).toEqual(delta.put[0]);
+      expect(await store.getRecord('brand.example', delta.put[0]!.id, c.id)).toBeUndefined();
+      expect((await store.listZones(a.id, { limit: 10 })).items.map((z) => [z.domain.domain, z.domain.ownerId])).toEqual([['brand.example', a.id]]);
+      expect((await store.listClaims('brand.example')).map((z) => z.domain.ownerId)).toEqual([b.id, a.id]);
+      expect((await store.listAllZones({ limit: 10 })).items.map((z) => [z.domain.domain, z.domain.ownerId])).toEqual([['brand.example', b.id], ['shop.brand.example', b.id]]);
+      const refs = (await store.pendingClaimsUnder('brand.example')).map((r) => `${r.name}|${r.ownerId}`).sort();
+      expect(refs).toEqual([`brand.example|${a.id}`, `brand.example|${b.id}`, `shop.brand.example|${b.id}`].sort());
+      // Pending: served by no name server, whatever ns_active says.
+      expect((await store.snapshot()).zones).toEqual([]);
+
+      // A proves: B's pending claim of the name is released in the same step, A's takes the name, records and all.
+      const proof = await store.proveClaim('brand.example', a.id, (h) => ({ ...h.domain, claim: { ...h.domain.claim!, verified: true, method: 'delegation' } }));
+      expect(proof.released?.domain.ownerId).toBe(b.id);
+      expect(proof.head.domain).toMatchObject({ ownerId: a.id, claim: { verified: true } });
+      const held = await store.getZone('brand.example');
+      expect(held!.domain.ownerId).toBe(a.id);
+      expect(held!.records.map((r) => r.value).sort()).toEqual(['192.0.2.1', '192.0.2.2']);
+      expect(await store.getZoneHead('brand.example', b.id)).toBeUndefined();
+      expect((await store.listZones(b.id, { limit: 10 })).items.map((z) => z.domain.domain)).toEqual(['shop.brand.example']);
+      expect(await store.countZones(b.id)).toBe(1);
+      expect((await store.snapshot()).zones.map((z) => [z.domain.domain, z.domain.ownerId, z.records.length])).toEqual([['brand.example', a.id, 2]]);
+      const proofEntries = await store.changesSince(proof.head.domain.revision - 1, 10);
+      expect('changes' in proofEntries && proofEntries.changes.map((e) => [e.kind, e.key, e.op])).toEqual([['zone', 'brand.example', 'put']]);
+      expect((await store.pendingClaimsUnder('brand.example')).map((r) => `${r.name}|${r.ownerId}`)).toEqual([`shop.brand.example|${b.id}`]);
+      // B's claim under it is still there (the prover releases it through deleteZone); a pending one of C under the proven name is allowed.
+      expect(await store.deleteZone('shop.brand.example', b.id)).toBe(true);
+      await store.createZone(pending('x.brand.example', c.id));
+      // A proven domain of another account under, at or above a proven one: DOMAIN_OVERLAP as before.
+      await expectApiError(store.createZone((ctx) => zoneFor('y.brand.example', c.id, ctx)), 'DOMAIN_OVERLAP');
+      // A pending claim beside a proven holder cannot be proven while the holder's proof stands.
+      await store.createZone(pending('brand.example', c.id));
+      await expectApiError(store.proveClaim('brand.example', c.id, (h) => ({ ...h.domain, claim: { ...h.domain.claim!, verified: true } })), 'CONFLICT');
+      await expectApiError(store.proveClaim('nothing.example', c.id, (h) => h.domain), 'NOT_FOUND');
+      expect(await store.deleteZone('brand.example', c.id)).toBe(true);
+      expect((await store.getZoneHead('brand.example'))!.domain.ownerId).toBe(a.id);
+      // The holder's proof lost: unserved, and no longer in the way of proven domains under it.
+      await store.updateZone('brand.example', a.id, (h) => ({ domain: { ...h.domain, claim: { ...h.domain.claim!, verified: false } } }));
+      expect((await store.snapshot()).zones).toEqual([]);
+      await store.createZone((ctx) => zoneFor('y.brand.example', c.id, ctx));
+      // The holder's records at a name (what a proof under a proven zone reads).
+      expect((await store.getRecordsAt('brand.example', 'www')).map((r) => r.value)).toEqual(['192.0.2.1']);
+      expect(await store.getRecordsAt('brand.example', 'none')).toEqual([]);
+    });
+
+    it('a domain stored before claims existed is proven: served, first come, in the way of other accounts\' proven domains (upgrade)', async () => {
+      const { store } = await open();
+      const a = await store.createUser({ name: 'a', email: 'a@example.org' });
+      const b = await store.createUser({ name: 'b', email: 'b@example.org' });
+      await store.createZone((ctx) => ({ ...zoneFor('legacy.example', a.id, ctx), domain: { ...zoneFor('legacy.example', a.id, ctx).domain, ns_active: true } }));
+      expect((await store.snapshot()).zones.map((z) => z.domain.domain)).toEqual(['legacy.example']);
+      await expectApiError(store.createZone((ctx) => zoneFor('sub.legacy.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+      const claim = { verified: false, token: 't', nameservers: ['ns3.example.net', 'ns4.example.net'] as [string, string] };
+      await store.createZone((ctx) => ({ ...zoneFor('legacy.example', b.id, ctx), domain: { ...zoneFor('legacy.example', b.id, ctx).domain, claim } }));
+      await expectApiError(store.proveClaim('legacy.example', b.id, (h) => ({ ...h.domain, claim: { ...claim, verified: true } })), 'CONFLICT');
+      expect((await store.snapshot()).zones.map((z) => z.domain.ownerId)).toEqual([a.id]);
+    });
+
     it('stores any text a customer can send exactly as sent, and reads it back equal', async () => {
       const { store } = await open();
       const user = await store.createUser({ name: 'text', email: 'text@example.org' });

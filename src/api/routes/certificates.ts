@@ -11,12 +11,12 @@ import yazl from 'yazl';
 import { issuanceReason } from '../../certs/cert-names.ts';
 import { withOpenKey } from '../../certs/secret-box.ts';
 import { ApiError, notFound } from '../../errors.ts';
-import type { DomainState } from '../../model/domain.ts';
+import { isProven, type DomainState } from '../../model/domain.ts';
 import { renderTask, Task } from '../../model/task.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { problem, sendProblem } from '../problem.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList, Problem } from '../schemas.ts';
-import { ownZoneHead } from '../zone-access.ts';
+import { holdsName, ownZoneHead } from '../zone-access.ts';
 
 /**
  * After a domain was created or changed: a task when ssl is on and its certificate is missing or
@@ -26,12 +26,17 @@ import { ownZoneHead } from '../zone-access.ts';
 export async function followSsl(app: FastifyInstance, domain: DomainState): Promise<void> {
   try {
     if (!domain.ssl) return await app.tasks.cancel(domain, 'cancelled: ssl was turned off');
+    // No certificate for a claim not proven yet (issue 26): its proof calls this again.
+    if (!isProven(domain)) return await app.tasks.cancel(domain, UNPROVEN);
     const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());
     if (reason) await app.tasks.request(domain, reason);
   } catch (error) {
     app.log.warn({ err: error, domain: domain.domain }, 'certificates: the task could not be recorded; the periodic check will');
   }
 }
+
+/** Why a pending claim gets no certificate. */
+export const UNPROVEN = 'no certificate is ordered (DNS-01 or HTTP-01) for a domain whose ownership is not proven; see its verification (POST /domains/{domain}/verify)';
 
 const TaskParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const CONFLICT_WITH_TASK = {
@@ -85,6 +90,7 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
       if (!domain.ssl) throw new ApiError('CONFLICT', `ssl is off for ${domain.domain}; turn it on (PATCH /domains/${domain.domain} {"ssl": true}) to have a certificate issued`);
+      if (!isProven(domain)) throw new ApiError('CONFLICT', `${domain.domain} is a claim not proven yet: ${UNPROVEN}`);
       const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());
       const last = await app.tasks.forDomain(domain.ownerId, domain.domain);
       if (!reason && last) return reply.code(200).send(renderTask(last));
@@ -105,8 +111,10 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
-      const cert = await app.store.getCertificate(domain.domain);
+      const head = await ownZoneHead(app, request.params.domain, request.user.id);
+      const { domain } = head;
+      // A claim beside another account's (issue 26) has no certificate: the name's is the holder's.
+      const cert = (await holdsName(app, head)) ? await app.store.getCertificate(domain.domain) : undefined;
       if (!cert) {
         const task = await app.tasks.forDomain(domain.ownerId, domain.domain);
         const why = !domain.ssl ? 'ssl is off for the domain' : task ? `its certificate task is ${task.status}${task.error ? `: ${task.error}` : ''}` : 'no certificate task exists yet';

@@ -20,11 +20,19 @@ import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { checkNodesExist, ownZoneHead, zoneName } from '../zone-access.ts';
 import { followSsl } from './certificates.ts';
+import type { Ownership } from '../../ownership/ownership.ts';
 
-export function renderDomain(zone: ZoneHead, config: Config) {
-  const { ownerId: _owner, ...domain } = zone.domain;
+export async function renderDomain(zone: ZoneHead, config: Config, ownership: Ownership) {
+  const { ownerId: _owner, claim, ...domain } = zone.domain;
   // Domains stored before a setting existed show its default.
-  return { ...DOMAIN_DEFAULTS, ...domain, failover_active: domain.failover_active ?? false, nameservers: [...config.nameservers], records: zone.recordCount };
+  return {
+    ...DOMAIN_DEFAULTS,
+    ...domain,
+    failover_active: domain.failover_active ?? false,
+    nameservers: [...(claim?.nameservers ?? config.nameservers)],
+    verification: await ownership.verification(zone.domain),
+    records: zone.recordCount,
+  };
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -44,7 +52,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const page = await app.store.listZones(request.user.id, pageRequest(request.query), request.query.tag);
-      return linkNext(request, reply, page).map((z) => renderDomain(z, app.config));
+      return Promise.all(linkNext(request, reply, page).map((z) => renderDomain(z, app.config, app.ownership)));
     },
   );
 
@@ -55,7 +63,8 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Register a domain',
-        description: 'The domain is served by our name servers once activated (GET /domains/{domain}/activatens).',
+        description:
+          'Makes a claim of the domain. Another account\'s pending claim of the same name, above or under it does not stand in the way; with ownership proof required (the default) the domain is served by our name servers (once activated: GET /domains/{domain}/activatens), routed by the edges and given certificates only once proven — delegate it to `nameservers` at the registrar, or put `verification.token` in a TXT record at `_palisade-verify.<domain>`, then POST /domains/{domain}/verify (the service also looks by itself, less and less often). 409 DOMAIN_OVERLAP only where another account\'s proven domain is at, above or under the name and this one would be proven at once.',
         body: DomainCreate,
         response: { 201: Domain, ...errorResponses(409, 413, 415, 422) },
       },
@@ -70,7 +79,8 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (errors.length > 0) throw invalidFields(errors);
       const refused = registrationProblem(name, { reserved: app.config.reservedZones, mayUseReserved: request.user.reservedZones === true });
       if (refused) throw new ApiError(refused.code, refused.message, [{ field: 'domain', message: refused.message }]);
-      const zone = await app.store.createZone((ctx) => {
+      const claim = await app.ownership.newClaim(request.user, name);
+      const created = await app.store.createZone((ctx) => {
         checkNodesExist(settings.bind_node, ctx.nodeExists, 'bind_node');
         const domain: DomainState = {
           ...DOMAIN_DEFAULTS,
@@ -78,21 +88,45 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
           domain: name,
           ownerId: request.user.id,
           ns_active: false,
+          claim,
           created: ctx.now,
           updated: ctx.now,
           revision: 0,
         };
         return { domain, records: [] };
       });
+      const zone = await app.ownership.created(created);
+      await app.ownership.keepAccountPair(request.user);
       await followSsl(app, zone.domain);
-      return reply.code(201).header('location', `/domains/${name}`).send(renderDomain(zone, app.config));
+      return reply.code(201).header('location', `/domains/${name}`).send(await renderDomain(zone, app.config, app.ownership));
     },
   );
 
   app.get(
     '/domains/:domain',
     { schema: { tags, summary: 'Read a domain', params: DomainParams, response: { 200: Domain, ...errorResponses(404) } } },
-    async (request) => renderDomain(await ownZoneHead(app, request.params.domain, request.user.id), app.config),
+    async (request) => renderDomain(await ownZoneHead(app, request.params.domain, request.user.id), app.config, app.ownership),
+  );
+
+  app.post(
+    '/domains/:domain/verify',
+    {
+      schema: {
+        tags,
+        summary: 'Look for the proof of your claim now',
+        description:
+          'Asks the resolver standing for the registry (or, under another account\'s domain served here, that zone) whether the domain is delegated to its `nameservers` or `_palisade-verify.<domain>` holds `verification.token`. Proven: the domain is served, other accounts\' pending claims at or under it are released (they are told: domain.claim_released) and you are told (domain.verified). `verification.seen` says what was seen either way.',
+        params: DomainParams,
+        response: { 200: Domain, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const name = zoneName(request.params.domain);
+      await ownZoneHead(app, name, request.user.id);
+      const head = await app.ownership.check(name, request.user.id);
+      if (!head) throw notFound(`domain ${name}`);
+      return renderDomain(head, app.config, app.ownership);
+    },
   );
 
   app.patch(
@@ -119,7 +153,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return changed ? { ...current, domain: { ...current.domain, ...patch } } : undefined;
       });
       if (patch.ssl !== undefined || patch.mask !== undefined) await followSsl(app, zone.domain);
-      return renderDomain(zone, app.config);
+      return renderDomain(zone, app.config, app.ownership);
     },
   );
 
@@ -128,9 +162,14 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, summary: 'Remove a domain and its records', params: DomainParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
     async (request, reply) => {
       const name = zoneName(request.params.domain);
-      if (!(await app.store.deleteZone(name, request.user.id))) throw notFound(`domain ${name}`);
+      const head = await app.store.getZoneHead(name, request.user.id);
+      if (!head || !(await app.store.deleteZone(name, request.user.id))) throw notFound(`domain ${name}`);
+      // A proven domain's pair stays with the name: a later claim of another account gets another.
+      await app.ownership.forget(head.domain).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'ownership: the removed claim\'s documents stay'));
+      // The name's holder: its measures and notices go (another account's claim beside it had none).
+      const wasHolder = (await app.store.getZoneHead(name)) === undefined;
       await app.tasks.forget(request.user.id, name).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'certificates: the tasks of a removed domain stay until the worker meets them'));
-      await app.notify.forgetDomain(name).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'uptime: the measures of a removed domain stay until they expire (they are not shown to a later owner of the name)'));
+      if (wasHolder) await app.notify.forgetDomain(name).catch((error: unknown) => app.log.warn({ err: error, domain: name }, 'uptime: the measures of a removed domain stay until they expire (they are not shown to a later owner of the name)'));
       return reply.code(204).send(null);
     },
   );

@@ -11,7 +11,7 @@ import { followSsl } from './certificates.ts';
 const NsState = Type.Object({
   domain: Type.String(),
   ns_active: Type.Boolean(),
-  nameservers: Type.Array(Type.String(), { description: 'Delegate the domain to these at your registrar' }),
+  nameservers: Type.Array(Type.String(), { description: 'Delegate the domain to these at your registrar (a pending claim is answered only once proven: see `verification` of GET /domains/{domain})' }),
   revision: Type.Integer(),
 });
 
@@ -27,7 +27,7 @@ export const nameserverRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       // DNS-01 becomes possible (or HTTP-01 the only way): a waiting certificate task goes now.
       if (zone.domain.ssl) await followSsl(app, zone.domain);
-      return { domain: name, ns_active: zone.domain.ns_active, nameservers: [...app.config.nameservers], revision: zone.domain.revision };
+      return { domain: name, ns_active: zone.domain.ns_active, nameservers: [...(zone.domain.claim?.nameservers ?? app.config.nameservers)], revision: zone.domain.revision };
     };
     app.get(path, { exposeHeadRoute: false, schema: { ...schema, summary } }, change);
     app.post(path, { schema: { ...schema, summary: `${summary} (same as GET)` } }, change);

@@ -124,7 +124,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, summary: 'Read a DNS record', params: RecordParams, response: { 200: DnsRecord, ...errorResponses(404) } } },
     async (request) => {
       const zone = await ownZoneHead(app, request.params.domain, request.user.id);
-      const record = await app.store.getRecord(zone.domain.domain, request.params.id);
+      const record = await app.store.getRecord(zone.domain.domain, request.params.id, request.user.id);
       if (!record || record.acme) throw notFound(`record ${request.params.id}`);
       return renderRecord(record);
     },

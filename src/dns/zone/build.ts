@@ -299,12 +299,14 @@ export function addProtected(nodes: Map<string, NameNode>, owner: string, addres
 /** The service's apex SOA (serial from the zone's revision; the customer's SOA record may set the rest) and NS sets. */
 export function apexSets(domain: DomainState, soaRecord: RecordState | undefined, ctx: ZoneBuildContext): { soa: RRset; ns: RRset; serial: number; negativeTtl: number } {
   const apex = domain.domain;
+  // The claim's own pair (issue 26): a resolver asking at the apex hears the names delegated to.
+  const nameservers = domain.claim?.nameservers ?? ctx.nameservers;
   const serial = Math.max(domain.revision, domain.enabled ? ctx.nodesRevision : 0) >>> 0;
   const custom = soaRecord && parseSoaValue(soaRecord.value);
   const soaTtl = soaRecord?.ttl ?? SOA_DEFAULTS.ttl;
   const soaData: RData = {
     type: 6,
-    mname: ctx.nameservers[0],
+    mname: nameservers[0],
     rname: custom?.rname ?? ctx.hostmaster,
     serial,
     refresh: custom?.refresh ?? SOA_DEFAULTS.refresh,
@@ -313,7 +315,7 @@ export function apexSets(domain: DomainState, soaRecord: RecordState | undefined
     minimum: custom?.minimum ?? SOA_DEFAULTS.minimum,
   };
   const soa: RRset = { name: apex, type: QTYPE.SOA, ttl: soaTtl, rdata: [soaData] };
-  const ns: RRset = { name: apex, type: QTYPE.NS, ttl: APEX_NS_TTL, rdata: ctx.nameservers.map((target) => ({ type: 2 as const, target })) };
+  const ns: RRset = { name: apex, type: QTYPE.NS, ttl: APEX_NS_TTL, rdata: nameservers.map((target) => ({ type: 2 as const, target })) };
   return { soa, ns, serial, negativeTtl: Math.min(soaTtl, soaData.minimum) };
 }
 

@@ -1,6 +1,7 @@
 // The zone index: every served zone by apex. A change swaps a zone's entry in one synchronous
 // step (rebuilt whole, or patched name by name from a record-level change), so a query sees
 // either the old zone or the new one, never a mix.
+import { isProven } from '../../model/domain.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
@@ -40,7 +41,7 @@ export class ZoneIndex {
   /** Serves the zone if its name servers are active, else stops serving it. */
   putZone(zone: Zone): void {
     const name = zone.domain.domain;
-    if (!zone.domain.ns_active) return this.deleteZone(name);
+    if (!zone.domain.ns_active || !isProven(zone.domain)) return this.deleteZone(name);
     const built = buildZone(zone, this.context());
     const old = this.zones.get(name);
     if (old) old.stale = true;
@@ -128,7 +129,7 @@ export class ZoneIndex {
     const context: ZoneBuildContext = { ...this.settings, nodes: sorted, nodesRevision };
     return {
       put: (zone) => {
-        if (!zone.domain.ns_active) return;
+        if (!zone.domain.ns_active || !isProven(zone.domain)) return;
         const built = buildZone(zone, context);
         zones.set(zone.domain.domain, built);
         if (built.usesNodes) nodeDependent.add(zone.domain.domain);

@@ -1,0 +1,376 @@
+// Claims and their proof (issue 26). Creating a domain makes a claim; with
+// PALISADE_OWNERSHIP_PROOF=required (the default) it is served, routed and certified only once
+// proven, by either
+//   - the parent zone delegating the name to the claim's name-server pair, or
+//   - a TXT record `_palisade-verify.<name>` holding the claim's token,
+// both seen through PALISADE_DELEGATION_RESOLVER — or, for a name under another account's
+// proven zone served here, read in that zone itself (only its owner can add them: never first
+// come). A name under the owner's own proven zone is proven at once.
+// On proof, every other account's pending claim at or under the name is released (removed) and
+// told; a proven claim whose evidence is seen gone for `graceMs` loses its proof.
+//
+// State beside the store's (documents, no revision, so checks cost consumers nothing):
+//   claimseen NAME|OWNER  what was last seen, the pending checks made, when evidence went
+//   claimdue  DUE|NAME|OWNER  the next check of a pending claim (DUE: ms, 15 digits, so the
+//             listing is in due order and a pass reads only what is due)
+//   nshist    NAME        the pairs the name was proven with, by account (a later claim of another
+//             account is given another pair: an old delegation proves nothing for it)
+import { randomBytes } from 'node:crypto';
+import { Resolver } from 'node:dns/promises';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { isProven, type ClaimState, type DomainState, type VerificationSeen } from '../model/domain.ts';
+import { TYPE } from '../model/record-types.ts';
+import { txtStrings } from '../model/txt-strings.ts';
+import type { UserState } from '../model/user.ts';
+import type { EventBook } from '../notify/event-book.ts';
+import { ancestorsOf } from '../store/name-tree.ts';
+import type { Store, ZoneHead } from '../store/types.ts';
+import { parentDelegation, resolverDelegation, type DelegationLookup } from './delegation.ts';
+import { accountPair, delegatesToPair, pairForClaim, type Pair } from './pairs.ts';
+
+export const TOKEN_NAME = '_palisade-verify';
+
+interface SeenDoc {
+  seen?: VerificationSeen;
+  /** Pending checks made since the claim was made or lost its proof (the backoff's exponent). */
+  attempts: number;
+  /** The claimdue id of the next check. */
+  due?: string;
+  /** Proven: since when its evidence is seen gone (definitely: NXDOMAIN, NODATA, another NS set). */
+  missingSince?: string;
+}
+
+interface History {
+  entries: Array<{ owner: number; pair: string[]; at: string }>;
+}
+
+/** What a look found, and whether it proves the claim (and how). */
+interface Look {
+  seen: VerificationSeen;
+  method?: 'delegation' | 'token' | 'parent';
+  /** Nothing definite was answered (a timeout, SERVFAIL, no resolver): says nothing either way. */
+  unknown: boolean;
+}
+
+export interface VerificationJson {
+  state: 'pending' | 'verified';
+  token: string | null;
+  method: string | null;
+  verified_at: string | null;
+  seen: VerificationSeen | null;
+  next_check: string | null;
+}
+
+export interface OwnershipHooks {
+  /** A claim was proven (certificates may now be ordered). */
+  proven?(domain: DomainState): Promise<void>;
+  /** A claim was removed by a release; `held`: it held the name (its measures and notices go). */
+  released?(domain: DomainState, held: boolean): Promise<void>;
+}
+
+const canonical = (name: string) => name.toLowerCase().replace(/\.$/, '');
+const seenId = (name: string, owner: number) => `${name}|${owner}`;
+const dueId = (dueMs: number, name: string, owner: number) => `${String(Math.floor(dueMs)).padStart(15, '0')}|${name}|${owner}`;
+
+export class Ownership {
+  private readonly resolver: Resolver | undefined;
+  private readonly delegation: DelegationLookup | undefined;
+  readonly counts = { checks: 0, proven: 0, released: 0, lost: 0 };
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly log: Logger,
+    private readonly events?: EventBook,
+    private readonly hooks: OwnershipHooks = {},
+  ) {
+    const server = config.notify.resolver;
+    if (server) {
+      this.resolver = new Resolver({ timeout: 2000, tries: 2 });
+      this.resolver.setServers([server]);
+      const { delegationCheck, parentPort } = config.ownership;
+      this.delegation = delegationCheck === 'resolver' ? resolverDelegation(this.resolver) : parentDelegation(this.resolver, { port: parentPort, timeoutMs: 2000 });
+    }
+  }
+
+  get required(): boolean {
+    return this.config.ownership.proof === 'required';
+  }
+
+  /** Every name the service's name servers answer as (the pool and the default pair). */
+  private ourNames(): string[] {
+    return [...new Set([...this.config.ownership.pool, ...this.config.nameservers])];
+  }
+
+  /** The account's pair: kept once its first claim is made (keepAccountPair), until then what the pool gives it. */
+  accountPair(user: UserState): Pair {
+    return user.nameservers ?? accountPair(user.id, this.config.ownership.pool);
+  }
+
+  /** Keeps the account's pair, so that a pool grown later does not change it. */
+  async keepAccountPair(user: UserState): Promise<void> {
+    if (!user.nameservers) await this.store.updateUser(user.id, { nameservers: this.accountPair(user) });
+  }
+
+  /** The claim a new domain of `user` starts with. */
+  async newClaim(user: UserState, name: string): Promise<ClaimState> {
+    const own = this.accountPair(user);
+    const history = await this.store.getDoc<History>('nshist', name);
+    const others = (await this.store.listClaims(name)).filter((h) => h.domain.ownerId !== user.id);
+    const used = [...(history?.entries ?? []).filter((e) => e.owner !== user.id).map((e) => e.pair), ...others.map((h) => h.domain.claim?.nameservers ?? this.config.nameservers)];
+    const pair = pairForClaim(own, this.config.ownership.pool, used);
+    const claim: ClaimState = { verified: false, token: `palisade-verify=${randomBytes(16).toString('hex')}`, nameservers: pair ?? own, ...(pair === undefined && { noDelegation: true }) };
+    const now = new Date().toISOString();
+    return this.required ? claim : { ...claim, verified: true, method: 'unchecked', at: now };
+  }
+
+  /**
+   * After a domain was created: a proven one is remembered; a pending one under the owner's own
+   * proven zone is proven now (another account's pending claim of the name gives way), any other
+   * is looked at soon. Resolves to the domain as it is then.
+   */
+  async created(head: ZoneHead): Promise<ZoneHead> {
+    const { domain } = head;
+    if (isProven(domain)) {
+      await this.remember(domain);
+      return head;
+    }
+    if ((await this.provenAncestor(domain.domain))?.domain.ownerId === domain.ownerId) return (await this.check(domain.domain, domain.ownerId)) ?? head;
+    await this.schedule(domain.domain, domain.ownerId, { attempts: 0 });
+    return head;
+  }
+
+  /** Before (or after) a domain goes: a proven one's pair is remembered for the name; its documents go. */
+  async forget(domain: DomainState): Promise<void> {
+    if (isProven(domain)) await this.remember(domain);
+    const id = seenId(domain.domain, domain.ownerId);
+    const doc = await this.store.getDoc<SeenDoc>('claimseen', id);
+    if (doc?.due) await this.store.deleteDoc('claimdue', doc.due);
+    await this.store.deleteDoc('claimseen', id);
+  }
+
+  /** The domain's `verification` as the API shows it. */
+  async verification(domain: DomainState): Promise<VerificationJson> {
+    const claim = domain.claim;
+    if (!claim) return { state: 'verified', token: null, method: 'migrated', verified_at: null, seen: null, next_check: null };
+    const doc = await this.store.getDoc<SeenDoc>('claimseen', seenId(domain.domain, domain.ownerId));
+    const due = !claim.verified && doc?.due ? Number(doc.due.slice(0, 15)) : undefined;
+    return {
+      state: claim.verified ? 'verified' : 'pending',
+      token: claim.token,
+      method: claim.verified ? (claim.method ?? null) : null,
+      verified_at: claim.verified ? (claim.at ?? null) : null,
+      seen: doc?.seen ?? null,
+      next_check: due === undefined ? null : new Date(due).toISOString(),
+    };
+  }
+
+  /**
+   * Looks at the owner's claim now and proves it when the evidence is there (releasing the
+   * claims it displaces). Undefined when the owner has no claim of the name.
+   */
+  async check(name: string, ownerId: number): Promise<ZoneHead | undefined> {
+    const head = await this.store.getZoneHead(name, ownerId);
+    const id = seenId(name, ownerId);
+    if (!head) {
+      const doc = await this.store.getDoc<SeenDoc>('claimseen', id);
+      if (doc?.due) await this.store.deleteDoc('claimdue', doc.due);
+      if (doc) await this.store.deleteDoc('claimseen', id);
+      return undefined;
+    }
+    const claim = head.domain.claim;
+    if (!claim) return head;
+    this.counts.checks++;
+    const doc = (await this.store.getDoc<SeenDoc>('claimseen', id)) ?? { attempts: 0 };
+    const look = await this.look(head.domain);
+    doc.seen = look.seen;
+    if (claim.verified) {
+      if (look.method) doc.missingSince = undefined;
+      await this.store.putDoc('claimseen', id, doc);
+      return head;
+    }
+    if (!this.required || look.method) {
+      const method = look.method ?? 'unchecked';
+      try {
+        const proven = await this.store.proveClaim(name, ownerId, (h) => ({ ...h.domain, claim: { ...h.domain.claim!, verified: true, method, at: new Date().toISOString() } }));
+        await this.afterProof(proven.head, proven.released, doc);
+        return proven.head;
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'CONFLICT') throw error;
+        doc.seen = { ...look.seen, note: `${look.seen.note ? `${look.seen.note}; ` : ''}another account holds ${name}, proven: its proof must lapse first` };
+      }
+    }
+    await this.schedule(name, ownerId, doc);
+    return head;
+  }
+
+  /** The operator's word for a claim (a dispute settled outside): proven at once, as any proof. */
+  async proveByOperator(name: string, ownerId: number): Promise<ZoneHead> {
+    const doc = (await this.store.getDoc<SeenDoc>('claimseen', seenId(name, ownerId))) ?? { attempts: 0 };
+    const proven = await this.store.proveClaim(name, ownerId, (h) => ({ ...h.domain, claim: { ...(h.domain.claim ?? { token: '', nameservers: this.config.nameservers }), verified: true, method: 'operator', at: new Date().toISOString() } }));
+    await this.afterProof(proven.head, proven.released, doc);
+    return proven.head;
+  }
+
+  /** The monitor's pass over pending claims: the due ones, at most `checksPerPass`. */
+  async checkDue(now = Date.now()): Promise<number> {
+    const page = await this.store.listDocs<{ name: string; owner: number }>('claimdue', { limit: this.config.ownership.checksPerPass });
+    let checked = 0;
+    for (const { id, value } of page.items) {
+      if (Number(id.slice(0, 15)) > now) break;
+      await this.store.deleteDoc('claimdue', id);
+      await this.check(value.name, value.owner).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain: value.name, owner: value.owner }, 'ownership: a pending claim could not be looked at'));
+      checked++;
+    }
+    return checked;
+  }
+
+  /**
+   * The monitor's look at a proven domain (as it sweeps every domain): evidence seen gone for
+   * `graceMs` takes the proof away. Proofs by delegation or token only: a domain proven under
+   * its owner's own zone, by the operator, unchecked or registered before claims, keeps it.
+   */
+  async recheckProven(domain: DomainState, now = Date.now()): Promise<void> {
+    const claim = domain.claim;
+    if (!this.required || !claim?.verified || (claim.method !== 'delegation' && claim.method !== 'token')) return;
+    const id = seenId(domain.domain, domain.ownerId);
+    const doc = (await this.store.getDoc<SeenDoc>('claimseen', id)) ?? { attempts: 0 };
+    const every = Math.min(this.config.ownership.graceMs / 4, 3600_000);
+    if (doc.seen && now - Date.parse(doc.seen.at) < every) return;
+    this.counts.checks++;
+    const look = await this.look(domain);
+    doc.seen = look.seen;
+    if (look.method) doc.missingSince = undefined;
+    else if (!look.unknown) doc.missingSince ??= new Date(now).toISOString();
+    if (doc.missingSince && now - Date.parse(doc.missingSince) >= this.config.ownership.graceMs) {
+      const lost = await this.store
+        .updateZone(domain.domain, domain.ownerId, (h) =>
+          h.domain.claim?.verified ? { domain: { ...h.domain, claim: { ...h.domain.claim, verified: false, method: undefined, at: undefined } } } : undefined,
+        )
+        .catch(() => undefined);
+      if (lost && !isProven(lost.domain)) {
+        this.counts.lost++;
+        const missingSince = doc.missingSince;
+        await this.schedule(domain.domain, domain.ownerId, { seen: doc.seen, attempts: 0 });
+        await this.tell(domain.ownerId, 'domain.verification_lost', domain.domain, { seen: doc.seen, missing_since: missingSince, nameservers: claim.nameservers });
+        return;
+      }
+    }
+    await this.store.putDoc('claimseen', id, doc);
+  }
+
+  /**
+   * Removes a claim (the operator's `admin domain release`, or a proof that displaces it: then
+   * `pendingOnly`, a claim proven meanwhile stays) and tells its owner.
+   */
+  async release(name: string, ownerId: number, data: Record<string, unknown>, pendingOnly = false): Promise<ZoneHead | undefined> {
+    const head = await this.store.getZoneHead(name, ownerId);
+    if (!head || (pendingOnly && isProven(head.domain))) return undefined;
+    const held = (await this.store.getZoneHead(name))?.domain.ownerId === ownerId;
+    if (!(await this.store.deleteZone(name, ownerId))) return undefined;
+    await this.afterRelease(head.domain, held, data);
+    return head;
+  }
+
+  private async afterRelease(domain: DomainState, held: boolean, data: Record<string, unknown>): Promise<void> {
+    this.counts.released++;
+    await this.forget(domain);
+    await this.hooks.released?.(domain, held).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain: domain.domain }, 'ownership: cleaning up after a release failed'));
+    await this.tell(domain.ownerId, 'domain.claim_released', domain.domain, data);
+  }
+
+  private async afterProof(head: ZoneHead, displaced: ZoneHead | undefined, doc: SeenDoc): Promise<void> {
+    const { domain } = head;
+    this.counts.proven++;
+    if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
+    await this.store.putDoc('claimseen', seenId(domain.domain, domain.ownerId), { seen: doc.seen, attempts: 0 } satisfies SeenDoc);
+    await this.remember(domain);
+    const by = { by: 'proof', proven: domain.domain, reason: `${domain.domain} was proven by another account` };
+    const released: string[] = [];
+    if (displaced) {
+      await this.afterRelease(displaced.domain, true, by);
+      released.push(displaced.domain.domain);
+    }
+    // Every other account's pending claim at or under the name goes.
+    for (const claim of await this.store.pendingClaimsUnder(domain.domain)) {
+      if (claim.ownerId === domain.ownerId) continue;
+      const gone = await this.release(claim.name, claim.ownerId, by, true).catch((error: unknown) => {
+        this.log.warn({ err: (error as Error).message, domain: claim.name, owner: claim.ownerId }, 'ownership: a displaced claim could not be released');
+        return undefined;
+      });
+      if (gone) released.push(claim.name);
+    }
+    await this.tell(domain.ownerId, 'domain.verified', domain.domain, { method: domain.claim?.method ?? null, seen: doc.seen ?? null, released });
+    await this.hooks.proven?.(domain).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain: domain.domain }, 'ownership: the follow-up of a proof failed'));
+  }
+
+  private async tell(owner: number, type: 'domain.verified' | 'domain.claim_released' | 'domain.verification_lost', domain: string, data: Record<string, unknown>): Promise<void> {
+    await this.events?.emit(owner, type, domain, data).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain, type }, 'ownership: an event could not be recorded'));
+  }
+
+  /** The pair a proven domain was delegated to, kept for its name. */
+  private async remember(domain: DomainState): Promise<void> {
+    const pair = domain.claim?.nameservers ?? this.config.nameservers;
+    await this.store.updateDoc<History>('nshist', domain.domain, (current) => {
+      const entries = current?.entries ?? [];
+      if (entries.some((e) => e.owner === domain.ownerId && e.pair.join() === pair.join())) return undefined;
+      return { entries: [...entries, { owner: domain.ownerId, pair: [...pair], at: new Date().toISOString() }].slice(-100) };
+    });
+  }
+
+  /** The next look at a pending claim: each one waits twice as long as the one before, up to recheckMaxMs. */
+  private async schedule(name: string, owner: number, doc: SeenDoc): Promise<void> {
+    const { recheckMs, recheckMaxMs } = this.config.ownership;
+    if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
+    const delay = Math.min(recheckMs * 2 ** Math.min(doc.attempts, 30), recheckMaxMs) * (0.9 + 0.2 * Math.random());
+    const due = dueId(Date.now() + delay, name, owner);
+    await this.store.putDoc('claimdue', due, { name, owner });
+    await this.store.putDoc('claimseen', seenId(name, owner), { ...doc, due, attempts: doc.attempts + 1 } satisfies SeenDoc);
+  }
+
+  /** The nearest proven domain above the name (whoever holds it). */
+  private async provenAncestor(name: string): Promise<ZoneHead | undefined> {
+    for (const ancestor of ancestorsOf(name)) {
+      const head = await this.store.getZoneHead(ancestor);
+      if (head && isProven(head.domain)) return head;
+    }
+    return undefined;
+  }
+
+  /** What can be seen now of the claim's evidence. */
+  private async look(domain: DomainState): Promise<Look> {
+    const name = domain.domain;
+    const claim = domain.claim!;
+    const at = new Date().toISOString();
+    const parent = await this.provenAncestor(name);
+    if (parent?.domain.ownerId === domain.ownerId) {
+      return { seen: { at, nameservers: [], txt: [], delegation: false, token: false, from: 'parent', note: `under ${parent.domain.domain}, your own proven domain` }, method: 'parent', unknown: false };
+    }
+    let ns: string[] | undefined;
+    let txt: string[] | undefined;
+    let from: 'resolver' | 'parent' = 'resolver';
+    let note: string | undefined;
+    if (parent?.domain.ns_active) {
+      // The parent zone is served here: what it says is what its owner put there.
+      from = 'parent';
+      const zone = parent.domain.domain;
+      const relative = name.slice(0, name.length - zone.length - 1);
+      ns = (await this.store.getRecordsAt(zone, relative)).filter((r) => r.type === TYPE.NS).map((r) => canonical(r.value));
+      txt = (await this.store.getRecordsAt(zone, `${TOKEN_NAME}.${relative}`)).filter((r) => r.type === TYPE.TXT).map((r) => Buffer.concat(txtStrings(r.value)).toString());
+    } else if (this.resolver && this.delegation) {
+      const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' || error.code === 'ENODATA' ? [] : undefined);
+      [ns, txt] = await Promise.all([
+        this.delegation(name).catch(() => undefined),
+        this.resolver.resolveTxt(`${TOKEN_NAME}.${name}`).then((records) => records.map((chunks) => chunks.join('')), gone),
+      ]);
+      if (!ns && !txt) note = 'the resolver gave no answer';
+    } else note = 'PALISADE_DELEGATION_RESOLVER is not set: neither a delegation nor a token can be seen';
+    const delegation = ns !== undefined && !claim.noDelegation && delegatesToPair(ns, claim.nameservers, this.ourNames());
+    const token = txt !== undefined && txt.includes(claim.token);
+    if (claim.noDelegation && ns && delegatesToPair(ns, claim.nameservers, this.ourNames())) note = 'every pair of name servers was once this name\'s for another account: only the token proves this claim';
+    const seen: VerificationSeen = { at, nameservers: ns ?? [], txt: (txt ?? []).slice(0, 20), delegation, token, from, ...(note && { note }) };
+    return { seen, method: delegation ? 'delegation' : token ? 'token' : undefined, unknown: ns === undefined && txt === undefined };
+  }
+}
