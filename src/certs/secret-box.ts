@@ -45,6 +45,6 @@ export class SecretBox {
 /** The certificate with its key opened: what an edge or an export needs. */
 export function withOpenKey<T extends { key: string }>(box: SecretBox | undefined, cert: T): T {
   if (!SecretBox.isSealed(cert.key)) return cert;
-  if (!box) throw new Error('a private key in the store is sealed and PALISADE_SECRET_KEY is not set');
+  if (!box) throw new Error('a private key in the store is sealed: set PALISADE_SECRET_KEY (or PALISADE_SECRET_KEY_FILE) to the operator key');
   return { ...cert, key: box.open(cert.key) };
 }

@@ -13,6 +13,7 @@ import { openGeo } from '../dns-parts.ts';
 import { listenEdge, newEdgeServer } from '../edge-parts.ts';
 import { closeOnSignal } from '../shutdown.ts';
 import { PartChannel } from '../supervisor/part-channel.ts';
+import { StartupError } from '../startup-error.ts';
 
 /** The API may take long over a first report naming many domains (see the edge role). */
 const REPORT_TIMEOUT_MS = 120_000;
@@ -25,7 +26,10 @@ export async function runEdgePart(config: Config): Promise<void> {
   const box = config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined;
   const state = new EdgeState();
   const feed = new StoreEdgeFeed(store, state, log, undefined, (cert) => withOpenKey(box, cert));
-  await feed.start();
+  // Certificates are opened as they load: a missing or wrong operator key is a start-up error.
+  await feed.start().catch((error: Error) => {
+    throw new StartupError(`certificates: ${error.message}`);
+  });
   channel.on('committed', () => void feed.catchUp());
   const geo = openGeo(config, log);
   const edge = newEdgeServer(config, state, log, geo);
