@@ -15,7 +15,7 @@ export const BIN = fileURLToPath(new URL('../../bin/palisade.js', import.meta.ur
  */
 export const START_TIMEOUT_MS = 60_000;
 
-/** Every role process started here and not yet exited (see stopStarted). */
+/** Every process started here (roles, admin CLI runs) and not yet exited (see stopStarted). */
 const running = new Set<{ child: ChildProcess; exited: Promise<unknown> }>();
 
 export interface RunningServer {
@@ -55,8 +55,9 @@ async function spawnRole(role: string, env: Record<string, string>, ready: RegEx
 }
 
 /**
- * Stops every role process started in this file that is still running (for afterEach/afterAll:
- * a test that failed half-way does not leave its servers behind for the tests after it).
+ * Stops every process started in this file that is still running, and waits for their exits (for
+ * afterEach/afterAll: a test or set-up that failed half-way does not leave its servers behind,
+ * holding files a clean-up would remove).
  */
 export async function stopStarted(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
   await Promise.all([...running].map((p) => stopProcess(p, signal)));
@@ -80,7 +81,10 @@ export async function runAdminCli(env: Record<string, string>, args: string[]): 
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  const entry = { child, exited };
+  running.add(entry);
+  const [code] = await exited.finally(() => running.delete(entry));
   return { code, stdout, stderr };
 }
 
