@@ -12,6 +12,7 @@ import type { Store } from '../../src/store/types.ts';
 import type { FastifyInstance } from 'fastify';
 import { testConfig } from '../helpers/config.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 
 let app: FastifyInstance;
 let store: Store;
@@ -134,8 +135,9 @@ describe('request ids and the audit trail', () => {
     expect(res.headers.get('x-request-id')).toBe('trace-abc-123');
     const made = await call('GET', '/me');
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    await new Promise((r) => setTimeout(r, 50));
-    const mine = lines.filter((l) => l.reqId === 'trace-abc-123');
+    const ofTrace = () => lines.filter((l) => l.reqId === 'trace-abc-123');
+    await until('the request\'s last log line', () => ofTrace().some((l) => l.msg === 'request completed')).catch(() => undefined);
+    const mine = ofTrace();
     expect(mine.length).toBeGreaterThanOrEqual(1);
     expect(mine.find((l) => l.msg === 'request completed')).toMatchObject({ userId, req: { method: 'PATCH', url: '/domains/merge.example' }, res: { statusCode: 200 } });
     // A header that is no sane id is replaced.

@@ -13,7 +13,7 @@ import { EmbeddedStore } from '../../src/store/embedded.ts';
 import { edgeServes, pollTask, type TaskJson } from '../helpers/cert-tasks.ts';
 import { startChallSrv, startPebble, type TestChallSrv, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { runAdminCli, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { readZip } from '../helpers/zip.ts';
 
@@ -63,7 +63,7 @@ beforeAll(async () => {
   await admin(['node', 'add', '--name', 'e1', '--ipv4', '127.0.0.1', '--location', 'DE']);
   const syncPort = await freePort();
   const consumer = (await admin(['consumer', 'add', '--name', 'edge-e1', '--node', '1', '--url', `http://127.0.0.1:${syncPort}/notify`])) as { token: string; secret: string };
-  api = await startServe(apiEnv, 20_000, 'api');
+  api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
   edge = await startEdge({
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_EDGE_NODE: '1',

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskJson } from '../helpers/cert-tasks.ts';
 import { startPebble, type TestPebble } from '../helpers/pebble.ts';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis-server.ts';
-import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let redis: TestRedis;
@@ -38,7 +38,8 @@ beforeAll(async () => {
   key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'R', '--email', 'r@example.org'])).stdout) as { key: { api_key: string } }).key.api_key;
   const notifyPort = await freePort();
   const consumer = JSON.parse((await runAdminCli(env, ['consumer', 'add', '--name', 'ns1', '--url', `http://127.0.0.1:${notifyPort}/notify`])).stdout) as { token: string; secret: string };
-  apis.push(await startServe(env, 20_000, 'api'), await startServe(env, 20_000, 'api'));
+  // Two API processes on one Redis, started side by side (as redis-api.test.ts does): not one after the other.
+  apis.push(...(await Promise.all([startServe(env, START_TIMEOUT_MS, 'api'), startServe(env, START_TIMEOUT_MS, 'api')])));
   ns = await startNameServer({ PALISADE_DATA_DIR: tempDir(), PALISADE_DNS_PORT: String(dnsPort), PALISADE_SYNC_URL: apis[1]!.url, PALISADE_SYNC_TOKEN: consumer.token, PALISADE_SYNC_SECRET: consumer.secret, PALISADE_SYNC_PORT: String(notifyPort), PALISADE_SYNC_POLL_MS: '200' });
 }, 60_000);
 

@@ -5,6 +5,7 @@ import { dig, type DigResult } from '../helpers/dig.ts';
 import { GEO, writeTestDb } from '../helpers/geo-db.ts';
 import { runAdminCli, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 
 let server: RunningServer;
 
@@ -30,8 +31,8 @@ beforeAll(async () => {
   ]) {
     expect((await call('POST', '/domains/geo.example/dnsrecords', record)).status).toBe(201);
   }
-  await call('GET', '/domains/geo.example/activatens');
-  await new Promise((r) => setTimeout(r, 100));
+  expect((await call('GET', '/domains/geo.example/activatens')).status).toBe(200);
+  await until('geo.example served', async () => (await dig(server.dnsPort, 'plain.geo.example', 'A')).answer.length > 0);
 });
 
 afterAll(async () => {

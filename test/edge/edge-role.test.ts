@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signNotification } from '../../src/sync/notifier.ts';
 import { makeCertificate } from '../helpers/certs.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { runAdminCli, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let api: RunningServer;
@@ -114,7 +114,7 @@ beforeAll(async () => {
   const syncPort = await freePort();
   consumer = (await admin(['consumer', 'add', '--name', 'edge-e1', '--node', '1', '--url', `http://127.0.0.1:${syncPort}/notify`])) as typeof consumer;
   nsConsumer = (await admin(['consumer', 'add', '--name', 'ns1'])) as typeof nsConsumer;
-  api = await startServe(apiEnv, 20_000, 'api');
+  api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
 
   const create = async (body: Record<string, unknown>) => expect((await call('POST', '/domains', body)).status).toBe(201);
   await create({ domain: 'mine.example', backend: `127.0.0.1:${backendPort}` });

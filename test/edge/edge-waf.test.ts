@@ -11,6 +11,7 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 import { attackCases, benignCases, benignSet, multipart, ownAttacks, requestFor, type CorpusRequest } from '../helpers/waf-corpus.ts';
 
 /** What docs/edge.md reports at the default level (1); the test fails if the edge does worse. */
@@ -204,7 +205,7 @@ describe('edge: baseprotection (WAF)', () => {
     // Log only: nothing refused, the would-be refusal logged with its rule.
     expect((await api('PATCH', '/domains/tuned.example', { waf_mode: 'log' })).status).toBe(200);
     for (let i = 0; i < 100 && (await status(`/other?q=${attack}`)) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 100));
+    await until('the log-only line', () => /"rule":942100.*would refuse \(log only\)/.test(server.output())).catch(() => undefined);
     expect(server.output()).toMatch(/"rule":942100.*would refuse \(log only\)/);
     // Level 2 reads base64; level 1 does not.
     const encoded = encodeURIComponent(Buffer.from("1' union select password from users--").toString('base64'));
@@ -220,14 +221,14 @@ describe('edge: baseprotection (WAF)', () => {
     const res = await send(attack, 'waf.example', nextClient());
     expect(res.status).toBe(403);
     const ref = /<code>([0-9a-f]{16})<\/code>/.exec(res.body)![1]!;
-    await new Promise((r) => setTimeout(r, 100));
-    const line = server.output().split('\n').find((l) => l.includes(ref));
+    const line = await until('the refusal\'s log line', () => server.output().split('\n').find((l) => l.includes(ref))).catch(() => undefined);
     expect(JSON.parse(line!)).toMatchObject({ blocked: 'waf', ref, via: expect.stringMatching(/^rule 942\d+ \(sqli\) in query id$/) });
     // Proxied requests get their line too (one per request), with the upstream time.
     const client = nextClient();
     expect((await send(attack, 'open.example', client)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 100));
-    const proxied = server.output().split('\n').filter((l) => l.includes(`"client":"${client}"`));
+    const linesOf = () => server.output().split('\n').filter((l) => l.includes(`"client":"${client}"`));
+    await until('the proxied request\'s log line', () => linesOf().length > 0).catch(() => undefined);
+    const proxied = linesOf();
     expect(proxied).toHaveLength(1);
     expect(JSON.parse(proxied[0]!)).toMatchObject({ domain: 'open.example', status: 200, cache: 'BYPASS', upstreamMs: expect.any(Number), complete: true });
   });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 
 let server: RunningServer;
 let key: string;
@@ -159,7 +160,7 @@ describe('palisade serve: the edge', () => {
     let flip = started[0];
     const flipPort = started[1];
     expect((await api('POST', '/domains', { domain: 'flip.example', backend: `127.0.0.1:${flipPort}`, failover: `127.0.0.1:${failoverPort}` })).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 300));
+    await until('the edge to route flip.example', async () => (await edge('flip.example', '/')).status === 200);
     expect(JSON.parse((await edge('flip.example', '/')).body).backend).toBe('flip');
     let running = true;
     const statuses: number[] = [];
@@ -169,17 +170,13 @@ describe('palisade serve: the edge', () => {
     flip.closeAllConnections();
     await new Promise<void>((r) => flip.close(() => r()));
     // Down after 3 failed checks (200 ms apart); then even a POST with a body goes to the failover.
-    await new Promise((r) => setTimeout(r, 1200));
+    const downLine = new RegExp(`"backend":"127\\.0\\.0\\.1:${flipPort}".*"msg":"edge: backend down"`);
+    await until('the edge to mark the killed backend down', () => downLine.test(server.output()));
     const post = await edge('flip.example', '/form', { method: 'POST', headers: { 'content-length': '5' }, send: async (write) => void write(Buffer.from('hello')) });
     expect(JSON.parse(post.body)).toMatchObject({ backend: 'failover', bytes: 5 });
     [flip] = await startBackend('flip', flipPort);
     // Up after 2 good checks.
-    let back = '';
-    for (let i = 0; i < 30 && back !== 'flip'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      back = JSON.parse((await edge('flip.example', '/')).body).backend;
-    }
-    expect(back).toBe('flip');
+    await until('traffic back on the restarted backend', async () => JSON.parse((await edge('flip.example', '/')).body).backend === 'flip', 10_000, 100);
     running = false;
     await load;
     expect(statuses.length).toBeGreaterThan(20);
@@ -197,12 +194,12 @@ describe('palisade serve: the edge', () => {
     socket.write(
       'GET /chat HTTP/1.1\r\nHost: www.site.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
     );
-    for (let i = 0; i < 50 && !received.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 20));
+    await until('the upgrade answer', () => received.includes('\r\n\r\n'), 10_000, 20).catch(() => undefined);
     expect(received).toMatch(/^HTTP\/1\.1 101/);
     expect(received.toLowerCase()).toContain('sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo=');
     received = '';
     socket.write('hello through the edge');
-    for (let i = 0; i < 50 && !received.includes('HELLO'); i++) await new Promise((r) => setTimeout(r, 20));
+    await until('the echo', () => received.includes('HELLO'), 10_000, 20).catch(() => undefined);
     expect(received).toBe('HELLO THROUGH THE EDGE');
     expect(seen.at(-1)).toMatchObject({ url: '/chat', headers: { 'x-forwarded-host': 'www.site.example', upgrade: 'websocket' } });
     socket.destroy();
@@ -303,7 +300,9 @@ describe('palisade serve: the edge', () => {
     while (res.status !== 200 && performance.now() - changed < 1000) res = await edge('shop.site.example', '/');
     expect(res.status).toBe(200);
     expect((await api('PATCH', '/domains/site.example', { enabled: false })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await edge('site.example', '/')).status).toBe(421);
+    const disabled = performance.now();
+    res = await edge('site.example', '/');
+    while (res.status !== 421 && performance.now() - disabled < 1000) res = await edge('site.example', '/');
+    expect(res.status).toBe(421);
   });
 });

@@ -13,8 +13,9 @@ import { open } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { BIN, runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { BIN, runAdminCli, START_TIMEOUT_MS, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 
 let apiEnv: Record<string, string>;
 let api: RunningServer;
@@ -58,7 +59,7 @@ beforeAll(async () => {
   apiEnv = { PALISADE_DATA_DIR: tempDir(), PALISADE_API_PORT: String(await freePort()) };
   const key = JSON.parse((await runAdminCli(apiEnv, ['user', 'create', '--name', 'st', '--email', 'st@example.org'])).stdout).key.api_key;
   const added = JSON.parse((await runAdminCli(apiEnv, ['consumer', 'add', '--name', 'ns1'])).stdout);
-  api = await startServe(apiEnv, 20_000, 'api');
+  api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
   const nsData = tempDir();
   stateDir = join(nsData, 'ns-state');
   nsEnv = { PALISADE_DATA_DIR: nsData, PALISADE_SYNC_TOKEN: added.token, PALISADE_SYNC_SECRET: added.secret, PALISADE_SYNC_POLL_MS: '300' };
@@ -134,12 +135,12 @@ describe('damaged local state', () => {
     await stopProcess(api);
     writeFileSync(dataFile(), randomBytes(8192));
     const server = await startNs();
-    await new Promise((r) => setTimeout(r, 1500));
+    await until('the damage and a failed pull told', () => server.output().includes('local state is damaged') && server.output().includes('cannot pull from the API')).catch(() => undefined);
     expect(server.child.exitCode).toBeNull();
     expect(server.output()).toContain('local state is damaged');
     expect(server.output()).toContain('cannot pull from the API');
     expect((await dig(server.dnsPort, 'rec.state.example', 'A')).status).toBe('REFUSED');
-    api = await startServe(apiEnv, 20_000, 'api');
+    api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
     expect(await answered(server.dnsPort, 'rec.state.example')).toBe(true);
   }, 60_000);
 });

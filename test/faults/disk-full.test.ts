@@ -2,17 +2,16 @@
 // answers 507 problem+json, the process and its DNS keep running, reads keep working, a restart
 // on the still-full disk starts and answers the same, writes work again once space returns, and
 // every acknowledged write is still there.
-import { spawnSync } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, ftruncateSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startServe, stopProcess, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.ts';
 
-const mountPoint = mkdtempSync(join(tmpdir(), 'palisade-full-'));
-const dataDir = join(mountPoint, 'data');
-const filler = join(mountPoint, 'filler');
+let disk: Tmpfs | undefined;
+let dataDir: string;
+let filler: string;
 let server: RunningServer;
 let key: string;
 let env: Record<string, string>;
@@ -35,19 +34,25 @@ function fillDisk(leave: number): void {
   }
 }
 
+// Set-up: a CLI run and a start (each within the start deadline), and the mount.
 beforeAll(async () => {
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', mountPoint], { encoding: 'utf8' });
-  if (mounted.status !== 0) throw new Error(`this test mounts a 12 MB tmpfs and needs root for it: mount said ${mounted.stderr || mounted.error?.message}`);
+  // Mounts left by earlier runs that ended without their clean-up are unmounted first.
+  disk = await mountTmpfs('palisade-full', '12m');
+  dataDir = join(disk.path, 'data');
+  filler = join(disk.path, 'filler');
   mkdirSync(dataDir);
   env = { PALISADE_DATA_DIR: dataDir };
-  key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'full', '--email', 'full@example.org'])).stdout).key.api_key;
+  const created = await runAdminCli(env, ['user', 'create', '--name', 'full', '--email', 'full@example.org']);
+  expect(created.code, created.stderr).toBe(0);
+  key = JSON.parse(created.stdout).key.api_key;
   server = await startServe(env);
-});
+}, 2 * START_TIMEOUT_MS);
 
+// Copes with a set-up that failed anywhere: whatever was started is stopped (and its exit awaited,
+// so that nothing holds the file system), then the tmpfs is unmounted if it was mounted.
 afterAll(async () => {
-  if (server) await stopProcess(server);
-  spawnSync('umount', [mountPoint]);
-  rmSync(mountPoint, { recursive: true, force: true });
+  await stopStarted();
+  await disk?.unmount();
 });
 
 describe('disk full', () => {
@@ -97,5 +102,5 @@ describe('disk full', () => {
     const names = new Set(records.map((r) => r.name));
     for (const name of acknowledged) expect(names.has(name), name).toBe(true);
     expect((await dig(server.dnsPort, 'after.full.example', 'A')).answer[0]?.data).toBe('192.0.2.99');
-  }, 90_000);
+  }, START_TIMEOUT_MS + 60_000);
 });

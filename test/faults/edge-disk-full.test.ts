@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startEdge, startServe, stopProcess, type RunningEdge, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-import { fillDisk, mountTmpfs, unmountAll } from '../helpers/tmpfs.ts';
+import { fillDisk, mountTmpfsKept, unmountAll } from '../helpers/tmpfs.ts';
 
 let api: RunningServer | undefined;
 let edge: RunningEdge | undefined;
@@ -77,7 +77,7 @@ beforeAll(async () => {
   const consumer = (await admin(['consumer', 'add', '--name', 'edge-e1', '--node', '1'])) as { token: string; secret: string };
   await startApi();
   await addDomain('before.example');
-  const mount = mountTmpfs('8m');
+  const mount = await mountTmpfsKept('palisade-disk-full', '8m');
   filler = join(mount, 'filler');
   mkdirSync(join(mount, 'data'));
   stateDir = join(mount, 'data', 'edge-state');
@@ -100,7 +100,7 @@ afterAll(async () => {
   if (edge) await stopProcess(edge);
   if (api) await stopProcess(api);
   backend?.close();
-  unmountAll();
+  await unmountAll();
   removeTempDirs();
 });
 

@@ -10,7 +10,7 @@ import { dig } from '../helpers/dig.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-import { fillDisk, mountTmpfs, unmountAll } from '../helpers/tmpfs.ts';
+import { fillDisk, mountTmpfsKept, unmountAll } from '../helpers/tmpfs.ts';
 
 let apiEnv: Record<string, string>;
 let api: RunningServer | undefined;
@@ -62,7 +62,7 @@ beforeAll(async () => {
   key = JSON.parse((await runAdminCli(apiEnv, ['user', 'create', '--name', 'ops', '--email', 'ops@example.org'])).stdout).key.api_key;
   const added = JSON.parse((await runAdminCli(apiEnv, ['consumer', 'add', '--name', 'ns1'])).stdout);
   await startApi();
-  const mount = mountTmpfs('8m');
+  const mount = await mountTmpfsKept('palisade-disk-full', '8m');
   filler = join(mount, 'filler');
   mkdirSync(join(mount, 'data'));
   stateDir = join(mount, 'data', 'ns-state');
@@ -78,7 +78,7 @@ afterAll(async () => {
   // The name server first: a mount in use does not unmount.
   if (ns) await stopProcess(ns);
   if (api) await stopProcess(api);
-  unmountAll();
+  await unmountAll();
   removeTempDirs();
 });
 

@@ -8,6 +8,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { readFileSync } from 'node:fs';
 import { freePort } from './redis-server.ts';
 import { tempDir } from './temp.ts';
+import { tiedToWorker } from './tied-spawn.ts';
 
 function requireTool(name: string, pkg: string): void {
   if (spawnSync('sh', ['-c', `command -v ${name}`]).status !== 0) throw new Error(`${name} is required for these tests (Debian: apt-get install ${pkg})`);
@@ -94,7 +95,7 @@ export async function startPebble(options: { dnsServer: string; httpPort: number
       },
     }),
   );
-  const child = spawn('pebble', ['-config', config, '-dnsserver', options.dnsServer], {
+  const child = spawn(...tiedToWorker('pebble', ['-config', config, '-dnsserver', options.dnsServer]), {
     // No sleeping before validations, no random nonce rejections, no reuse of validations across
     // orders (each order is validated for real).
     env: { ...process.env, PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0', PEBBLE_AUTHZREUSE: '0' },
@@ -123,7 +124,7 @@ export interface TestChallSrv {
 export async function startChallSrv(): Promise<TestChallSrv> {
   requireTool('pebble-challtestsrv', 'pebble');
   const [dns, management] = [await freePort(), await freePort()];
-  const child = spawn('pebble-challtestsrv', ['-dns01', `127.0.0.1:${dns}`, '-management', `127.0.0.1:${management}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-defaultIPv4', '127.0.0.1', '-defaultIPv6', ''], {
+  const child = spawn(...tiedToWorker('pebble-challtestsrv', ['-dns01', `127.0.0.1:${dns}`, '-management', `127.0.0.1:${management}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-defaultIPv4', '127.0.0.1', '-defaultIPv6', '']), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await waitForOutput(child, /Starting management server/, 'pebble-challtestsrv');

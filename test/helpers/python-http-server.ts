@@ -3,6 +3,7 @@
 // backends (and quick test servers) look like to an edge.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { tiedToWorker } from './tied-spawn.ts';
 
 export interface PythonHttpServer {
   port: number;
@@ -21,7 +22,7 @@ function requirePython(): void {
 /** `python3 -m http.server 0 --bind 127.0.0.1 --directory DIR`; resolves once it says its port. */
 export async function startPythonHttpServer(directory: string, timeoutMs = 10_000): Promise<PythonHttpServer> {
   requirePython();
-  const child = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', directory], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...tiedToWorker('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', directory]), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   // One line per request on stderr: read and dropped so that the pipe never fills.

@@ -1,6 +1,7 @@
 // A real redis-server on a random loopback port, started for a test file and stopped after it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { tiedToWorker } from './tied-spawn.ts';
 
 export interface TestRedis {
   url: string;
@@ -22,7 +23,7 @@ export function freePort(): Promise<number> {
 }
 
 function launch(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], {
+  const child = spawn(...tiedToWorker('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes']), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/store/redis.ts';
 import { dig } from '../helpers/dig.ts';
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts';
-import { runAdminCli, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
 
 let redis: TestRedis;
 let apis: RunningServer[];
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const created = await runAdminCli(env, ['user', 'create', '--name', 'shared', '--email', 'shared@example.org']);
   expect(created.code, created.stderr).toBe(0);
   key = JSON.parse(created.stdout).key.api_key;
-  apis = await Promise.all([startServe(env, 20_000, 'api'), startServe(env, 20_000, 'api')]);
+  apis = await Promise.all([startServe(env, START_TIMEOUT_MS, 'api'), startServe(env, START_TIMEOUT_MS, 'api')]);
 });
 
 afterAll(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis-server.ts';
-import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let redis: TestRedis;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const env = { REDIS_URL: redis.url, PALISADE_DATA_DIR: '/nonexistent-unused', PALISADE_API_PORT: String(await freePort()) };
   key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'text', '--email', 'text@example.org'])).stdout).key.api_key;
   const added = JSON.parse((await runAdminCli(env, ['consumer', 'add', '--name', 'ns1'])).stdout);
-  api = await startServe(env, 20_000, 'api');
+  api = await startServe(env, START_TIMEOUT_MS, 'api');
   ns = await startNameServer({ PALISADE_DATA_DIR: tempDir(), PALISADE_SYNC_URL: api.url, PALISADE_SYNC_TOKEN: added.token, PALISADE_SYNC_SECRET: added.secret, PALISADE_SYNC_POLL_MS: '200' });
 });
 

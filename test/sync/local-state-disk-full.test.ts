@@ -10,7 +10,7 @@ import { LineSplitter } from '../../src/sync/ndjson.ts';
 import { zoneJson } from '../../src/sync/snapshot-format.ts';
 import type { Zone } from '../../src/store/types.ts';
 import { makeZone } from '../helpers/dns-fixture.ts';
-import { fillDisk, mountTmpfs, unmountAll } from '../helpers/tmpfs.ts';
+import { fillDisk, mountTmpfsKept, unmountAll } from '../helpers/tmpfs.ts';
 
 afterAll(() => unmountAll());
 
@@ -55,8 +55,8 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<boolean>
   return check();
 }
 
-const setUp = () => {
-  const mount = mountTmpfs('4m');
+const setUp = async () => {
+  const mount = await mountTmpfsKept('palisade-local-state', '4m');
   mkdirSync(join(mount, 'data'));
   return { dir: join(mount, 'data', 'ns-state'), filler: join(mount, 'filler') };
 };
@@ -64,7 +64,7 @@ const anyRoom = { roomWanted: () => 0 };
 
 describe('local state on a disk that fills', () => {
   it('changes that fail to commit are served from memory and written whole once space returns', async () => {
-    const { dir, filler } = setUp();
+    const { dir, filler } = await setUp();
     const state = new LocalState(dir, undefined, anyRoom);
     const zones = zonesNamed('s', 40);
     await storeSnapshot(state, 5, zones);
@@ -107,7 +107,7 @@ describe('local state on a disk that fills', () => {
   }, 60_000);
 
   it('a snapshot that cannot be stored (the disk fills while it arrives) is served from memory, patched there, and stored once space returns', async () => {
-    const { dir, filler } = setUp();
+    const { dir, filler } = await setUp();
     const state = new LocalState(dir, undefined, anyRoom);
     await storeSnapshot(state, 5, zonesNamed('old', 5));
     const zones = zonesNamed('n', 300);

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signNotification } from '../../src/sync/notifier.ts';
 import { dig } from '../helpers/dig.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { until as poll } from '../helpers/until.ts';
 
 let apiEnv: Record<string, string>;
 let api: RunningServer;
@@ -41,7 +42,7 @@ beforeAll(async () => {
     secrets.push(added.secret);
     nsEnv.push({ PALISADE_DATA_DIR: tempDir(), PALISADE_SYNC_TOKEN: added.token, PALISADE_SYNC_SECRET: added.secret, PALISADE_SYNC_PORT: String(notifyPort), PALISADE_SYNC_POLL_MS: '500' });
   }
-  api = await startServe(apiEnv, 20_000, 'api');
+  api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
   for (const env of nsEnv) ns.push(await startNameServer({ ...env, PALISADE_SYNC_URL: api.url }));
   expect((await call('POST', '/domains', { domain: 'sync.example', backend: '198.51.100.1', enabled: false })).status).toBe(201);
   expect((await call('GET', '/domains/sync.example/activatens')).status).toBe(200);
@@ -96,10 +97,10 @@ describe('ns1 and ns2 from one API', () => {
     await stopProcess(ns[1]!);
     ns[1] = await startNameServer({ ...nsEnv[1]!, PALISADE_SYNC_URL: api.url });
     for (const server of ns) expect((await dig(server.dnsPort, 'kept.sync.example', 'A')).answer[0]!.data).toBe('192.0.2.7');
-    await new Promise((r) => setTimeout(r, 1200));
+    await poll('a failed pull', () => ns[0]!.output().includes('cannot pull from the API')).catch(() => undefined);
     expect(ns[0]!.output()).toContain('cannot pull from the API');
 
-    api = await startServe(apiEnv, 20_000, 'api');
+    api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
     await call('POST', '/domains/sync.example/dnsrecords', { name: 'after', type: 1, value: '192.0.2.8' });
     for (const server of ns) expect((await until(server, 'after.sync.example', 'A', (r) => r.answer.length === 1)).answer[0]!.data).toBe('192.0.2.8');
   });

@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signNotification } from '../../src/sync/notifier.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 
 let apiEnv: Record<string, string>;
 let api: RunningServer;
@@ -31,7 +32,7 @@ beforeAll(async () => {
   secret = added.secret;
   downPort = await freePort();
   await runAdminCli(apiEnv, ['consumer', 'add', '--name', 'ns-down', '--url', `http://127.0.0.1:${downPort}/notify`]);
-  api = await startServe(apiEnv, 20_000, 'api');
+  api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
   nsEnv = {
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_SYNC_TOKEN: added.token,
@@ -89,8 +90,9 @@ describe('push notifications', () => {
 describe('a consumer that is down', () => {
   it('is logged once when pushes stop reaching it and once when they reach it again; /metrics counts them', async () => {
     for (let i = 0; i < 30; i++) await call('PATCH', '/domains/sig.example', { cachelevel: i % 4 });
-    await new Promise((r) => setTimeout(r, 1500));
-    const down = api.output().split('\n').filter((l) => l.includes('do not reach the consumer'));
+    const downLines = () => api.output().split('\n').filter((l) => l.includes('do not reach the consumer'));
+    await until('the pushes to fail', async () => downLines().length > 0 && metricValue(await (await fetch(`${api.url}/metrics`)).text(), 'palisade_sync_pushes_total{consumer="ns-down",outcome="failed"}') >= 5).catch(() => undefined);
+    const down = downLines();
     expect(down).toHaveLength(1);
     let metrics = await (await fetch(`${api.url}/metrics`)).text();
     expect(metricValue(metrics, 'palisade_sync_consumer_up{consumer="ns-down"}')).toBe(0);
@@ -103,8 +105,9 @@ describe('a consumer that is down', () => {
     try {
       await call('PATCH', '/domains/sig.example', { cachelevel: 3 });
       await call('PATCH', '/domains/sig.example', { cachelevel: 1 });
-      await new Promise((r) => setTimeout(r, 500));
-      expect(api.output().split('\n').filter((l) => l.includes('takes notifications again'))).toHaveLength(1);
+      const againLines = () => api.output().split('\n').filter((l) => l.includes('takes notifications again'));
+      await until('a push to reach it again', () => againLines().length > 0).catch(() => undefined);
+      expect(againLines()).toHaveLength(1);
       metrics = await (await fetch(`${api.url}/metrics`)).text();
       expect(metricValue(metrics, 'palisade_sync_consumer_up{consumer="ns-down"}')).toBe(1);
     } finally {
@@ -129,7 +132,7 @@ describe('name-server health', () => {
     const body = (await res.json()) as { status: string; reason: string; lag: number };
     expect(body.status).toBe('degraded');
     expect(body.reason).toMatch(/no successful pull from the API for \d+ s/);
-    api = await startServe(apiEnv, 20_000, 'api');
+    api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
     await push(JSON.stringify({ revision: 2_000_000, id: 'back' }));
     for (let i = 0; i < 40 && res.status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 100));

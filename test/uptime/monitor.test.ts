@@ -4,6 +4,8 @@
 // DNS server standing for the resolver, which then starts delegating), a certificate near its
 // end, and an issuance that failed for good. Each is told once, however many sweeps see it.
 import dns2 from 'dns2';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificate } from '../helpers/certs.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
@@ -17,6 +19,14 @@ let env: Record<string, string>;
 let key: string;
 let receiver: TestReceiver;
 let resolver: ReturnType<typeof dns2.createServer>;
+/**
+ * The domains' backend: a real one that answers. The in-process edge checks its domains'
+ * backends every few seconds and reports a dead one down (3 failed checks): a dead backend
+ * (127.0.0.1:9) made backend.down arrive among the conditions whenever the test ran long enough
+ * (a loaded machine) — a true event, not the one this test is about.
+ */
+let backendServer: Server;
+let backend: string;
 /** What the stand-in resolver says each domain's NS set is. */
 const delegations = new Map<string, string[]>();
 
@@ -41,6 +51,9 @@ async function until(what: string, probe: () => boolean, timeoutMs = 20_000): Pr
 
 beforeAll(async () => {
   receiver = await startReceiver();
+  backendServer = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => backendServer.listen(0, '127.0.0.1', resolve));
+  backend = `127.0.0.1:${(backendServer.address() as AddressInfo).port}`;
   resolver = dns2.createServer({
     udp: true,
     handle: (request, send) => {
@@ -70,15 +83,17 @@ afterAll(async () => {
   if (serve) await stopProcess(serve);
   await resolver?.close();
   await receiver?.close();
+  backendServer?.closeAllConnections();
+  await new Promise((resolve) => (backendServer ? backendServer.close(resolve) : resolve(undefined)));
   removeTempDirs();
 });
 
 describe('conditions told once', { timeout: 60_000 }, () => {
   it('a protected domain with no active node: unserved, then served once a node is added', async () => {
-    expect((await call('POST', '/domains', { domain: 'lonely.example', backend: '127.0.0.1:9' })).status).toBe(201);
+    expect((await call('POST', '/domains', { domain: 'lonely.example', backend })).status).toBe(201);
     await until('domain.unserved', () => typesFor('lonely.example').includes('domain.unserved'));
     // DNS only: no edge is needed, so nothing to tell.
-    expect((await call('POST', '/domains', { domain: 'plain.example', enabled: false, backend: '127.0.0.1:9' })).status).toBe(201);
+    expect((await call('POST', '/domains', { domain: 'plain.example', enabled: false, backend })).status).toBe(201);
     await admin(['node', 'add', '--name', 'n1', '--ipv4', '127.0.0.1', '--location', 'DE']);
     await until('domain.served', () => typesFor('lonely.example').includes('domain.served'));
     await new Promise((r) => setTimeout(r, 2500));
@@ -88,7 +103,7 @@ describe('conditions told once', { timeout: 60_000 }, () => {
 
   it('name servers active but the parent delegating elsewhere: delegation.missing, then delegation.ok', async () => {
     delegations.set('moved.example', ['ns.elsewhere.example']);
-    expect((await call('POST', '/domains', { domain: 'moved.example', backend: '127.0.0.1:9' })).status).toBe(201);
+    expect((await call('POST', '/domains', { domain: 'moved.example', backend })).status).toBe(201);
     expect((await call('POST', '/domains/moved.example/activatens')).status).toBe(200);
     await until('delegation.missing', () => typesFor('moved.example').includes('delegation.missing'));
     const missing = receiver.received.find((r) => r.json.type === 'delegation.missing')!;
@@ -101,7 +116,7 @@ describe('conditions told once', { timeout: 60_000 }, () => {
 
   it('a certificate near its end is told once; an issuance failed for good is told', async () => {
     // ssl on without a CA configured: the task fails at once, for good.
-    expect((await call('POST', '/domains', { domain: 'tls.example', backend: '127.0.0.1:9', ssl: true })).status).toBe(201);
+    expect((await call('POST', '/domains', { domain: 'tls.example', backend, ssl: true })).status).toBe(201);
     await until('certificate.failed', () => typesFor('tls.example').includes('certificate.failed'));
     const failed = receiver.received.find((r) => r.json.type === 'certificate.failed')!;
     expect(String(failed.json.data.error)).toMatch(/PALISADE_ACME_DIRECTORY/);

@@ -9,7 +9,7 @@ import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { runAdminCli, startEdge, startNameServer, startServe, stopProcess, type RunningEdge, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { runAdminCli, START_TIMEOUT_MS, startEdge, startNameServer, startServe, stopProcess, type RunningEdge, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { signatureValid, startReceiver, type TestReceiver } from '../helpers/webhook-receiver.ts';
 import { startBackendAt, type StoppableBackend } from '../helpers/stoppable-backend.ts';
@@ -107,7 +107,7 @@ beforeAll(async () => {
     const port = await freePort();
     nsConsumers.push({ ...((await admin(['consumer', 'add', '--name', name, '--url', `http://127.0.0.1:${port}/notify`])) as { token: string; secret: string }), port });
   }
-  api = await startServe(apiEnv, 20_000, 'api');
+  api = await startServe(apiEnv, START_TIMEOUT_MS, 'api');
   edge = await startEdge({
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_EDGE_NODE: '1',
