@@ -132,7 +132,7 @@ describe('private keys at rest', () => {
     expect(() => box.open(sealed.slice(0, 'pk1:'.length + 20))).toThrow(/cut short/);
     // A key stored in the clear by an older release reads as it is.
     expect(box.open('-----BEGIN PRIVATE KEY-----')).toBe('-----BEGIN PRIVATE KEY-----');
-    expect(() => withOpenKey(undefined, { key: sealed })).toThrow(/PALISADE_SECRET_KEY is not set/);
+    expect(() => withOpenKey(undefined, { key: sealed })).toThrow(/sealed: set PALISADE_SECRET_KEY/);
   });
 });
 
