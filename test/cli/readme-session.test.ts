@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NO_RATE_LIMITS, OWNERSHIP_OFF } from '../helpers/config.ts';
+import { NO_RATE_LIMITS } from '../helpers/config.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
@@ -52,7 +52,7 @@ afterAll(() => removeTempDirs());
 
 describe('README', () => {
   it('says how to start the service for the session, and the session has blocks to run', () => {
-    expect(startLine()).toBe('PALISADE_ALLOW_PRIVATE_BACKENDS=true PALISADE_WEBHOOK_ALLOW_PRIVATE=true npm start');
+    expect(startLine()).toBe('PALISADE_OWNERSHIP_PROOF=off PALISADE_ALLOW_PRIVATE_BACKENDS=true PALISADE_WEBHOOK_ALLOW_PRIVATE=true npm start');
     expect(bashBlocks().length).toBeGreaterThanOrEqual(5);
     // Nothing in them is to be replaced by hand.
     for (const block of bashBlocks()) expect(block).not.toMatch(/…|wh_|pk_|<[a-z]+>/);
@@ -61,8 +61,7 @@ describe('README', () => {
   it('its session runs top to bottom as pasted against `npm start`', async () => {
     const [api, dns, edge, edgeTls, backend] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const data = tempDir();
-    // OWNERSHIP_OFF until the README's start line says PALISADE_OWNERSHIP_PROOF=off (a single machine has no registry to prove claims by).
-    const env = { ...process.env, ...NO_RATE_LIMITS, ...OWNERSHIP_OFF, PALISADE_DATA_DIR: data, PALISADE_API_PORT: String(api), PALISADE_DNS_PORT: String(dns), PALISADE_EDGE_HTTP_PORT: String(edge), PALISADE_EDGE_HTTPS_PORT: String(edgeTls) };
+    const env = { ...process.env, ...NO_RATE_LIMITS, PALISADE_DATA_DIR: data, PALISADE_API_PORT: String(api), PALISADE_DNS_PORT: String(dns), PALISADE_EDGE_HTTP_PORT: String(edge), PALISADE_EDGE_HTTPS_PORT: String(edgeTls) };
     const service = spawn('bash', ['-c', `exec env ${startLine()!}`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let serviceOut = '';
     service.stdout.on('data', (d: Buffer) => (serviceOut += d.toString()));
