@@ -7,6 +7,7 @@ import { ApiError, notFound } from '../errors.ts';
 import type { AcmeChallengeInput, AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import { sortedIndex, type IpListState } from '../model/iplist.ts';
+import { settingsChange, withoutNsRevision } from '../model/domain.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
@@ -34,7 +35,7 @@ export interface EmbeddedStoreOptions {
 /** Helpers valid only inside one write transaction. */
 interface Tx {
   seq(name: string): number;
-  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete', records?: RecordDelta): number;
+  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete', records?: RecordDelta, settings?: string[]): number;
   ctx(): MutationContext & { finish(): void };
   now: string;
 }
@@ -126,12 +127,12 @@ export class EmbeddedStore implements Store {
           this.put(['seq', name], next);
           return next;
         },
-        change: (kind, key, op, records) => {
+        change: (kind, key, op, records, settings) => {
           const revision = tx.seq('revision');
           // A record difference is kept beside the entry as JSON text, the entry noting its size:
           // a reader bounding its bytes decides before reading it.
           const detail = records && JSON.stringify(records);
-          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(detail !== undefined && { bytes: detail.length }) };
+          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(detail !== undefined && { bytes: detail.length }), ...(settings && { settings }) };
           this.put(['chg', revision], entry);
           if (detail !== undefined) this.put(['chgd', revision], detail);
           if (revision > this.retention) {
@@ -441,9 +442,10 @@ export class EmbeddedStore implements Store {
       const next = mutate(head, ctx);
       if (!next) return head;
       ctx.finish();
-      const revision = tx.change('zone', name, 'put');
+      const { settings, domain } = settingsChange(head.domain, { ...next.domain, domain: name, ownerId });
+      const revision = tx.change('zone', name, 'put', undefined, settings);
       const stored: ZoneHead = {
-        domain: { ...next.domain, domain: name, ownerId, created: head.domain.created, updated: tx.now, revision },
+        domain: { ...domain, created: head.domain.created, updated: tx.now, revision },
         recordCount: head.recordCount,
       };
       this.putHead(stored);
@@ -491,7 +493,7 @@ export class EmbeddedStore implements Store {
         delta.put.push(record);
       }
       const revision = tx.change('zone', name, 'put', delta);
-      const stored: ZoneHead = { domain: { ...head.domain, updated: tx.now, revision }, recordCount: count };
+      const stored: ZoneHead = { domain: { ...withoutNsRevision(head.domain), updated: tx.now, revision }, recordCount: count };
       this.putHead(stored);
       return { head: stored, delta };
     });

@@ -22,7 +22,7 @@ import { checkNodesExist, ownZoneHead, zoneName } from '../zone-access.ts';
 import { followSsl } from './certificates.ts';
 
 export function renderDomain(zone: ZoneHead, config: Config) {
-  const { ownerId: _owner, ...domain } = zone.domain;
+  const { ownerId: _owner, nsRevision: _served, ...domain } = zone.domain;
   // Domains stored before a setting existed show its default.
   return { ...DOMAIN_DEFAULTS, ...domain, failover_active: domain.failover_active ?? false, nameservers: [...config.nameservers], records: zone.recordCount };
 }

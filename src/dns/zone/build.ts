@@ -10,7 +10,7 @@ import type { RecordState } from '../../model/record.ts';
 import { parseSoaValue } from '../../model/record-values.ts';
 import { txtStrings } from '../../model/txt-strings.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
-import type { DomainState } from '../../model/domain.ts';
+import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
@@ -299,7 +299,8 @@ export function addProtected(nodes: Map<string, NameNode>, owner: string, addres
 /** The service's apex SOA (serial from the zone's revision; the customer's SOA record may set the rest) and NS sets. */
 export function apexSets(domain: DomainState, soaRecord: RecordState | undefined, ctx: ZoneBuildContext): { soa: RRset; ns: RRset; serial: number; negativeTtl: number } {
   const apex = domain.domain;
-  const serial = Math.max(domain.revision, domain.enabled ? ctx.nodesRevision : 0) >>> 0;
+  // The revision of the domain's last change name servers answer from (a change of tags alone leaves the serial).
+  const serial = Math.max(servedRevision(domain), domain.enabled ? ctx.nodesRevision : 0) >>> 0;
   const custom = soaRecord && parseSoaValue(soaRecord.value);
   const soaTtl = soaRecord?.ttl ?? SOA_DEFAULTS.ttl;
   const soaData: RData = {
