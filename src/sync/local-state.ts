@@ -165,6 +165,18 @@ export class LocalState {
     return head ? this.withChanges({ domain: head.domain, records: line.records }) : line;
   }
 
+  /** Whether the zone's records are stored here (served or not), read without reading them. */
+  holds(name: string): boolean {
+    const stored = this.sides[this.active].heads.get(name);
+    return stored === undefined ? this.offsets.has(name) : stored !== '';
+  }
+
+  /** The zone's domain as stored since the snapshot (undefined: unchanged since, or not stored). */
+  storedDomain(name: string): Zone['domain'] | undefined {
+    const stored = this.sides[this.active].heads.get(name);
+    return stored ? (JSON.parse(stored) as StoredHead).domain : undefined;
+  }
+
   /** A zone's line in the stored snapshot: the chunk holding its start, then chunks until its newline. */
   private snapshotZone(name: string): Zone | undefined {
     const offset = this.offsets.get(name);

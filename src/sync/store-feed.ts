@@ -58,7 +58,7 @@ export class StoreFeed {
 
   /** One batch; true when more may be waiting. */
   private async applyBatch(): Promise<boolean> {
-    const page = await readChangePage(this.store, this.applied, BATCH);
+    const page = await readChangePage(this.store, this.applied, BATCH, { heads: true });
     if ('gone' in page) {
       this.log.warn({ applied: this.applied, oldest: page.oldest }, 'change feed no longer holds our revision; reloading the snapshot');
       await this.loadSnapshot();
@@ -66,11 +66,11 @@ export class StoreFeed {
     }
     if (page.revision <= this.applied) return false;
     // Read first (above, and the records of zones the index keeps none of that the page
-    // patches or, on a node change, rebuilds); applied without awaiting, so the batch lands as
+    // patches, serves with new settings or, on a node change, rebuilds); applied without awaiting, so the batch lands as
     // one step. Records read now may be newer than the page: differences apply by id, so the
     // zone converges on the store's as the feed catches up.
     const batch = indexBatchOf(page.changes, this.nodes);
-    const wanted = new Set(batch.zones.flatMap((c) => ('delta' in c && this.index.needsRecords(c.name) ? [c.name] : [])));
+    const wanted = new Set(batch.zones.flatMap((c) => (this.index.wantsRecords(c) ? [c.name] : [])));
     if (batch.nodes) for (const name of this.index.nodeDependentWithoutRecords()) wanted.add(name);
     const zones = new Map(await Promise.all([...wanted].map(async (name) => [name, await this.store.getZone(name)] as const)));
     applyBatch(this.index, batch, (name) => zones.get(name));

@@ -6,7 +6,7 @@
 import type { RecordState } from '../../model/record.ts';
 import { absoluteName } from '../../model/names.ts';
 import { TYPE } from '../../model/record-types.ts';
-import type { DomainState } from '../../model/domain.ts';
+import { afterRecords, type DomainState } from '../../model/domain.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import { addProtected, addRecords, apexSets, buildZone, bySource, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
 import type { NameNode, ZoneData } from './types.ts';
@@ -16,12 +16,12 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 const WHOLE_REBUILD_MIN = 64;
 
 /** The zone built again from its kept records with the change applied (a change of much of it). */
-function rebuiltWhole(domain: DomainState, records: readonly RecordState[], delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
+function rebuiltWhole(domain: DomainState, records: readonly RecordState[], delta: RecordDelta, ctx: ZoneBuildContext): ZoneData {
   const byId = new Map<number, RecordState>();
   for (const record of records) byId.set(record.id, record);
   for (const { id } of delta.del) byId.delete(id);
   for (const record of delta.put) byId.set(record.id, record);
-  return buildZone({ domain: { ...domain, revision }, records: [...byId.values()] }, ctx, true);
+  return buildZone({ domain, records: [...byId.values()] }, ctx, true);
 }
 
 /**
@@ -32,10 +32,10 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   const { apex, nodes } = zone;
   const base = zone.sources && zone.domain ? undefined : stored();
   const sources = zone.sources ?? bySource(base!.records, apex);
-  const domain: DomainState = { ...(zone.domain ?? base!.domain), revision };
+  const domain: DomainState = afterRecords(zone.domain ?? base!.domain, revision);
   // A change that touches much of the zone costs a build of it anyway: build it whole.
   if (delta.put.length + delta.del.length > WHOLE_REBUILD_MIN && (delta.put.length + delta.del.length) * 4 > sources.size) {
-    return rebuiltWhole(domain, [...sources.values()].flat(), delta, revision, ctx);
+    return rebuiltWhole(domain, [...sources.values()].flat(), delta, ctx);
   }
   const touched = new Set<string>();
   // Per owner name: ids removed, records written (one new list per name, however many records).

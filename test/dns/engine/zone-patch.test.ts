@@ -8,29 +8,14 @@ import { QTYPE } from '../../../src/dns/wire/constants.ts';
 import { buildZone, type ZoneBuildContext } from '../../../src/dns/zone/build.ts';
 import { ZoneIndex } from '../../../src/dns/zone/index.ts';
 import { patchZone } from '../../../src/dns/zone/patch.ts';
-import type { RData, RRset, ZoneData } from '../../../src/dns/zone/types.ts';
 import type { RecordState } from '../../../src/model/record.ts';
 import type { RecordDelta, Zone } from '../../../src/store/types.ts';
 import { EDGE_NODES, makeZone } from '../../helpers/dns-fixture.ts';
+import { servedForm } from '../../helpers/zone-form.ts';
 
 const ctx: ZoneBuildContext = { nameservers: ['ns1.palisade.example', 'ns2.palisade.example'], hostmaster: 'hostmaster.palisade.example', nodes: EDGE_NODES, nodesRevision: 3 };
 
-const rdataKey = (r: RData) => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) || (v as { type?: string })?.type === 'Buffer' ? Buffer.from(v as Buffer).toString('hex') : v));
-// A general set that holds nothing (the name has only geo variants of the type) answers nothing: its TTL is moot.
-const setForm = (set: RRset) => ({ name: set.name, type: set.type, ttl: set.rdata.length === 0 ? 0 : set.ttl, rdata: set.rdata.map(rdataKey).sort() });
-
-/** A zone's served content in a form that ignores the order records arrived in. */
-function served(zone: ZoneData) {
-  const nodes = [...zone.nodes.entries()]
-    .map(([name, node]) => [
-      name,
-      [...node]
-        .sort((a, b) => a.type - b.type)
-        .map((set) => ({ ...setForm(set), byTarget: set.byTarget ? [...set.byTarget.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => [t, setForm(v)]) : [] })),
-    ])
-    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-  return { nodes, ents: [...zone.ents].sort(), cuts: [...zone.cuts].sort(), soa: setForm(zone.soa), serial: zone.serial, negativeTtl: zone.negativeTtl };
-}
+const served = servedForm;
 
 /** Deterministic pseudo-random numbers (the same run every time). */
 function random(seed: number) {
