@@ -929,6 +929,7 @@ export class EmbeddedStore implements Store {
   /** One read transaction from the header to the last zone: every part is at the same revision. */
   async *streamSnapshot(): AsyncGenerator<SnapshotChunk, void, undefined> {
     const transaction = this.db.useReadTransaction();
+    let records: Iterator<{ key: [string, number]; value: string }> | undefined;
     try {
       yield {
         kind: 'header',
@@ -939,7 +940,7 @@ export class EmbeddedStore implements Store {
       let batch: string[] = [];
       // Served zones in name order beside all records in (zone, id) order: one walk of each, the
       // records of zones not served skipped. Each zone's line is joined from stored texts.
-      const records = this.records.getRange({ transaction })[Symbol.iterator]();
+      records = this.records.getRange({ transaction })[Symbol.iterator]();
       let record = records.next();
       for (const { key, value } of this.db.getRange({ start: ['served', ''], end: ['served', END], transaction })) {
         const name = key[1] as string;
@@ -958,6 +959,10 @@ export class EmbeddedStore implements Store {
       }
       if (batch.length > 0) yield { kind: 'zones', json: batch };
     } finally {
+      // A walk of the records left before their end (records of zones after the last served one)
+      // holds a reader slot past done() once a write commits meanwhile: 126 such snapshots and
+      // every read of the store failed (MDB_READERS_FULL).
+      records?.return?.();
       transaction.done();
     }
   }

@@ -56,6 +56,20 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       expect(whole.zones.map((z) => z.domain.domain).sort()).toEqual(expected.sort());
     });
 
+    it('snapshots taken while writes commit hold nothing once read (300 of them, then the store still reads)', async () => {
+      const { store } = await open();
+      const user = await store.createUser({ name: 'snapw', email: 'snapw@example.org' });
+      // A served zone first, then one not served: a snapshot's walk of the records stops early.
+      await store.createZone((ctx) => ({ ...zoneFor('a-served.example', user.id, ctx), domain: { ...zoneFor('a-served.example', user.id, ctx).domain, ns_active: true }, records: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.1')] }));
+      await store.createZone((ctx) => ({ ...zoneFor('z-off.example', user.id, ctx), records: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.2')] }));
+      for (let i = 0; i < 300; i++) {
+        const [snap] = await Promise.all([store.snapshot(), store.updateZone('z-off.example', user.id, (z) => ({ domain: { ...z.domain, tags: [`t${i}`] } }))]);
+        expect(snap.zones.map((z) => z.domain.domain)).toEqual(['a-served.example']);
+      }
+      expect((await store.getZoneHead('z-off.example'))!.domain.tags).toEqual(['t299']);
+      await store.close();
+    });
+
     it('creates users and finds keys by hash only; revoked keys stay revoked', async () => {
       const { store } = await open();
       const user = await store.createUser({ name: 'a', email: 'a@example.org', limits: { max_domains: 3 } });
