@@ -21,9 +21,15 @@ type Held = Pick<LocalState, 'holds' | 'storedDomain'>;
  * records this name server does not hold.
  */
 export async function fetchZonesNotHeld(batch: IndexBatch, index: ZoneIndex, state: Held, fetchZone: (name: string) => Promise<Zone | undefined>): Promise<void> {
-  for (const [i, change] of batch.zones.entries()) {
-    if (!('head' in change) || !change.head.ns_active || index.get(change.name) || !index.wantsRecords(change) || state.holds(change.name)) continue;
-    batch.zones[i] = { name: change.name, zone: await fetchZone(change.name) };
+  // Looked at again after each fetch: a deferred settings change the index built meanwhile (on
+  // its timer) no longer answers for a zone's records.
+  for (let again = true; again; ) {
+    again = false;
+    for (const [i, change] of batch.zones.entries()) {
+      if (!('head' in change) || !change.head.ns_active || index.get(change.name) || !index.wantsRecords(change) || state.holds(change.name)) continue;
+      batch.zones[i] = { name: change.name, zone: await fetchZone(change.name) };
+      again = true;
+    }
   }
 }
 

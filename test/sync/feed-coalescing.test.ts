@@ -73,6 +73,8 @@ describe('the change feed coalesced, settings alone', () => {
   it.each([
     ['rebuilt at once', UNBOUNDED, 25],
     ['rebuilds deferred', TIGHT, 26],
+    // Once found a serve role keeping a wildcard a mask no longer named (its feeder's copy was newer).
+    ['rebuilds deferred, another run', TIGHT, 7],
   ] as const)('every consumer serves what the store holds, after every burst of random writes and after restarts (%s)', { timeout: 240_000 }, async (_label, bounds, seed) => {
     limits = bounds;
     // FEED_SEED: another run of random writes (the default is the one CI runs).

@@ -263,7 +263,7 @@ export function addRecords(nodes: Map<string, NameNode>, records: readonly Recor
 }
 
 /** The names that answer with the serving addresses: the apex and the mask's names (absolute). */
-export function protectedOwners(domain: DomainState): string[] {
+export function protectedOwners(domain: Pick<DomainState, 'domain' | 'mask'>): string[] {
   const mask = domain.mask === '' ? [] : domain.mask.split(',');
   return ['@', ...mask].map((n) => absoluteName(n, domain.domain));
 }
@@ -391,6 +391,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
     serial,
     hasGeo,
     usesNodes: zone.domain.enabled,
+    mask: zone.domain.mask,
     stale: false,
   };
 }

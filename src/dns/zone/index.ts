@@ -66,6 +66,8 @@ interface Bucket {
  */
 const STEP_MS = 20;
 
+const NO_RECORDS: RecordDelta = { put: [], del: [] };
+
 export class ZoneIndex {
   private zones = new Map<string, ZoneData>();
   /** Zones whose answers use edge node addresses: rebuilt (from the records they keep) on a node change. */
@@ -118,7 +120,7 @@ export class ZoneIndex {
     if (!zone.domain.ns_active) return this.deleteZone(name);
     const started = this.now();
     this.install(name, buildZone(zone, this.context()));
-    this.charge(name, zone.domain.ownerId, started);
+    this.charge(name, zone.domain.ownerId, started, true);
   }
 
   deleteZone(name: string): void {
@@ -166,33 +168,47 @@ export class ZoneIndex {
   }
 
   /**
-   * Builds the zone with `domain`'s settings from the records it keeps, else those `zones` gives
-   * with `deltas` over them; serves it, and counts the time (reading included). False when there
+   * Applies `domain`'s settings: to a zone served that keeps its records, only its protected
+   * names and apex are built again (patch.ts); otherwise the zone is built whole from the records
+   * `zones` gives, with `deltas` over them. Counts the time (reading included). False when there
    * is nothing to build from.
    */
   private rebuild(name: string, domain: DomainState, zones: ZoneSource, deltas: Deferred['deltas']): boolean {
     const started = this.now();
     const served = this.zones.get(name);
-    let base = served && keptZone(served);
-    if (!base) {
+    const whole = this.buildsWhole(name);
+    if (served) {
+      const base = served.sources && served.domain ? undefined : zones(name);
+      if (whole && !base) return false;
+      this.install(name, patchZone(served, NO_RECORDS, 0, this.context(), () => base!, domain));
+    } else {
       const read = zones(name);
       if (!read) return false;
-      base = deltas.length === 0 ? read : withDeltas(read, deltas);
+      const base = deltas.length === 0 ? read : withDeltas(read, deltas);
+      this.install(name, buildZone({ domain: headOver(domain, base.domain), records: base.records }, this.context(), true));
     }
-    this.install(name, buildZone({ domain: headOver(domain, base.domain), records: base.records }, this.context(), true));
-    this.charge(name, domain.ownerId, started);
+    this.charge(name, domain.ownerId, started, whole);
     return true;
   }
 
-  /** Whether a settings change of `name` may be built now (budgets, and this step's share). */
+  /**
+   * Whether applying settings to `name` costs what the zone holds (it is not served, or keeps no
+   * records yet: they are read and the zone built whole): only those count against its budget.
+   */
+  private buildsWhole(name: string): boolean {
+    const served = this.zones.get(name);
+    return !served?.sources || !served.domain;
+  }
+
+  /** Whether a settings change of `name` may be applied now (budgets, and this step's share). */
   private mayBuild(name: string, owner: number): boolean {
     return this.stepSpent < STEP_MS && this.waitMs(name, owner) === 0;
   }
 
-  /** How long until both budgets allow a rebuild of `name` (0: now). */
+  /** How long until the budgets allow a settings change of `name` (0: now). */
   private waitMs(name: string, owner: number): number {
     const { zonePerMinute, zoneBurst, accountMsPerSecond, accountBurstMs } = this.limits;
-    const zone = this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst);
+    const zone = this.buildsWhole(name) ? this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst) : 1;
     const account = this.refilled(this.accountBuckets, owner, accountMsPerSecond / 1000, accountBurstMs);
     const zoneWait = zone >= 1 ? 0 : (1 - zone) / (zonePerMinute / 60_000);
     const accountWait = account > 0 ? 0 : (1 - account) / (accountMsPerSecond / 1000);
@@ -209,16 +225,21 @@ export class ZoneIndex {
     return bucket.tokens;
   }
 
-  /** Counts one build of `name` (begun at `started`) against its zone's and account's budgets, and this step's. */
-  private charge(name: string, owner: number, started: number): void {
+  /**
+   * Counts one build of `name` (begun at `started`) against its account's budget and this
+   * step's, and against its zone's when it was `whole`.
+   */
+  private charge(name: string, owner: number, started: number, whole: boolean): void {
     const { zonePerMinute, zoneBurst, accountMsPerSecond, accountBurstMs } = this.limits;
     const now = this.now();
     const ms = now - started;
     if (this.stepSpent === 0) setImmediate(() => (this.stepSpent = 0));
     this.stepSpent += Math.max(ms, 0.001);
     // Builds that cannot wait (whole zones) may overdraw a budget, by a bounded amount.
-    const zone = this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst);
-    this.zoneBuckets.set(name, { tokens: Math.max(-zoneBurst, zone - 1), at: now });
+    if (whole) {
+      const zone = this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst);
+      this.zoneBuckets.set(name, { tokens: Math.max(-zoneBurst, zone - 1), at: now });
+    }
     const account = this.refilled(this.accountBuckets, owner, accountMsPerSecond / 1000, accountBurstMs);
     this.accountBuckets.set(owner, { tokens: Math.max(-4 * accountBurstMs, account - ms), at: now });
     if (this.zoneBuckets.size > 4096) this.prune(this.zoneBuckets, zonePerMinute / 60_000, zoneBurst);

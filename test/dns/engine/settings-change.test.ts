@@ -114,26 +114,33 @@ describe('rebuild budgets', () => {
       2,
     );
 
-  it('per zone: a burst, then so many a minute; the latest settings land when the budget allows', () => {
+  it('per zone: builds of the whole zone (activation) a burst, then so many a minute, the latest landing when the budget allows; settings of a zone it keeps are applied at once', () => {
     vi.useFakeTimers();
     let clock = 0;
     const zone = big('burst.example', 1, 10);
-    const index = indexOf([zone], { zonePerMinute: 6, zoneBurst: 2, accountMsPerSecond: 1e9, accountBurstMs: 1e9 }, () => clock);
-    const { source } = feeder([zone]);
-    const mask = (m: string, revision: number) => applyBatch(index, { zones: [{ name: 'burst.example', head: head(zone, { mask: m }, revision) }] }, source);
-    mask('a', 3);
-    mask('b', 4);
+    const off: Zone = { ...zone, domain: { ...zone.domain, ns_active: false } };
+    const index = indexOf([], { zonePerMinute: 6, zoneBurst: 2, accountMsPerSecond: 1e9, accountBurstMs: 1e9 }, () => clock);
+    const { asked, source } = feeder([off]);
+    const set = (change: Partial<DomainState>, revision: number) => applyBatch(index, { zones: [{ name: 'burst.example', head: head(zone, change, revision) }] }, source);
+    set({ ns_active: true, mask: 'a' }, 3);
+    set({ ns_active: false }, 4);
+    set({ ns_active: true, mask: 'b' }, 5);
     expect(addresses(index, 'b.burst.example')).toHaveLength(2);
-    // Past the burst: deferred, the zone answers as it did; later changes replace the waiting one.
-    mask('c', 5);
-    mask('d', 6);
+    expect(asked).toHaveLength(2);
+    // Served, with its records kept: settings apply at once, whatever the zone's budget.
+    for (let i = 0; i < 10; i++) set({ ns_active: true, mask: `m${i}` }, 6 + i);
+    expect(index.deferredRebuilds).toBe(0);
+    expect(addresses(index, 'm9.burst.example')).toHaveLength(2);
+    expect(asked).toHaveLength(2);
+    // Past the burst, a build of the whole zone waits: not served meanwhile; later changes replace it.
+    set({ ns_active: false }, 16);
+    set({ ns_active: true, mask: 'c' }, 17);
+    set({ ns_active: true, mask: 'd' }, 18);
     expect(index.deferredRebuilds).toBe(1);
-    expect(addresses(index, 'b.burst.example')).toHaveLength(2);
-    expect(a(index, 'd.burst.example').rcode).toBe(3);
-    expect(index.domainOf('burst.example')).toMatchObject({ mask: 'd', revision: 6 });
-    // A record changed meanwhile is served at once, and kept for the rebuild.
-    applyBatch(index, { zones: [{ name: 'burst.example', delta: { put: [{ id: 999, name: 'new', type: 1, value: '192.0.2.99', ttl: 300, priority: null, target: [] }], del: [] }, revision: 7 }] }, source);
-    expect(addresses(index, 'new.burst.example')).toEqual(['192.0.2.99']);
+    expect(a(index, 'd.burst.example').rcode).toBe(5);
+    expect(index.domainOf('burst.example')).toMatchObject({ mask: 'd', revision: 18 });
+    // A record changed meanwhile is kept for the build.
+    applyBatch(index, { zones: [{ name: 'burst.example', delta: { put: [{ id: 999, name: 'new', type: 1, value: '192.0.2.99', ttl: 300, priority: null, target: [] }], del: [] }, revision: 19 }] }, source);
     // One token every 10 s.
     clock += 9_000;
     vi.advanceTimersByTime(9_000);
@@ -142,9 +149,9 @@ describe('rebuild budgets', () => {
     vi.advanceTimersByTime(1_100);
     expect(index.deferredRebuilds).toBe(0);
     expect(addresses(index, 'd.burst.example')).toHaveLength(2);
-    expect(a(index, 'b.burst.example').rcode).toBe(3);
+    expect(a(index, 'm9.burst.example').rcode).toBe(3);
     expect(addresses(index, 'new.burst.example')).toEqual(['192.0.2.99']);
-    expect(serial(index, 'burst.example')).toBe(7);
+    expect(serial(index, 'burst.example')).toBe(19);
   });
 
   it('per account: one account\'s rebuilds wait for its budget, another account\'s are built at once', () => {

@@ -95,6 +95,44 @@ describe('record-level changes patched into a built zone', () => {
     }
   });
 
+  it('settings changes (mask, protection, nodes bound, failover) between record changes: the same (600 random steps)', () => {
+    const MASKS = ['', 'www', '*', 'www,api', 'sub,host.sub', 'a.b.c,b.c,mail', 'deep.host.sub,x.a.b.c', '*,www'];
+    for (const seed of [11, 12, 13, 14]) {
+      const pick = random(seed);
+      let nextId = 1;
+      let records: RecordState[] = Array.from({ length: 20 }, () => randomRecord(pick, nextId++));
+      let domain = makeZone({ domain: 'settings.example', mask: 'www', enabled: true }, [], 10).domain;
+      let built = buildZone({ domain, records }, ctx);
+      for (let step = 0; step < 150; step++) {
+        const revision = 11 + step;
+        const previous = { domain, records };
+        const stored = () => previous;
+        if (pick(2) === 0) {
+          const change = [
+            () => ({ mask: MASKS[pick(MASKS.length)]! }),
+            () => ({ enabled: !domain.enabled }),
+            () => ({ bind_node: [[], [1], [2], [1, 2]][pick(4)]! }),
+            () => ({ failover: pick(2) === 0 ? null : '198.51.100.9', failover_active: pick(2) === 0 }),
+            () => ({ backend: `198.51.100.${1 + pick(3)}`, mask: MASKS[pick(MASKS.length)]! }),
+          ][pick(5)]!();
+          domain = { ...domain, ...change, revision };
+          built = patchZone(built, { put: [], del: [] }, 0, ctx, stored, domain);
+        } else {
+          const record = randomRecord(pick, pick(3) === 0 || records.length < 3 ? nextId++ : records[pick(records.length)]!.id);
+          const old = records.find((r) => r.id === record.id);
+          records = [...records.filter((r) => r.id !== record.id), record];
+          const delta: RecordDelta = { put: [record], del: old && old.name !== record.name ? [{ id: old.id, name: old.name }] : [] };
+          domain = { ...domain, revision };
+          built = patchZone(built, delta, revision, ctx, stored);
+        }
+        const fresh = buildZone({ domain, records }, ctx);
+        expect(served(built), `seed ${seed}, step ${step}`).toEqual(served(fresh));
+        expect(built.usesNodes).toBe(fresh.usesNodes);
+        if (fresh.hasGeo) expect(built.hasGeo).toBe(true);
+      }
+    }
+  });
+
   it('through the index: the old zone goes stale, answers follow, other zones are untouched, a zone not served ignores it', () => {
     const index = new ZoneIndex({ nameservers: ctx.nameservers, hostmaster: ctx.hostmaster });
     const zone: Zone = makeZone({ domain: 'idx.example', mask: 'www' }, [{ name: 'mail', type: 1, value: '192.0.2.9' }], 5);
