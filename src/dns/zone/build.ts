@@ -219,15 +219,27 @@ export function protectedAddresses(domain: DomainState, ctx: ZoneBuildContext): 
   return { ...addressesOf(serving), near };
 }
 
-/** The records whose name, type, priority and value another record of the zone shares. */
+/**
+ * The records whose name, type, priority and value another record of the zone shares. Values are
+ * compared only among records sharing the rest: a zone of big TXT values at distinct names never
+ * joins them into keys (that was most of a build of 1,000 × 4,000-byte TXT).
+ */
 function repeatedRecords(records: readonly RecordState[]): Set<RecordState> {
-  const first = new Map<string, RecordState>();
+  const first = new Map<string, RecordState | Map<string, RecordState>>();
   const out = new Set<RecordState>();
   for (const record of records) {
-    const key = `${record.name}\u0000${record.type}\u0000${record.priority ?? ''}\u0000${record.value}`;
-    const earlier = first.get(key);
+    const key = `${record.name}\u0000${record.type}\u0000${record.priority ?? ''}`;
+    const seen = first.get(key);
+    if (seen === undefined) {
+      first.set(key, record);
+      continue;
+    }
+    let byValue: Map<string, RecordState>;
+    if (seen instanceof Map) byValue = seen;
+    else first.set(key, (byValue = new Map([[seen.value, seen]])));
+    const earlier = byValue.get(record.value);
     if (earlier) out.add(earlier).add(record);
-    else first.set(key, record);
+    else byValue.set(record.value, record);
   }
   return out;
 }
