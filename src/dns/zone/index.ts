@@ -39,7 +39,7 @@ export interface RebuildLimits {
   accountBurstMs: number;
 }
 
-export const REBUILD_LIMITS: RebuildLimits = { zonePerMinute: 12, zoneBurst: 4, accountMsPerSecond: 100, accountBurstMs: 250 };
+export const REBUILD_LIMITS: RebuildLimits = { zonePerMinute: 12, zoneBurst: 2, accountMsPerSecond: 100, accountBurstMs: 100 };
 
 /** One deferred settings change: the latest settings, and where the records come from. */
 interface Deferred {
