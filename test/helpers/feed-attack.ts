@@ -1,10 +1,12 @@
 // The change feed under one account's flood of settings changes (issue 25 §1), with real
 // processes: `palisade serve` (API, its own DNS, the edge) and two `palisade dns` name servers fed
 // by its change feed. An attacker holds big zones (1,000 TXT records × 4,000 bytes each, within
-// the default limits) and PATCHes their tags at a steady rate from one or more API keys; a victim,
-// another account, adds a record every 200 ms. Measured: from each victim write's 2xx until each
-// DNS server answers it (real UDP queries), and after the attack how long until every consumer has
-// applied the API's revision. Shared by test/sync/feed-fairness.test.ts and bench/feed-fairness.ts.
+// the default limits) and changes their settings (tags; or tags, mask and activation in turn) at
+// a steady rate from one or more API keys; a victim, another account, adds a record every 200 ms.
+// Measured: from each victim write's 2xx until each DNS server answers it (real UDP queries), how
+// long after the attack every consumer has applied the API's revision, and when every DNS server
+// serves the attacker's zones as it left them. Shared by test/sync/feed-fairness.test.ts and
+// bench/feed-fairness.ts.
 import { createSocket } from 'node:dgram';
 import { openStore } from '../../src/store/index.ts';
 import { runAdmin } from '../../src/cli/admin.ts';
@@ -20,6 +22,11 @@ import { removeTempDirs, tempDir } from './temp.ts';
 export interface AttackOptions {
   /** How long the attack lasts. */
   attackMs: number;
+  /**
+   * What the attacker changes: `tags` (what name servers do not use); `mixed`: tags, the mask
+   * and activation on and off in turn (settings name servers rebuild zones for).
+   */
+  edit?: 'tags' | 'mixed';
   /** API keys of the attacking account, each sending `ratePerKey` PATCHes per second. */
   keys: number;
   ratePerKey: number;
@@ -47,34 +54,40 @@ export interface Delays {
 export interface AttackFigures {
   baseline: Record<string, Delays>;
   attack: Record<string, Delays>;
+  /** The attack's victim writes slower than 100 ms somewhere: ms since the attack began, and the delays. */
+  slow: Array<{ at: number; delays: Record<string, number> }>;
   /** Per consumer: ms from the attack's last answer until it had applied the API's revision then. */
   catchUpMs: Record<string, number>;
+  /** Per DNS server: ms from the attack's last answer until it served the attacker's zones as they were left. */
+  attackerSettledMs: Record<string, number>;
   edits: { sent: number; failed: number; perSecond: number };
 }
 
 const SERVERS = ['serve', 'ns1', 'ns2'] as const;
 
-/** How many A answers a DNS server gives for a name, over one shared UDP socket (0 after 500 ms). */
+/** A queries over one shared UDP socket: the rcode and how many answers (rcode -1 after 500 ms). */
 function prober() {
   const udp = createSocket('udp4');
   const waiting = new Map<number, (b: Buffer) => void>();
   udp.on('message', (msg) => waiting.get(msg.readUInt16BE(0))?.(msg));
   let nextId = 1;
-  const answers = (port: number, name: string) =>
-    new Promise<number>((resolve) => {
+  const query = (port: number, name: string) =>
+    new Promise<{ rcode: number; answers: number }>((resolve) => {
       const id = (nextId = (nextId % 0xfffe) + 1);
       const timer = setTimeout(() => {
         waiting.delete(id);
-        resolve(0);
+        resolve({ rcode: -1, answers: 0 });
       }, 500);
       waiting.set(id, (msg) => {
         clearTimeout(timer);
         waiting.delete(id);
-        resolve((decode(msg) as { answers: unknown[] }).answers.length);
+        const packet = decode(msg) as { header: { rcode: number }; answers: unknown[] };
+        resolve({ rcode: packet.header.rcode, answers: packet.answers.length });
       });
       udp.send(dns2Query(name, 1, { id }), port, '127.0.0.1');
     });
-  return { answers, close: () => udp.close() };
+  const answers = async (port: number, name: string) => (await query(port, name)).answers;
+  return { query, answers, close: () => udp.close() };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -137,7 +150,7 @@ export async function runFeedAttack(options: AttackOptions): Promise<AttackFigur
   }
   await store.close();
 
-  const { answers, close: closeUdp } = prober();
+  const { query, answers, close: closeUdp } = prober();
   let serve: RunningServer | undefined;
   const ns: RunningNameServer[] = [];
   try {
@@ -188,12 +201,19 @@ export async function runFeedAttack(options: AttackOptions): Promise<AttackFigur
       );
       return delays;
     };
+    const slow: AttackFigures['slow'] = [];
     const victimRun = async (until: () => boolean, count = Infinity) => {
       const pending: Array<Promise<Record<string, number>>> = [];
       const started = performance.now();
       for (let i = 0; i < count && !until(); i++) {
         await sleep(started + i * victimEveryMs - performance.now());
-        pending.push(victimWrite());
+        const at = Math.round(performance.now() - started);
+        pending.push(
+          victimWrite().then((delays) => {
+            if (Object.values(delays).some((d) => d > 100)) slow.push({ at, delays: Object.fromEntries(Object.entries(delays).map(([k, v]) => [k, Math.round(v)])) });
+            return delays;
+          }),
+        );
       }
       const results = await Promise.all(pending);
       return Object.fromEntries(
@@ -206,6 +226,7 @@ export async function runFeedAttack(options: AttackOptions): Promise<AttackFigur
 
     const baseline = await victimRun(() => false, options.baselineWrites ?? 10);
     log(formatDelays('before the attack', baseline));
+    slow.length = 0;
 
     // The attack: PATCHes at a steady rate per key (open loop, at most 256 in flight), tags changed every time.
     let attacking = true;
@@ -221,7 +242,15 @@ export async function runFeedAttack(options: AttackOptions): Promise<AttackFigur
         await sleep(started + i * period - performance.now());
         while (inFlight.size >= 256) await Promise.race(inFlight);
         const zone = attackZones[(i + k) % attackZones.length]!;
-        const request = call(key, 'PATCH', `/domains/${zone}`, { tags: [`k${k}-${i}`] }).then(
+        const turn = Math.floor(i / attackZones.length);
+        const what = options.edit === 'mixed' ? turn % 4 : 0;
+        const sentReq =
+          what === 1
+            ? call(key, 'PATCH', `/domains/${zone}`, { mask: turn % 8 === 1 ? 'www' : 'shop' })
+            : what === 2
+              ? call(key, 'POST', `/domains/${zone}/${turn % 8 === 2 ? 'deactivatens' : 'activatens'}`)
+              : call(key, 'PATCH', `/domains/${zone}`, { tags: [`k${k}-${i}`] });
+        const request = sentReq.then(
           async (res) => {
             sent++;
             if (res.status !== 200) failed++;
@@ -260,7 +289,30 @@ export async function runFeedAttack(options: AttackOptions): Promise<AttackFigur
       }),
     );
     log(`caught up after the attack: ${SERVERS.map((s) => `${s} ${catchUpMs[s]} ms`).join(', ')}`);
-    return { baseline, attack: during, catchUpMs, edits: { sent, failed, perSecond: Math.round((sent / ((attackEnded - attackStarted) / 1000)) * 10) / 10 } };
+
+    // The attacker's zones as left: served with the last mask, or not at all (its rebuilds may
+    // have been deferred: the latest settings still land).
+    const left = await Promise.all(
+      attackZones.map(async (zone) => ({ zone, ...((await check(await call(attackerKeys[0]!, 'GET', `/domains/${zone}`), 'attacker read')) as { mask: string; ns_active: boolean }) })),
+    );
+    const attackerSettledMs: Record<string, number> = {};
+    await Promise.all(
+      SERVERS.map(async (server) => {
+        for (;;) {
+          let settled = true;
+          for (const { zone, mask, ns_active } of left) {
+            const other = mask === 'www' ? 'shop' : 'www';
+            const [protectedName, plain] = await Promise.all([query(dnsPorts[server], `${mask}.${zone}`), query(dnsPorts[server], `${other}.${zone}`)]);
+            settled &&= ns_active ? protectedName.answers === 1 && plain.rcode === 3 : protectedName.rcode === 5;
+          }
+          if (settled) return void (attackerSettledMs[server] = Math.max(0, Math.round(performance.now() - attackEnded)));
+          if (performance.now() - attackEnded > 120_000) return void (attackerSettledMs[server] = Infinity);
+          await sleep(20);
+        }
+      }),
+    );
+    log(`the attacker's zones served as left: ${SERVERS.map((s) => `${s} ${attackerSettledMs[s]} ms`).join(', ')} after the attack`);
+    return { baseline, attack: during, slow, catchUpMs, attackerSettledMs, edits: { sent, failed, perSecond: Math.round((sent / ((attackEnded - attackStarted) / 1000)) * 10) / 10 } };
   } finally {
     closeUdp();
     for (const server of ns) await stopProcess(server);
