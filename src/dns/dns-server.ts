@@ -53,6 +53,7 @@ export class DnsServer {
       },
     });
     this.metrics.zonesServed = () => this.index.size;
+    this.metrics.deferredRebuilds = () => this.index.deferredRebuilds;
     const limit = options.rateLimit;
     this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;
     this.metrics.rateLimited = () => this.rateLimiter?.limited ?? 0;

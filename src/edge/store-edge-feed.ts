@@ -7,8 +7,9 @@ import type { AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
-import { isRecordChange, type Page, type PageRequest, type Store } from '../store/types.ts';
+import type { Page, PageRequest, Store } from '../store/types.ts';
 import { coalesced } from '../sync/coalesce.ts';
+import { concernsEdges } from '../sync/edge-feed-format.ts';
 import { followStore } from '../sync/follow-store.ts';
 import type { EdgeBatch, EdgeState } from './edge-state.ts';
 
@@ -69,8 +70,8 @@ export class StoreEdgeFeed {
         if (feed.changes.length === 0) return;
         const batch: Required<Omit<EdgeBatch, 'node'>> = { domains: new Map(), certificates: new Map(), challenges: new Map(), ipLists: new Map() };
         const reads: Promise<void>[] = [];
-        // Record-only zone changes leave the domain's settings as they were: none of the edge's business.
-        for (const change of new Map(feed.changes.filter((c) => !isRecordChange(c)).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
+        // Record-only zone changes, and changes of settings no edge acts on (tags), leave the edge as it was.
+        for (const change of new Map(feed.changes.filter(concernsEdges).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
           if (change.kind === 'zone') reads.push(this.store.getZoneHead(change.key).then((z) => void batch.domains.set(change.key, z?.domain)));
           else if (change.kind === 'certificate') reads.push(this.store.getCertificate(change.key).then((c) => void batch.certificates.set(change.key, c && this.openKey(c))));
           else if (change.kind === 'challenge') reads.push(this.store.getChallenge(change.key).then((c) => void batch.challenges.set(change.key, c)));

@@ -168,6 +168,77 @@ export interface DomainState extends Omit<DomainSettings, LaterSettings>, Partia
   created: string;
   updated: string;
   revision: number;
+  /**
+   * Kept by the store: the revision of the domain's last change that name servers answer from
+   * (records, or a setting in NAME_SERVER_SETTINGS), when later changes touched only other
+   * settings; absent when that is `revision`. Their serial comes from it (servedRevision), so a
+   * change of tags leaves every name server's serial as it was, whether loaded or fed.
+   */
+  nsRevision?: number;
+}
+
+/**
+ * The settings a name server's answers depend on (../dns/zone/build.ts reads these and no
+ * others; `claim`: whether the domain is proven, and the pair its apex names): a change of any other setting (tags, caching, WAF …) reaches no name server.
+ */
+export const NAME_SERVER_SETTINGS: ReadonlySet<string> = new Set(['enabled', 'mask', 'ns_active', 'bind_node', 'backend', 'failover', 'failover_active', 'claim']);
+
+/** Settings an edge does not act on (it serves a domain whatever its name servers): a change of these alone reaches no edge. */
+export const NOT_EDGE_SETTINGS: ReadonlySet<string> = new Set(['tags', 'ns_active']);
+
+/** Fields about the document itself, not settings. */
+const BOOKKEEPING: ReadonlySet<string> = new Set(['created', 'updated', 'revision', 'nsRevision']);
+
+/** The names of the settings that differ between two states of a domain, sorted. */
+export function changedSettings(before: DomainState, after: DomainState): string[] {
+  const fields = new Set([...Object.keys(before), ...Object.keys(after)]);
+  const out: string[] = [];
+  for (const field of fields) {
+    if (BOOKKEEPING.has(field)) continue;
+    const a = (before as unknown as Record<string, unknown>)[field];
+    const b = (after as unknown as Record<string, unknown>)[field];
+    if (a !== b && JSON.stringify(a) !== JSON.stringify(b)) out.push(field);
+  }
+  return out.sort();
+}
+
+/** The revision a name server's serial for the domain comes from (see DomainState.nsRevision). */
+export const servedRevision = (domain: DomainState): number => domain.nsRevision ?? domain.revision;
+
+/**
+ * A settings change as the store records it: the settings changed (for the change entry), and
+ * `after` with nsRevision kept at the last change name servers use (`before`'s, when none of
+ * these settings is one they use; absent otherwise).
+ */
+export function settingsChange(before: DomainState, after: DomainState): { settings: string[]; domain: DomainState } {
+  const settings = changedSettings(before, after);
+  const { nsRevision: _n, ...domain } = after;
+  return { settings, domain: settings.some((s) => NAME_SERVER_SETTINGS.has(s)) ? domain : { ...domain, nsRevision: servedRevision(before) } };
+}
+
+/** The domain as a change of records leaves it (name servers answer from records). */
+export function withoutNsRevision(domain: DomainState): DomainState {
+  const { nsRevision: _n, ...rest } = domain;
+  return rest;
+}
+
+/**
+ * A consumer's copy of the domain after a change of records at `revision` is applied to it: that
+ * is the revision name servers answer from now — unless the copy was read after the change (a
+ * feed sends documents as they are when it is read), and so counts it already.
+ */
+export function afterRecords(domain: DomainState, revision: number): DomainState {
+  return revision >= domain.revision ? { ...withoutNsRevision(domain), revision } : domain;
+}
+
+/**
+ * A domain's settings as read (`head`) applied over a consumer's copy that may have taken changes
+ * of records since (`held`): the settings are head's, the revision the later of the two.
+ */
+export function headOver(head: DomainState, held: DomainState | undefined): DomainState {
+  if (!held || held.revision <= head.revision) return head;
+  const { nsRevision: _n, ...rest } = head;
+  return held.nsRevision === undefined ? { ...rest, revision: held.revision } : { ...rest, revision: held.revision, nsRevision: held.nsRevision };
 }
 
 /** Checks and canonicalises the fields of a create or patch body that JSON Schema cannot. */

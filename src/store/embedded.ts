@@ -7,6 +7,7 @@ import { ApiError, notFound } from '../errors.ts';
 import type { AcmeChallengeInput, AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import { sortedIndex, type IpListState } from '../model/iplist.ts';
+import { settingsChange, withoutNsRevision } from '../model/domain.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
@@ -35,7 +36,7 @@ export interface EmbeddedStoreOptions {
 /** Helpers valid only inside one write transaction. */
 interface Tx {
   seq(name: string): number;
-  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete', records?: RecordDelta): number;
+  change(kind: ChangeKind, key: string | number, op: 'put' | 'delete', records?: RecordDelta, settings?: string[]): number;
   ctx(): MutationContext & { finish(): void };
   now: string;
 }
@@ -127,12 +128,12 @@ export class EmbeddedStore implements Store {
           this.put(['seq', name], next);
           return next;
         },
-        change: (kind, key, op, records) => {
+        change: (kind, key, op, records, settings) => {
           const revision = tx.seq('revision');
           // A record difference is kept beside the entry as JSON text, the entry noting its size:
           // a reader bounding its bytes decides before reading it.
           const detail = records && JSON.stringify(records);
-          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(detail !== undefined && { bytes: detail.length }) };
+          const entry: Change = { revision, at: now, kind, key: String(key), op, ...(detail !== undefined && { bytes: detail.length }), ...(settings && { settings }) };
           this.put(['chg', revision], entry);
           if (detail !== undefined) this.put(['chgd', revision], detail);
           if (revision > this.retention) {
@@ -538,10 +539,11 @@ export class EmbeddedStore implements Store {
       const next = mutate(head, ctx);
       if (!next) return head;
       ctx.finish();
+      const { settings, domain } = settingsChange(head.domain, { ...next.domain, domain: name, ownerId });
       // A pending claim beside the holder's is no consumer's business.
-      const revision = tx.change(primary ? 'zone' : 'claim', name, 'put');
+      const revision = primary ? tx.change('zone', name, 'put', undefined, settings) : tx.change('claim', name, 'put');
       const stored: ZoneHead = {
-        domain: { ...next.domain, domain: name, ownerId, created: head.domain.created, updated: tx.now, revision },
+        domain: { ...domain, created: head.domain.created, updated: tx.now, revision },
         recordCount: head.recordCount,
       };
       this.putHead(stored, primary);
@@ -591,7 +593,7 @@ export class EmbeddedStore implements Store {
       }
       // A pending claim beside the holder's: an entry without the difference (no consumer reads it).
       const revision = primary ? tx.change('zone', name, 'put', delta) : tx.change('claim', name, 'put');
-      const stored: ZoneHead = { domain: { ...head.domain, updated: tx.now, revision }, recordCount: count };
+      const stored: ZoneHead = { domain: { ...withoutNsRevision(head.domain), updated: tx.now, revision }, recordCount: count };
       this.putHead(stored, primary);
       return { head: stored, delta };
     });
@@ -1019,6 +1021,7 @@ export class EmbeddedStore implements Store {
   /** One read transaction from the header to the last zone: every part is at the same revision. */
   async *streamSnapshot(): AsyncGenerator<SnapshotChunk, void, undefined> {
     const transaction = this.db.useReadTransaction();
+    let records: Iterator<{ key: [string, number]; value: string }> | undefined;
     try {
       yield {
         kind: 'header',
@@ -1029,7 +1032,7 @@ export class EmbeddedStore implements Store {
       let batch: string[] = [];
       // Served zones in name order beside all records in (zone, id) order: one walk of each, the
       // records of zones not served skipped. Each zone's line is joined from stored texts.
-      const records = this.records.getRange({ transaction })[Symbol.iterator]();
+      records = this.records.getRange({ transaction })[Symbol.iterator]();
       let record = records.next();
       for (const { key, value } of this.db.getRange({ start: ['served', ''], end: ['served', END], transaction })) {
         const name = key[1] as string;
@@ -1048,6 +1051,10 @@ export class EmbeddedStore implements Store {
       }
       if (batch.length > 0) yield { kind: 'zones', json: batch };
     } finally {
+      // A walk of the records left before their end (records of zones after the last served one)
+      // holds a reader slot past done() once a write commits meanwhile: 126 such snapshots and
+      // every read of the store failed (MDB_READERS_FULL).
+      records?.return?.();
       transaction.done();
     }
   }

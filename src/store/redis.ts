@@ -13,6 +13,7 @@ import { ApiError, notFound } from '../errors.ts';
 import type { AcmeChallengeInput, AcmeChallengeState } from '../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../model/certificate.ts';
 import type { IpListState } from '../model/iplist.ts';
+import { settingsChange, withoutNsRevision } from '../model/domain.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { RecordState } from '../model/record.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../model/user.ts';
@@ -92,7 +93,8 @@ interface Plan<T> {
   /** Documents read before computing, with the values they had (null = absent). */
   checks: Array<[string, string | null]>;
   ops: Op[];
-  change: { kind: ChangeKind; key: string; op: 'put' | 'delete' };
+  /** `settings`: our own field names (never a customer's text), so kept in the plan itself. */
+  change: { kind: ChangeKind; key: string; op: 'put' | 'delete'; settings?: string[] };
   /** The change's detail (a record delta) as JSON text: stored beside the entry as given. */
   detail?: string;
   limit?: { key: string; max: number; error: ApiError };
@@ -739,15 +741,16 @@ export class RedisStore implements Store {
       const key = this.k('zone', found.key);
       const next = await this.withRecordIds(async (ctx) => mutate(JSON.parse(text) as ZoneHead, ctx));
       if (!next) return { unchanged: head };
+      const { settings, domain } = settingsChange(head.domain, { ...next.domain, domain: name, ownerId });
       const stored: ZoneHead = {
-        domain: { ...next.domain, domain: name, ownerId, created: head.domain.created, updated: new Date().toISOString() },
+        domain: { ...domain, created: head.domain.created, updated: new Date().toISOString() },
         recordCount: head.recordCount,
       };
       return {
         checks: [[key, text]],
         ops: this.zoneOps(stored, false, [], primary),
         // A pending claim beside the holder's is no consumer's business.
-        change: { kind: primary ? 'zone' : 'claim', key: name, op: 'put' },
+        change: primary ? { kind: 'zone', key: name, op: 'put', settings } : { kind: 'claim', key: name, op: 'put' },
         result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
       };
     });
@@ -817,7 +820,7 @@ export class RedisStore implements Store {
         ops.push(...this.recordOps(zone, record));
         delta.put.push(record);
       }
-      const stored: ZoneHead = { domain: { ...head.domain, updated: new Date().toISOString() }, recordCount: count };
+      const stored: ZoneHead = { domain: { ...withoutNsRevision(head.domain), updated: new Date().toISOString() }, recordCount: count };
       return {
         checks: [[key, text]],
         ops: [...this.zoneOps(stored, false, [], primary), ...ops],
@@ -1379,6 +1382,8 @@ export class RedisStore implements Store {
         if (entries.length === 0) break;
         for (const [id, fields] of entries) {
           const change = JSON.parse(fields[1]!) as Change;
+          // cjson writes an empty list as {}.
+          if (change.settings !== undefined && !Array.isArray(change.settings)) change.settings = [];
           const size = records ? (change.bytes ?? 0) : 0;
           if (changes.length > 0 && bytes + size > maxBytes) {
             full = true;

@@ -90,6 +90,13 @@ export interface Change {
    * zone as it is.
    */
   records?: RecordDelta;
+  /**
+   * Zone changes of the domain's settings alone (updateZone): the names of the settings that
+   * changed (none when the mutation rewrote them unchanged). The records are as they were, so a
+   * consumer needs the domain only — or nothing, when it uses none of these settings. Absent on
+   * other changes (a zone's creation or removal: the zone as a whole).
+   */
+  settings?: string[];
   /** The size of `records` as stored (bytes of JSON), so readers can bound what they hold. */
   bytes?: number;
 }

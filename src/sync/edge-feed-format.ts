@@ -11,6 +11,8 @@ import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
+import { NOT_EDGE_SETTINGS } from '../model/domain.ts';
+import { isRecordChange, type Change } from '../store/types.ts';
 
 export interface EdgeHeader {
   revision: number;
@@ -46,6 +48,12 @@ export interface EdgeChangePage {
 }
 
 export const nameDigest = (secret: string, name: string): string => createHmac('sha256', secret).update(`edge-name:${name}`).digest('base64url');
+
+/**
+ * Whether a stored change may concern an edge: not a change of DNS records alone, nor of settings
+ * edges do not act on (tags …). Filter with this before keeping a key's last change in a page.
+ */
+export const concernsEdges = (change: Change): boolean => !isRecordChange(change) && !(change.settings && change.settings.every((s) => NOT_EDGE_SETTINGS.has(s)));
 
 /** Whether the edge of `node` serves the domain. */
 export const boundTo = (domain: DomainState, node: number): boolean => domain.bind_node.length === 0 || domain.bind_node.includes(node);

@@ -326,6 +326,32 @@ export class LocalState {
     return head ? this.withChanges({ domain: head.domain, records: line.records }) : line;
   }
 
+  /**
+   * Whether the zone's records are kept here (served or not), read without reading them: the
+   * newest change not yet written, else the snapshot held in memory, else the stored state.
+   */
+  holds(name: string): boolean {
+    const { base, overlays } = this.layers();
+    for (let i = overlays.length - 1; i >= 0; i--) {
+      const entry = overlays[i]!.zones.get(name);
+      if (entry) return entry.head !== null;
+    }
+    if (base) return base.offsets.has(name);
+    const stored = this.sides?.[this.active].heads.get(name);
+    return stored === undefined ? this.offsets.has(name) : stored !== '';
+  }
+
+  /** The zone's domain as changed since the snapshot (undefined: unchanged since, or not kept). */
+  storedDomain(name: string): Zone['domain'] | undefined {
+    const { overlays } = this.layers();
+    for (let i = overlays.length - 1; i >= 0; i--) {
+      const entry = overlays[i]!.zones.get(name);
+      if (entry) return entry.head?.domain;
+    }
+    const stored = this.sides?.[this.active].heads.get(name);
+    return stored ? (JSON.parse(stored) as StoredHead).domain : undefined;
+  }
+
   /** A zone's line in a snapshot's bytes: the chunk holding its start, then chunks until its newline. */
   private snapshotZone(name: string, offsets: Map<string, number>, chunkStarts: number[], chunk: (i: number) => Buffer | undefined): Zone | undefined {
     const offset = offsets.get(name);

@@ -15,6 +15,8 @@ export interface PullLoopOptions {
   token: string;
   pollMs: number;
   log: Logger;
+  /** Changes asked for per page (1000). */
+  pageLimit?: number;
 }
 
 export abstract class PullLoop<Page extends { revision: number; current: number }> {
@@ -54,6 +56,20 @@ export abstract class PullLoop<Page extends { revision: number; current: number 
     return fetch(`${this.options.url}${path}`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: AbortSignal.timeout(timeoutMs) });
   }
 
+  /** One JSON document from the API; undefined when it answers 404. */
+  protected async fetchDocument<T>(path: string): Promise<T | undefined> {
+    const res = await this.fetch(path, CHANGES_TIMEOUT_MS);
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      throw new Error(`GET ${path} answered ${res.status}`);
+    }
+    return (await res.json()) as T;
+  }
+
   /** Pulls until up to date; concurrent calls (polls, pushes) coalesce. */
   readonly catchUp = coalesced(async () => {
     try {
@@ -91,7 +107,8 @@ export abstract class PullLoop<Page extends { revision: number; current: number 
       await this.snapshot(snapshotTimeoutMs);
       return true;
     }
-    const res = await this.fetch(`${this.feed.changesPath}?since=${this.applied}&limit=1000`, CHANGES_TIMEOUT_MS);
+    const path = this.feed.changesPath;
+    const res = await this.fetch(`${path}${path.includes('?') ? '&' : '?'}since=${this.applied}&limit=${this.options.pageLimit ?? 1000}`, CHANGES_TIMEOUT_MS);
     if (res.status === 410) {
       await res.body?.cancel();
       this.options.log.warn({ revision: this.applied }, `${this.feed.who}: our revision is older than the API keeps; loading a fresh snapshot`);

@@ -11,11 +11,12 @@ import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { Zone } from '../store/types.ts';
 import { applyBatch, type IndexBatch } from '../dns/zone/apply.ts';
 import { indexBatchOf, type ChangePage } from './change-page.ts';
-import { LocalState, type StoredChange } from './local-state.ts';
+import { LocalState } from './local-state.ts';
 import { LocalStateGuard } from './local-state-guard.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { PullLoop, type PullLoopOptions } from './pull-loop.ts';
 import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
+import { fetchZonesNotHeld, storedChangesOf } from './stored-changes.ts';
 
 export interface RemoteFeedOptions extends PullLoopOptions {
   /** Directory of the local state. */
@@ -42,7 +43,8 @@ export class RemoteFeed extends PullLoop<ChangePage> {
     private readonly index: ZoneIndex,
     options: RemoteFeedOptions,
   ) {
-    super(options, { changesPath: '/sync/changes', snapshotPath: '/sync/snapshot', who: 'sync' });
+    // v=2: settings changes come as the domain alone, applied to the records held here.
+    super(options, { changesPath: '/sync/changes?v=2', snapshotPath: '/sync/snapshot', who: 'sync' });
     this.guard = new LocalStateGuard(options.dataDir, options.log, (dir) => new LocalState(dir, options.log));
     this.state = this.guard.open();
     this.onApplied = options.onApplied;
@@ -133,6 +135,7 @@ export class RemoteFeed extends PullLoop<ChangePage> {
 
   protected async apply(page: ChangePage): Promise<void> {
     const batch = indexBatchOf(page.changes, this.state.header().nodes);
+    await fetchZonesNotHeld(batch, this.index, this.state, (name) => this.fetchDocument<Zone>(`/sync/zones/${encodeURIComponent(name)}`));
     if (batch.nodes) this.nodesRevision = batch.nodes.revision;
     // A zone's first difference, or a node change, rebuilds from the zone as stored here (the
     // state before this page: persisted below, after applying).
@@ -147,15 +150,8 @@ export class RemoteFeed extends PullLoop<ChangePage> {
       this.onApplied({ kind: 'batch', since: this.applied, revision: page.revision, batch: indexBatch, read });
     }
     this.applied = page.revision;
-    // Stored at the size of each change; a difference only for zones served here.
-    const stored: StoredChange[] = batch.zones.flatMap((change): StoredChange[] => {
-      if (!('delta' in change)) return [change];
-      // A served zone keeps its domain once patched; without one, a whole zone later in this page
-      // replaced it (and is stored whole below).
-      const domain = this.index.get(change.name)?.domain;
-      return domain ? [{ name: change.name, domain, delta: change.delta }] : [];
-    });
-    await this.state.apply(stored, { revision: page.revision, nodesRevision: this.nodesRevision, nodes: batch.nodeList }, batch.nodes !== undefined);
+    // Stored at the size of each change, for the zones held here.
+    await this.state.apply(storedChangesOf(batch, this.index, this.state), { revision: page.revision, nodesRevision: this.nodesRevision, nodes: batch.nodeList }, batch.nodes !== undefined);
   }
 }
 

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { ZoneIndex } from '../dns/zone/index.ts';
 import type { EdgeNode } from '../model/node.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, Zone } from '../store/types.ts';
 import { indexBatchOf, readChangePage } from './change-page.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from './coalesce.ts';
@@ -58,7 +58,7 @@ export class StoreFeed {
 
   /** One batch; true when more may be waiting. */
   private async applyBatch(): Promise<boolean> {
-    const page = await readChangePage(this.store, this.applied, BATCH);
+    const page = await readChangePage(this.store, this.applied, BATCH, { heads: true });
     if ('gone' in page) {
       this.log.warn({ applied: this.applied, oldest: page.oldest }, 'change feed no longer holds our revision; reloading the snapshot');
       await this.loadSnapshot();
@@ -66,13 +66,20 @@ export class StoreFeed {
     }
     if (page.revision <= this.applied) return false;
     // Read first (above, and the records of zones the index keeps none of that the page
-    // patches or, on a node change, rebuilds); applied without awaiting, so the batch lands as
+    // patches, serves with new settings or, on a node change, rebuilds); applied without awaiting, so the batch lands as
     // one step. Records read now may be newer than the page: differences apply by id, so the
     // zone converges on the store's as the feed catches up.
     const batch = indexBatchOf(page.changes, this.nodes);
-    const wanted = new Set(batch.zones.flatMap((c) => ('delta' in c && this.index.needsRecords(c.name) ? [c.name] : [])));
-    if (batch.nodes) for (const name of this.index.nodeDependentWithoutRecords()) wanted.add(name);
-    const zones = new Map(await Promise.all([...wanted].map(async (name) => [name, await this.store.getZone(name)] as const)));
+    const zones = new Map<string, Zone | undefined>();
+    // Asked again after reading: a deferred settings change the index built meanwhile (on its
+    // timer) no longer answers for a zone's records.
+    for (;;) {
+      const wanted = new Set(batch.zones.flatMap((c) => (this.index.wantsRecords(c) ? [c.name] : [])));
+      if (batch.nodes) for (const name of this.index.nodeDependentWithoutRecords()) wanted.add(name);
+      const missing = [...wanted].filter((name) => !zones.has(name));
+      if (missing.length === 0) break;
+      for (const [name, zone] of await Promise.all(missing.map(async (name) => [name, await this.store.getZone(name)] as const))) zones.set(name, zone);
+    }
     applyBatch(this.index, batch, (name) => zones.get(name));
     this.nodes = batch.nodeList;
     this.applied = page.revision;

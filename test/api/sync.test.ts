@@ -111,22 +111,53 @@ describe('GET /sync/*', () => {
       { put: [expect.objectContaining({ id: created.body.id, name: 'one' })], del: [] },
       { put: [expect.objectContaining({ id: created.body.id, name: 'two' })], del: [{ id: created.body.id, name: 'one' }] },
     ]);
-    // A settings change after them: the zone travels whole, once, and the differences before it are left out.
+    // A change of settings no name server uses (bwlimit) reaches none.
     await api.request('PATCH', '/domains/huge.example', { key, body: { bwlimit: 77 } });
+    expect((await sync(`/sync/changes?since=${start + 2}`)).body).toMatchObject({ revision: start + 3, changes: [] });
+    // One it uses: to a name server of this release (v=2), the settings alone, before the differences,
+    // which are kept — a few hundred bytes still.
+    await api.request('PATCH', '/domains/huge.example', { key, body: { mask: 'one' } });
+    const heads = await sync(`/sync/changes?since=${start}&v=2`);
+    expect(JSON.stringify(heads.body).length).toBeLessThan(3000);
+    expect(heads.body.changes.map((c: { revision: number; domain?: unknown; records?: unknown; data?: unknown }) => [c.revision - start, 'domain' in c, 'records' in c, 'data' in c])).toEqual([
+      [4, true, false, false],
+      [1, false, true, false],
+      [2, false, true, false],
+    ]);
+    expect(heads.body.changes[0].domain).toMatchObject({ domain: 'huge.example', mask: 'one', bwlimit: 77, revision: start + 4 });
+    // To one of an earlier release: the zone travels whole, once, and the differences before it are left out.
     const whole = await sync(`/sync/changes?since=${start}`);
     expect(whole.body.changes).toHaveLength(1);
     expect(whole.body.changes[0].data.records).toHaveLength(20_001);
+    // A zone whole, for a name server that must serve one it does not hold.
+    const zone = await sync('/sync/zones/huge.example');
+    expect(zone.status).toBe(200);
+    expect(zone.body.records).toHaveLength(20_001);
+    expect(zone.body.domain).toEqual((await api.store.getZoneHead('huge.example'))!.domain);
+    expect((await sync('/sync/zones/none.example')).status).toBe(404);
+    expect((await api.request('GET', '/sync/zones/huge.example', { key })).status).toBe(401);
     await api.request('DELETE', '/domains/huge.example', { key });
     await api.store.updateUser(owner, { limits });
   });
 
   it('changes: a document written many times travels once; big documents make several bounded pages, never a huge one', async () => {
+    let since = 0;
     const start = await api.store.currentRevision();
-    for (let i = 0; i < 40; i++) await api.request('PATCH', '/domains/on.example', { key, body: { bwlimit: 1000 + i } });
+    // Settings no name server uses: nothing travels; ones it uses: once, as they now are.
+    for (let i = 0; i < 40; i++) await api.request('PATCH', '/domains/on.example', { key, body: i % 2 === 0 ? { bwlimit: 1000 + i } : { tags: [`t${i}`], mask: `m${i}` } });
     const repeated = await sync(`/sync/changes?since=${start}`);
     expect(repeated.body.changes).toHaveLength(1);
-    expect(repeated.body.changes[0]).toMatchObject({ revision: start + 40, key: 'on.example', data: { domain: { bwlimit: 1039 } } });
+    expect(repeated.body.changes[0]).toMatchObject({ revision: start + 40, key: 'on.example', data: { domain: { bwlimit: 1038, mask: 'm39' } } });
     expect(repeated.body).toMatchObject({ revision: start + 40, current: start + 40 });
+    const heads = await sync(`/sync/changes?since=${start}&v=2`);
+    expect(heads.body.changes).toEqual([{ revision: start + 40, at: expect.any(String), kind: 'zone', key: 'on.example', op: 'put', domain: expect.objectContaining({ bwlimit: 1038, mask: 'm39', tags: ['t39'] }) }]);
+    for (let i = 0; i < 40; i++) await api.request('PATCH', '/domains/on.example', { key, body: { tags: [`u${i}`], bwlimit: i } });
+    expect((await sync(`/sync/changes?since=${start + 40}&v=2`)).body).toMatchObject({ revision: start + 80, current: start + 80, changes: [] });
+    expect((await sync(`/sync/changes?since=${start + 40}`)).body).toMatchObject({ revision: start + 80, current: start + 80, changes: [] });
+    // The revision name servers answer from is the store's bookkeeping, not the API's.
+    expect((await api.store.getZoneHead('on.example'))!.domain.nsRevision).toBe(start + 40);
+    expect((await api.request('GET', '/domains/on.example', { key })).body).not.toHaveProperty('nsRevision');
+    since = start + 80;
 
     // Three zones of ~2.4 MB each: a page holds at most ~4 MiB of documents.
     const owner = (await api.store.listUsers())[0]!.id;
@@ -139,7 +170,6 @@ describe('GET /sync/*', () => {
       ),
     );
     expect(big).toHaveLength(3);
-    let since = start + 40;
     const pages: number[] = [];
     const seen: string[] = [];
     for (let guard = 0; guard < 10; guard++) {
@@ -152,6 +182,20 @@ describe('GET /sync/*', () => {
     expect(seen.sort()).toEqual(['big1.example', 'big2.example', 'big3.example']);
     expect(pages.length).toBeGreaterThanOrEqual(2);
     for (const bytes of pages) expect(bytes).toBeLessThan(4 * 1_048_576 + 2_500_000);
+  });
+
+  it('edges: a change of tags alone reaches none; one of tags and a setting they use does, once', async () => {
+    const node = await api.store.createNode({ name: 'tagedge', ipv4: '192.0.2.150', ipv6: null, location: 'DE', status: 'active' });
+    const edgeToken = 'nt_edge_consumer_token_for_tags_00000000000';
+    await api.store.createConsumer({ name: 'edge', url: null, node: node.id, tokenHash: hashApiKey(edgeToken), secret: 's3cret' });
+    const start = await api.store.currentRevision();
+    for (let i = 0; i < 5; i++) await api.request('PATCH', '/domains/on.example', { key, body: { tags: [`e${i}`] } });
+    const none = await sync(`/sync/edge/changes?since=${start}`, edgeToken);
+    expect(none.body).toMatchObject({ revision: start + 5, changes: [] });
+    await api.request('PATCH', '/domains/on.example', { key, body: { bwlimit: 5 } });
+    await api.request('PATCH', '/domains/on.example', { key, body: { tags: ['last'] } });
+    const some = await sync(`/sync/edge/changes?since=${start}`, edgeToken);
+    expect(some.body.changes).toEqual([{ revision: start + 6, kind: 'domain', op: 'put', key: 'on.example', data: expect.objectContaining({ bwlimit: 5, tags: ['last'] }) }]);
   });
 
   it('410 Gone (problem+json) once a revision falls out of the retained history', async () => {

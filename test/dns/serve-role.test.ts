@@ -134,6 +134,7 @@ describe('serve role: API → DNS', () => {
     expect(text).toMatch(/palisade_dns_queries_total\{transport="udp",rcode="NOERROR",qtype="A"\} \d+/);
     expect(text).toMatch(/palisade_dns_zones_served 2/);
     expect(text).toMatch(/palisade_dns_revision_applied [1-9]\d*/);
+    expect(text).toMatch(/palisade_dns_deferred_rebuilds 0/);
     expect(text).toMatch(/palisade_dns_answer_duration_seconds_count \d+/);
     expect(text).toMatch(/palisade_api_requests_total\{method="POST",status="201"\} \d+/);
   });

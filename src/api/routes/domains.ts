@@ -23,7 +23,7 @@ import { followSsl } from './certificates.ts';
 import type { Ownership } from '../../ownership/ownership.ts';
 
 export async function renderDomain(zone: ZoneHead, config: Config, ownership: Ownership) {
-  const { ownerId: _owner, claim, ...domain } = zone.domain;
+  const { ownerId: _owner, claim, nsRevision: _served, ...domain } = zone.domain;
   // Domains stored before a setting existed show its default.
   return {
     ...DOMAIN_DEFAULTS,

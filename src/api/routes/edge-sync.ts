@@ -11,10 +11,11 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
-import { isRecordChange, type Change, type ConsumerState, type Page, type PageRequest, type Store } from '../../store/types.ts';
+import type { Change, ConsumerState, Page, PageRequest, Store } from '../../store/types.ts';
 import {
   appliesTo,
   boundTo,
+  concernsEdges,
   edgeEndLine,
   edgeHeaderLine,
   edgeItemLine,
@@ -73,8 +74,8 @@ async function* edgeSnapshot(store: Store, node: number, openKey: OpenKey): Asyn
 async function edgeChange(store: Store, consumer: ConsumerState & { node: number }, change: Change, openKey: OpenKey): Promise<EdgeChange | undefined> {
   const { revision, key } = change;
   const node = consumer.node;
-  // A change of DNS records alone leaves the domain's settings, all an edge acts on, as they were.
-  if (isRecordChange(change)) return undefined;
+  // A change of DNS records alone, or of settings no edge acts on, leaves the edge as it was.
+  if (!concernsEdges(change)) return undefined;
   if (change.kind === 'zone' || change.kind === 'certificate' || change.kind === 'challenge') {
     const kind = change.kind === 'zone' ? 'domain' : change.kind;
     const zone = await store.getZoneHead(key);
@@ -169,10 +170,12 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const current = await app.store.currentRevision();
       const feed = await app.store.changesSince(since, request.query.limit ?? 1000, undefined, false);
       if ('gone' in feed) throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${feed.oldest}); fetch /sync/edge/snapshot`);
-      // Several changes of one document in a page: only the last is sent (each carries the current document anyway).
+      // Several changes of one document in a page: only the last is sent (each carries the current
+      // document anyway), of those that concern an edge (records and tags do not).
+      const relevant = feed.changes.filter(concernsEdges);
       const last = new Map<string, number>();
-      feed.changes.forEach((c, i) => last.set(`${c.kind}:${c.key}`, i));
-      const picked = feed.changes.filter((c, i) => last.get(`${c.kind}:${c.key}`) === i);
+      relevant.forEach((c, i) => last.set(`${c.kind}:${c.key}`, i));
+      const picked = relevant.filter((c, i) => last.get(`${c.kind}:${c.key}`) === i);
       const changes = (await Promise.all(picked.map((c) => edgeChange(app.store, consumer, c, openKey)))).filter((c): c is EdgeChange => c !== undefined);
       const end = feed.changes[feed.changes.length - 1];
       return { since, revision: end ? end.revision : since, current, changes };

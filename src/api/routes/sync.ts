@@ -1,7 +1,10 @@
 // The change feed for name servers (edges have their own: edge-sync.ts), DNS's NOTIFY + IXFR in HTTP form:
-//   GET /sync/snapshot          everything a consumer needs, at revision R
-//   GET /sync/changes?since=R   what changed after R, in revision order: record differences, or the current document;
-//                               410 when R is older than the retained history (refetch the snapshot)
+//   GET /sync/snapshot              everything a consumer needs, at revision R
+//   GET /sync/changes?since=R&v=2   what changed after R, in revision order: record differences, a domain's
+//                                   settings, or the current document; 410 when R is older than the retained
+//                                   history (refetch the snapshot). Without v=2, settings changes come as the
+//                                   whole zone (name servers of earlier releases).
+//   GET /sync/zones/NAME            one zone whole: for a name server that must serve a zone it does not hold
 // Authenticated by a name server's bearer token (`palisade admin consumer add`), never a customer key.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -23,6 +26,7 @@ const ChangeWithData = Type.Object({
   key: Type.String(),
   op: Type.Union([Type.Literal('put'), Type.Literal('delete')]),
   data: Type.Optional(Any),
+  domain: Type.Optional(Type.Unsafe<unknown>({ description: 'A change of the domain\'s settings alone (v=2): the domain as it now is; apply it to the records held' })),
   records: Type.Optional(
     Type.Object(
       {
@@ -92,12 +96,18 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['sync'],
         summary: 'The changes after a revision, oldest first, with current data',
         description:
-          'A change of records only carries the difference (`records`: written and removed records), like IXFR. Any other put carries the document as it is now (it may be newer than the change; applying it is idempotent; ' +
+          'A change of records only carries the difference (`records`: written and removed records), like IXFR. With v=2, a change of a domain\'s settings alone carries the domain as it is now (`domain`), ' +
+          'and nothing at all when it changes no setting a name server answers from (tags, caching, WAF …); a zone\'s settings come once a page, before its differences. ' +
+          'Any other put carries the document as it is now (it may be newer than the change; applying it is idempotent; without v=2, ' +
           'a zone whose name servers are not active comes without records); a document changed several times in a page appears once, at its last change, and differences before it are left out. ' +
           'A page holds at most about 4 MiB of data (and at least one change). `revision` is the last revision included: ask again with since=revision until `revision` equals `current`.',
         security: [{ consumerToken: [] }],
         querystring: Type.Object(
-          { since: Type.Integer({ minimum: 0 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) },
+          {
+            since: Type.Integer({ minimum: 0 }),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+            v: Type.Optional(Type.Integer({ minimum: 1, maximum: 2, description: '2: settings changes as the domain alone (name servers of this release); 1 (default): as the whole zone' })),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -108,11 +118,31 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { since } = request.query;
-      const page = await readChangePage(app.store, since, request.query.limit ?? 1000);
+      const page = await readChangePage(app.store, since, request.query.limit ?? 1000, { heads: request.query.v === 2 });
       if ('gone' in page) {
         throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${page.oldest}); fetch /sync/snapshot`);
       }
       return page;
+    },
+  );
+
+  app.get(
+    '/sync/zones/:name',
+    {
+      schema: {
+        tags: ['sync'],
+        summary: 'One zone, whole, as it is now',
+        description:
+          'The zone as a snapshot line carries it (`{"domain","records"}`), whether its name servers are active or not. For a name server told to serve a zone (a settings change, v=2) whose records it does not hold.',
+        security: [{ consumerToken: [] }],
+        params: Type.Object({ name: Type.String({ maxLength: 253 }) }),
+        response: { 200: Type.Unsafe<unknown>({ description: 'The zone' }), ...errors, 404: problemResponse(404) },
+      },
+    },
+    async (request) => {
+      const zone = await app.store.getZone(request.params.name.toLowerCase());
+      if (!zone) throw new ApiError('NOT_FOUND', `no zone ${request.params.name}`);
+      return zone;
     },
   );
 };

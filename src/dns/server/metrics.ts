@@ -42,6 +42,7 @@ export class DnsMetrics {
   cookiesIssued = 0;
   /** Set by whoever feeds the index. */
   zonesServed = () => 0;
+  deferredRebuilds = () => 0;
   revisionApplied = () => 0;
   rateLimited = () => 0;
 
@@ -90,6 +91,7 @@ export class DnsMetrics {
     const gauges: Array<[string, string, string, number]> = [
       ['palisade_dns_zones_served', 'gauge', 'Zones answered for (name servers activated).', this.zonesServed()],
       ['palisade_dns_revision_applied', 'gauge', 'Revision of the change feed the zone index reflects.', this.revisionApplied()],
+      ['palisade_dns_deferred_rebuilds', 'gauge', 'Zones whose latest settings wait for their zone\'s or account\'s rebuild budget.', this.deferredRebuilds()],
       ['palisade_dns_cache_hits_total', 'counter', 'Answers served from the encoded-answer cache.', this.cacheHits],
       ['palisade_dns_cache_misses_total', 'counter', 'Answers built by the engine.', this.cacheMisses],
       ['palisade_dns_truncated_total', 'counter', 'Responses sent with TC=1.', this.truncated],

@@ -10,7 +10,7 @@ import type { RecordState } from '../../model/record.ts';
 import { parseSoaValue } from '../../model/record-values.ts';
 import { txtStrings } from '../../model/txt-strings.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
-import type { DomainState } from '../../model/domain.ts';
+import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
@@ -219,15 +219,27 @@ export function protectedAddresses(domain: DomainState, ctx: ZoneBuildContext): 
   return { ...addressesOf(serving), near };
 }
 
-/** The records whose name, type, priority and value another record of the zone shares. */
+/**
+ * The records whose name, type, priority and value another record of the zone shares. Values are
+ * compared only among records sharing the rest: a zone of big TXT values at distinct names never
+ * joins them into keys (that was most of a build of 1,000 × 4,000-byte TXT).
+ */
 function repeatedRecords(records: readonly RecordState[]): Set<RecordState> {
-  const first = new Map<string, RecordState>();
+  const first = new Map<string, RecordState | Map<string, RecordState>>();
   const out = new Set<RecordState>();
   for (const record of records) {
-    const key = `${record.name}\u0000${record.type}\u0000${record.priority ?? ''}\u0000${record.value}`;
-    const earlier = first.get(key);
+    const key = `${record.name}\u0000${record.type}\u0000${record.priority ?? ''}`;
+    const seen = first.get(key);
+    if (seen === undefined) {
+      first.set(key, record);
+      continue;
+    }
+    let byValue: Map<string, RecordState>;
+    if (seen instanceof Map) byValue = seen;
+    else first.set(key, (byValue = new Map([[seen.value, seen]])));
+    const earlier = byValue.get(record.value);
     if (earlier) out.add(earlier).add(record);
-    else first.set(key, record);
+    else byValue.set(record.value, record);
   }
   return out;
 }
@@ -263,7 +275,7 @@ export function addRecords(nodes: Map<string, NameNode>, records: readonly Recor
 }
 
 /** The names that answer with the serving addresses: the apex and the mask's names (absolute). */
-export function protectedOwners(domain: DomainState): string[] {
+export function protectedOwners(domain: Pick<DomainState, 'domain' | 'mask'>): string[] {
   const mask = domain.mask === '' ? [] : domain.mask.split(',');
   return ['@', ...mask].map((n) => absoluteName(n, domain.domain));
 }
@@ -301,7 +313,8 @@ export function apexSets(domain: DomainState, soaRecord: RecordState | undefined
   const apex = domain.domain;
   // The claim's own pair (issue 26): a resolver asking at the apex hears the names delegated to.
   const nameservers = domain.claim?.nameservers ?? ctx.nameservers;
-  const serial = Math.max(domain.revision, domain.enabled ? ctx.nodesRevision : 0) >>> 0;
+  // The revision of the domain's last change name servers answer from (a change of tags alone leaves the serial).
+  const serial = Math.max(servedRevision(domain), domain.enabled ? ctx.nodesRevision : 0) >>> 0;
   const custom = soaRecord && parseSoaValue(soaRecord.value);
   const soaTtl = soaRecord?.ttl ?? SOA_DEFAULTS.ttl;
   const soaData: RData = {
@@ -392,6 +405,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
     serial,
     hasGeo,
     usesNodes: zone.domain.enabled,
+    mask: zone.domain.mask,
     stale: false,
   };
 }

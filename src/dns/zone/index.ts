@@ -1,12 +1,25 @@
 // The zone index: every served zone by apex. A change swaps a zone's entry in one synchronous
 // step (rebuilt whole, or patched name by name from a record-level change), so a query sees
 // either the old zone or the new one, never a mix.
-import { isProven } from '../../model/domain.ts';
+//
+// A change of a domain's settings alone (a head: mask, enabled, bind_node, activation …) is
+// applied to the records the index (or the feeder) already holds: the zone is built again once.
+// Those rebuilds are bounded per zone (a burst, then so many a minute) and per account (so many
+// milliseconds of building a second): past either, the zone keeps answering as it did and its
+// latest settings are applied once the budget allows — one account's stream of settings changes
+// costs the others nothing.
+import type { DomainState } from '../../model/domain.ts';
+import { afterRecords, headOver, isProven } from '../../model/domain.ts';
 import type { EdgeNode } from '../../model/node.ts';
+import type { RecordState } from '../../model/record.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
+import type { ZoneChange } from './apply.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
 import { keptZone, patchZone } from './patch.ts';
 import type { ZoneData } from './types.ts';
+
+/** Served by name servers: its name servers activated and, where ownership is proven (issue 26), proven. */
+const isServed = (domain: DomainState): boolean => domain.ns_active && isProven(domain);
 
 /** A zone as the feeder holds it (at the revision applied before the batch). */
 export type ZoneSource = (zone: string) => Zone | undefined;
@@ -19,6 +32,45 @@ export interface StagedIndex {
   commit(): void;
 }
 
+/** How much rebuilding settings changes may cost (see the top of this file). */
+export interface RebuildLimits {
+  /** Rebuilds of one zone a minute, after a burst of `zoneBurst`. */
+  zonePerMinute: number;
+  zoneBurst: number;
+  /** Milliseconds of building one account's zones a second, after a burst of `accountBurstMs`. */
+  accountMsPerSecond: number;
+  accountBurstMs: number;
+}
+
+export const REBUILD_LIMITS: RebuildLimits = { zonePerMinute: 12, zoneBurst: 2, accountMsPerSecond: 100, accountBurstMs: 100 };
+
+/** One deferred settings change: the latest settings, and where the records come from. */
+interface Deferred {
+  domain: DomainState;
+  /** A zone not served: its records by id, when the index kept them (it stopped serving it while this waited). */
+  held?: { domain: DomainState; records: Map<number, RecordState> };
+  /**
+   * Else the feeder, read when the zone is built (not before: deferring costs nothing), with the
+   * differences that came meanwhile applied over what it gives (by id: harmless if it has them).
+   */
+  source: ZoneSource;
+  deltas: Array<{ delta: RecordDelta; revision: number }>;
+}
+
+/** A token bucket: `tokens` at `at` (ms), refilled at `rate` a ms up to `cap`. */
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * Rebuilds (reading the records included) start in one synchronous step only while it has spent
+ * less than this (ms): the rest are deferred to steps of their own, so that queries get in between.
+ */
+const STEP_MS = 20;
+
+const NO_RECORDS: RecordDelta = { put: [], del: [] };
+
 export class ZoneIndex {
   private zones = new Map<string, ZoneData>();
   /** Zones whose answers use edge node addresses: rebuilt (from the records they keep) on a node change. */
@@ -27,22 +79,35 @@ export class ZoneIndex {
   private nodesRevision = 0;
   /** Bumped when the set of served zones changes, so cached REFUSED answers are re-checked. */
   generation = 0;
+  /** Settings changes waiting for their zone's or account's rebuild budget, in arrival order. */
+  private readonly deferred = new Map<string, Deferred>();
+  private readonly zoneBuckets = new Map<string, Bucket>();
+  private readonly accountBuckets = new Map<number, Bucket>();
+  private timer: NodeJS.Timeout | undefined;
+  /** Rebuild time spent in the current synchronous step (reset once it ends). */
+  private stepSpent = 0;
 
-  constructor(private readonly settings: Pick<ZoneBuildContext, 'nameservers' | 'hostmaster'>) {}
+  constructor(
+    private readonly settings: Pick<ZoneBuildContext, 'nameservers' | 'hostmaster'>,
+    private readonly limits: RebuildLimits = REBUILD_LIMITS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   get size(): number {
     return this.zones.size;
+  }
+
+  /** Settings changes not applied yet (waiting for their zone's or account's budget). */
+  get deferredRebuilds(): number {
+    return this.deferred.size;
   }
 
   private context(): ZoneBuildContext {
     return { ...this.settings, nodes: this.nodes, nodesRevision: this.nodesRevision };
   }
 
-  /** Serves the zone if its name servers are active, else stops serving it. */
-  putZone(zone: Zone): void {
-    const name = zone.domain.domain;
-    if (!zone.domain.ns_active || !isProven(zone.domain)) return this.deleteZone(name);
-    const built = buildZone(zone, this.context());
+  /** Swaps a built zone in (the old one goes stale). */
+  private install(name: string, built: ZoneData): void {
     const old = this.zones.get(name);
     if (old) old.stale = true;
     else this.generation++;
@@ -51,13 +116,199 @@ export class ZoneIndex {
     else this.nodeDependent.delete(name);
   }
 
+  /** Serves the zone if its name servers are active, else stops serving it. */
+  putZone(zone: Zone): void {
+    const name = zone.domain.domain;
+    this.forget(name);
+    if (!isServed(zone.domain)) return this.deleteZone(name);
+    const started = this.now();
+    this.install(name, buildZone(zone, this.context()));
+    this.charge(name, zone.domain.ownerId, started, true);
+  }
+
   deleteZone(name: string): void {
+    this.forget(name);
+    this.unserve(name);
+  }
+
+  private unserve(name: string): void {
     const old = this.zones.get(name);
     if (!old) return;
     old.stale = true;
     this.zones.delete(name);
     this.nodeDependent.delete(name);
     this.generation++;
+  }
+
+  /**
+   * A change of the zone's settings alone (`domain` as it now is): its records are those the
+   * index keeps, else the feeder's (`zones`). Not active: no longer served. Built at once when
+   * the zone's and its account's budgets allow, else deferred (the latest settings win).
+   * False when there is nothing to build from (a zone the feeder does not hold either).
+   */
+  applyHead(domain: DomainState, zones: ZoneSource): boolean {
+    const name = domain.domain;
+    const waiting = this.deferred.get(name);
+    if (waiting) {
+      // Its turn comes (in order), with the latest settings. Deactivated meanwhile: no longer
+      // served at once, its records kept while it waits (activated again, it needs no new read).
+      if (!isServed(domain)) {
+        const served = this.zones.get(name);
+        const kept = served && keptZone(served);
+        if (kept && !waiting.held) waiting.held = { domain: kept.domain, records: new Map(kept.records.map((r) => [r.id, r])) };
+        this.unserve(name);
+      }
+      waiting.domain = domain;
+      return true;
+    }
+    if (!isServed(domain)) {
+      this.deleteZone(name);
+      return true;
+    }
+    if (this.mayBuild(name, domain.ownerId)) return this.rebuild(name, domain, zones, []);
+    this.defer(name, { domain, source: zones, deltas: [] });
+    return true;
+  }
+
+  /**
+   * Applies `domain`'s settings: to a zone served that keeps its records, only its protected
+   * names and apex are built again (patch.ts); otherwise the zone is built whole from the records
+   * `zones` gives, with `deltas` over them. Counts the time (reading included). False when there
+   * is nothing to build from.
+   */
+  private rebuild(name: string, domain: DomainState, zones: ZoneSource, deltas: Deferred['deltas']): boolean {
+    const started = this.now();
+    const served = this.zones.get(name);
+    const whole = this.buildsWhole(name);
+    if (served) {
+      const base = served.sources && served.domain ? undefined : zones(name);
+      if (whole && !base) return false;
+      this.install(name, patchZone(served, NO_RECORDS, 0, this.context(), () => base!, domain));
+    } else {
+      const read = zones(name);
+      if (!read) return false;
+      const base = deltas.length === 0 ? read : withDeltas(read, deltas);
+      this.install(name, buildZone({ domain: headOver(domain, base.domain), records: base.records }, this.context(), true));
+    }
+    this.charge(name, domain.ownerId, started, whole);
+    return true;
+  }
+
+  /**
+   * Whether applying settings to `name` costs what the zone holds (it is not served, or keeps no
+   * records yet: they are read and the zone built whole): only those count against its budget.
+   */
+  private buildsWhole(name: string): boolean {
+    const served = this.zones.get(name);
+    return !served?.sources || !served.domain;
+  }
+
+  /** Whether a settings change of `name` may be applied now (budgets, and this step's share). */
+  private mayBuild(name: string, owner: number): boolean {
+    return this.stepSpent < STEP_MS && this.waitMs(name, owner) === 0;
+  }
+
+  /** How long until the budgets allow a settings change of `name` (0: now). */
+  private waitMs(name: string, owner: number): number {
+    const { zonePerMinute, zoneBurst, accountMsPerSecond, accountBurstMs } = this.limits;
+    const zone = this.buildsWhole(name) ? this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst) : 1;
+    const account = this.refilled(this.accountBuckets, owner, accountMsPerSecond / 1000, accountBurstMs);
+    const zoneWait = zone >= 1 ? 0 : (1 - zone) / (zonePerMinute / 60_000);
+    const accountWait = account > 0 ? 0 : (1 - account) / (accountMsPerSecond / 1000);
+    return Math.max(zoneWait, accountWait);
+  }
+
+  /** A bucket's tokens now (a bucket not kept is full). */
+  private refilled<K>(buckets: Map<K, Bucket>, key: K, rate: number, cap: number): number {
+    const bucket = buckets.get(key);
+    if (!bucket) return cap;
+    const now = this.now();
+    bucket.tokens = Math.min(cap, bucket.tokens + (now - bucket.at) * rate);
+    bucket.at = now;
+    return bucket.tokens;
+  }
+
+  /**
+   * Counts one build of `name` (begun at `started`) against its account's budget and this
+   * step's, and against its zone's when it was `whole`.
+   */
+  private charge(name: string, owner: number, started: number, whole: boolean): void {
+    const { zonePerMinute, zoneBurst, accountMsPerSecond, accountBurstMs } = this.limits;
+    const now = this.now();
+    const ms = now - started;
+    if (this.stepSpent === 0) setImmediate(() => (this.stepSpent = 0));
+    this.stepSpent += Math.max(ms, 0.001);
+    // Builds that cannot wait (whole zones) may overdraw a budget, by a bounded amount.
+    if (whole) {
+      const zone = this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst);
+      this.zoneBuckets.set(name, { tokens: Math.max(-zoneBurst, zone - 1), at: now });
+    }
+    const account = this.refilled(this.accountBuckets, owner, accountMsPerSecond / 1000, accountBurstMs);
+    this.accountBuckets.set(owner, { tokens: Math.max(-4 * accountBurstMs, account - ms), at: now });
+    if (this.zoneBuckets.size > 4096) this.prune(this.zoneBuckets, zonePerMinute / 60_000, zoneBurst);
+    if (this.accountBuckets.size > 4096) this.prune(this.accountBuckets, accountMsPerSecond / 1000, accountBurstMs);
+  }
+
+  /** Drops the buckets that are full again (the same as none). */
+  private prune<K>(buckets: Map<K, Bucket>, rate: number, cap: number): void {
+    for (const key of [...buckets.keys()]) if (this.refilled(buckets, key, rate, cap) >= cap) buckets.delete(key);
+  }
+
+  private defer(name: string, deferred: Deferred): void {
+    this.deferred.set(name, deferred);
+    this.schedule();
+  }
+
+  /** A zone replaced, removed or reloaded: its deferred settings change is moot. */
+  private forget(name: string): void {
+    if (this.deferred.delete(name) && this.deferred.size === 0) this.schedule();
+  }
+
+  /** Wakes up when the first deferred rebuild may run. */
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.deferred.size === 0) return;
+    let wait = Infinity;
+    for (const [name, { domain }] of this.deferred) wait = Math.min(wait, isServed(domain) ? this.waitMs(name, domain.ownerId) : 0);
+    this.timer = setTimeout(this.runDeferred, Math.max(1, Math.ceil(wait)));
+    this.timer.unref();
+  }
+
+  /** Builds the deferred zones whose budgets allow, oldest first, while the step's share lasts. */
+  private readonly runDeferred = (): void => {
+    this.timer = undefined;
+    for (const [name, waiting] of this.deferred) {
+      if (this.stepSpent >= STEP_MS) break;
+      if (isServed(waiting.domain) && !this.mayBuild(name, waiting.domain.ownerId)) continue;
+      this.deferred.delete(name);
+      // Deactivated while it waited: already not served.
+      if (!isServed(waiting.domain)) continue;
+      const { held } = waiting;
+      if (held) this.rebuild(name, waiting.domain, () => ({ domain: held.domain, records: [...held.records.values()] }), []);
+      else this.rebuild(name, waiting.domain, waiting.source, waiting.deltas);
+    }
+    this.schedule();
+  };
+
+  /** The domain as this index will serve it (a deferred settings change included), if it keeps it. */
+  domainOf(name: string): DomainState | undefined {
+    const waiting = this.deferred.get(name);
+    const served = this.zones.get(name)?.domain;
+    if (!waiting) return served;
+    return headOver(waiting.domain, waiting.held?.domain ?? served ?? waiting.deltas.reduce((d, { revision }) => afterRecords(d, revision), waiting.domain));
+  }
+
+  /**
+   * Whether applying `change` asks the feeder for the zone's records: a feeder that reads them
+   * asynchronously fetches them first.
+   */
+  wantsRecords(change: ZoneChange): boolean {
+    if ('delta' in change) return this.needsRecords(change.name);
+    if (!('head' in change) || !isServed(change.head)) return false;
+    if (this.zones.has(change.name)) return this.needsRecords(change.name);
+    // A deferred change already knows where its records come from.
+    return !this.deferred.has(change.name);
   }
 
   /**
@@ -68,7 +319,16 @@ export class ZoneIndex {
    */
   patchZone(name: string, delta: RecordDelta, revision: number, zones: ZoneSource): boolean {
     const old = this.zones.get(name);
-    if (!old) return false;
+    if (!old) {
+      // A zone to be served once its budget allows: its records follow.
+      const waiting = this.deferred.get(name);
+      if (waiting?.held) {
+        for (const { id } of delta.del) waiting.held.records.delete(id);
+        for (const record of delta.put) waiting.held.records.set(record.id, record);
+        waiting.held.domain = afterRecords(waiting.held.domain, revision);
+      } else waiting?.deltas.push({ delta, revision });
+      return false;
+    }
     const patched = patchZone(old, delta, revision, this.context(), () => {
       const found = zones(name);
       if (!found) throw new Error(`zone ${name}: nothing to patch from`);
@@ -99,12 +359,14 @@ export class ZoneIndex {
   setNodes(nodes: EdgeNode[], revision: number, zones: ZoneSource): void {
     this.nodes = [...nodes].sort((a, b) => a.id - b.id);
     this.nodesRevision = revision;
-    for (const name of this.nodeDependent) {
+    for (const name of [...this.nodeDependent]) {
       const zone = this.zones.get(name);
       if (!zone) continue;
-      const kept = keptZone(zone) ?? zones(name);
-      if (!kept) throw new Error(`zone ${name}: nothing to rebuild from`);
-      this.putZone(kept);
+      const kept = keptZone(zone);
+      const from = kept ?? zones(name);
+      if (!from) throw new Error(`zone ${name}: nothing to rebuild from`);
+      // Records kept stay kept (a later difference or settings change builds from them).
+      this.install(name, buildZone(from, this.context(), kept !== undefined));
     }
   }
 
@@ -129,7 +391,7 @@ export class ZoneIndex {
     const context: ZoneBuildContext = { ...this.settings, nodes: sorted, nodesRevision };
     return {
       put: (zone) => {
-        if (!zone.domain.ns_active || !isProven(zone.domain)) return;
+        if (!isServed(zone.domain)) return;
         const built = buildZone(zone, context);
         zones.set(zone.domain.domain, built);
         if (built.usesNodes) nodeDependent.add(zone.domain.domain);
@@ -138,6 +400,8 @@ export class ZoneIndex {
       commit: () => {
         const old = this.zones;
         this.zones = zones;
+        this.deferred.clear();
+        this.schedule();
         this.nodeDependent.clear();
         for (const name of nodeDependent) this.nodeDependent.add(name);
         this.nodes = sorted;
@@ -167,4 +431,16 @@ export class ZoneIndex {
   zoneNames(): IterableIterator<string> {
     return this.zones.keys();
   }
+}
+
+/** A zone with record differences applied over it, by id (one it already has changes nothing). */
+function withDeltas(zone: Zone, deltas: Deferred['deltas']): Zone {
+  const byId = new Map(zone.records.map((r) => [r.id, r]));
+  let domain = zone.domain;
+  for (const { delta, revision } of deltas) {
+    for (const { id } of delta.del) byId.delete(id);
+    for (const record of delta.put) byId.set(record.id, record);
+    domain = afterRecords(domain, revision);
+  }
+  return { domain, records: [...byId.values()] };
 }

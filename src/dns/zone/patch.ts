@@ -6,7 +6,7 @@
 import type { RecordState } from '../../model/record.ts';
 import { absoluteName } from '../../model/names.ts';
 import { TYPE } from '../../model/record-types.ts';
-import type { DomainState } from '../../model/domain.ts';
+import { afterRecords, headOver, type DomainState } from '../../model/domain.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import { addProtected, addRecords, apexSets, buildZone, bySource, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
 import type { NameNode, ZoneData } from './types.ts';
@@ -16,26 +16,29 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 const WHOLE_REBUILD_MIN = 64;
 
 /** The zone built again from its kept records with the change applied (a change of much of it). */
-function rebuiltWhole(domain: DomainState, records: readonly RecordState[], delta: RecordDelta, revision: number, ctx: ZoneBuildContext): ZoneData {
+function rebuiltWhole(domain: DomainState, records: readonly RecordState[], delta: RecordDelta, ctx: ZoneBuildContext): ZoneData {
   const byId = new Map<number, RecordState>();
   for (const record of records) byId.set(record.id, record);
   for (const { id } of delta.del) byId.delete(id);
   for (const record of delta.put) byId.set(record.id, record);
-  return buildZone({ domain: { ...domain, revision }, records: [...byId.values()] }, ctx, true);
+  return buildZone({ domain, records: [...byId.values()] }, ctx, true);
 }
 
 /**
  * `stored`: the zone as it was before this difference (domain and records), asked for only when
- * the built zone keeps neither (its first difference since a whole build).
+ * the built zone keeps neither (its first difference since a whole build). `settings`: the
+ * domain's settings as they now are, when they changed (a name server's answers depend on them at
+ * the protected names and the apex only: those are rebuilt, as they were and as they are now).
  */
-export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext, stored: () => Zone): ZoneData {
+export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, ctx: ZoneBuildContext, stored: () => Zone, settings?: DomainState): ZoneData {
   const { apex, nodes } = zone;
   const base = zone.sources && zone.domain ? undefined : stored();
   const sources = zone.sources ?? bySource(base!.records, apex);
-  const domain: DomainState = { ...(zone.domain ?? base!.domain), revision };
+  const before = afterRecords(zone.domain ?? base!.domain, revision);
+  const domain: DomainState = settings ? headOver(settings, before) : before;
   // A change that touches much of the zone costs a build of it anyway: build it whole.
   if (delta.put.length + delta.del.length > WHOLE_REBUILD_MIN && (delta.put.length + delta.del.length) * 4 > sources.size) {
-    return rebuiltWhole(domain, [...sources.values()].flat(), delta, revision, ctx);
+    return rebuiltWhole(domain, [...sources.values()].flat(), delta, ctx);
   }
   const touched = new Set<string>();
   // Per owner name: ids removed, records written (one new list per name, however many records).
@@ -82,9 +85,13 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
     if (isCut) (cuts as Set<string>).add(owner);
     else (cuts as Set<string>).delete(owner);
   }
-  const owners = protectedOwners(domain);
+  // Protected names as judged by the mask the zone was built with (the feeder's copy of the domain
+  // may be newer), unless the settings are what changes.
+  const owners = protectedOwners(settings ? domain : { domain: apex, mask: zone.mask });
   const rebuild = new Set(touched);
-  if (cutsChanged) for (const owner of owners) rebuild.add(owner);
+  if (cutsChanged || settings) for (const owner of owners) rebuild.add(owner);
+  // Names protected as built and no longer: their synthesised addresses go.
+  if (settings) for (const owner of protectedOwners({ domain: apex, mask: zone.mask })) rebuild.add(owner);
 
   const sets = apexSets(domain, soaRecordOf(sources.get(apex)), ctx);
   let addresses: ProtectedAddresses | undefined;
@@ -129,6 +136,10 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
     serial: sets.serial,
     negativeTtl: sets.negativeTtl,
     hasGeo,
+    usesNodes: domain.enabled,
+    // A change of records judges only the names it touches by the domain it has: the names as
+    // built stay to be re-judged by the next settings change.
+    mask: settings ? domain.mask : zone.mask,
     stale: false,
   };
 }

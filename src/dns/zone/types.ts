@@ -68,6 +68,11 @@ export interface ZoneData {
   hasGeo: boolean;
   /** Protected names resolve to edge node addresses, so node changes rebuild this zone. */
   usesNodes: boolean;
+  /**
+   * The mask the protected names were judged by: a settings change rebuilds those names as well
+   * as the new mask's (the domain it was built from is not kept, and a feeder's copy may be newer).
+   */
+  mask: string;
   /** Set when a newer build replaces this one: cached answers built from it are then stale. */
   stale: boolean;
 }

@@ -8,29 +8,14 @@ import { QTYPE } from '../../../src/dns/wire/constants.ts';
 import { buildZone, type ZoneBuildContext } from '../../../src/dns/zone/build.ts';
 import { ZoneIndex } from '../../../src/dns/zone/index.ts';
 import { patchZone } from '../../../src/dns/zone/patch.ts';
-import type { RData, RRset, ZoneData } from '../../../src/dns/zone/types.ts';
 import type { RecordState } from '../../../src/model/record.ts';
 import type { RecordDelta, Zone } from '../../../src/store/types.ts';
 import { EDGE_NODES, makeZone } from '../../helpers/dns-fixture.ts';
+import { servedForm } from '../../helpers/zone-form.ts';
 
 const ctx: ZoneBuildContext = { nameservers: ['ns1.palisade.example', 'ns2.palisade.example'], hostmaster: 'hostmaster.palisade.example', nodes: EDGE_NODES, nodesRevision: 3 };
 
-const rdataKey = (r: RData) => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) || (v as { type?: string })?.type === 'Buffer' ? Buffer.from(v as Buffer).toString('hex') : v));
-// A general set that holds nothing (the name has only geo variants of the type) answers nothing: its TTL is moot.
-const setForm = (set: RRset) => ({ name: set.name, type: set.type, ttl: set.rdata.length === 0 ? 0 : set.ttl, rdata: set.rdata.map(rdataKey).sort() });
-
-/** A zone's served content in a form that ignores the order records arrived in. */
-function served(zone: ZoneData) {
-  const nodes = [...zone.nodes.entries()]
-    .map(([name, node]) => [
-      name,
-      [...node]
-        .sort((a, b) => a.type - b.type)
-        .map((set) => ({ ...setForm(set), byTarget: set.byTarget ? [...set.byTarget.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => [t, setForm(v)]) : [] })),
-    ])
-    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-  return { nodes, ents: [...zone.ents].sort(), cuts: [...zone.cuts].sort(), soa: setForm(zone.soa), serial: zone.serial, negativeTtl: zone.negativeTtl };
-}
+const served = servedForm;
 
 /** Deterministic pseudo-random numbers (the same run every time). */
 function random(seed: number) {
@@ -105,6 +90,44 @@ describe('record-level changes patched into a built zone', () => {
         expect(asked, 'records asked for once').toBe(1);
         const fresh = buildZone({ domain: { ...domain, revision }, records }, ctx);
         expect(served(built), `seed ${seed}, step ${step}`).toEqual(served(fresh));
+        if (fresh.hasGeo) expect(built.hasGeo).toBe(true);
+      }
+    }
+  });
+
+  it('settings changes (mask, protection, nodes bound, failover) between record changes: the same (600 random steps)', () => {
+    const MASKS = ['', 'www', '*', 'www,api', 'sub,host.sub', 'a.b.c,b.c,mail', 'deep.host.sub,x.a.b.c', '*,www'];
+    for (const seed of [11, 12, 13, 14]) {
+      const pick = random(seed);
+      let nextId = 1;
+      let records: RecordState[] = Array.from({ length: 20 }, () => randomRecord(pick, nextId++));
+      let domain = makeZone({ domain: 'settings.example', mask: 'www', enabled: true }, [], 10).domain;
+      let built = buildZone({ domain, records }, ctx);
+      for (let step = 0; step < 150; step++) {
+        const revision = 11 + step;
+        const previous = { domain, records };
+        const stored = () => previous;
+        if (pick(2) === 0) {
+          const change = [
+            () => ({ mask: MASKS[pick(MASKS.length)]! }),
+            () => ({ enabled: !domain.enabled }),
+            () => ({ bind_node: [[], [1], [2], [1, 2]][pick(4)]! }),
+            () => ({ failover: pick(2) === 0 ? null : '198.51.100.9', failover_active: pick(2) === 0 }),
+            () => ({ backend: `198.51.100.${1 + pick(3)}`, mask: MASKS[pick(MASKS.length)]! }),
+          ][pick(5)]!();
+          domain = { ...domain, ...change, revision };
+          built = patchZone(built, { put: [], del: [] }, 0, ctx, stored, domain);
+        } else {
+          const record = randomRecord(pick, pick(3) === 0 || records.length < 3 ? nextId++ : records[pick(records.length)]!.id);
+          const old = records.find((r) => r.id === record.id);
+          records = [...records.filter((r) => r.id !== record.id), record];
+          const delta: RecordDelta = { put: [record], del: old && old.name !== record.name ? [{ id: old.id, name: old.name }] : [] };
+          domain = { ...domain, revision };
+          built = patchZone(built, delta, revision, ctx, stored);
+        }
+        const fresh = buildZone({ domain, records }, ctx);
+        expect(served(built), `seed ${seed}, step ${step}`).toEqual(served(fresh));
+        expect(built.usesNodes).toBe(fresh.usesNodes);
         if (fresh.hasGeo) expect(built.hasGeo).toBe(true);
       }
     }
