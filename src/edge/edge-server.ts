@@ -564,6 +564,11 @@ export class EdgeServer {
     for (const server of [this.http, this.https]) server.emit('listening');
   }
 
+  /** TLS session ticket keys (48 bytes) shared by the node's processes: a session resumes in any of them. */
+  setTicketKeys(keys: Buffer): void {
+    this.https.setTicketKeys(keys);
+  }
+
   /** A connection handed over (serveHandedOver): from here it is as if this process had accepted it. */
   accept(socket: Socket, scheme: Scheme): void {
     (scheme === 'https' ? this.https : this.http).emit('connection', socket);

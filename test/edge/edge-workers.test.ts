@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IpRanges } from '../../src/edge/protect/ip-ranges.ts';
 import { ConnectionDispatch } from '../../src/roles/edge-workers/dispatch.ts';
@@ -325,6 +326,26 @@ describe('palisade edge with two workers', () => {
     // The connections spread over the workers (the kernel hashes each connection, not the client).
     expect(served.size).toBe(2);
     expect(passed).toBeGreaterThan(11);
+
+    // TLS sessions resume in either worker (one set of ticket keys for the node).
+    const url = new URL(edge.httpsUrl);
+    const handshake = (session?: Buffer) =>
+      new Promise<{ session?: Buffer; reused: boolean }>((resolve, reject) => {
+        const socket = tlsConnect({ host: url.hostname, port: Number(url.port), servername: 'nobody.example', rejectUnauthorized: false, session }, () => {
+          // A TLS 1.3 ticket comes after the handshake.
+          setTimeout(() => {
+            resolve({ session: ticket, reused: socket.isSessionReused() });
+            socket.end();
+          }, 30);
+        });
+        let ticket: Buffer | undefined;
+        socket.on('session', (s: Buffer) => (ticket = s));
+        socket.on('error', reject);
+      });
+    const first = await handshake();
+    const resumed = [];
+    for (let i = 0; i < 8; i++) resumed.push((await handshake(first.session)).reused);
+    expect(resumed).toEqual(resumed.map(() => true));
   });
 
   it('stops every worker on SIGTERM', async () => {

@@ -213,7 +213,15 @@ export class EdgeCache {
       if (disk) found = disk;
       const hash = hashKey(found.key);
       let granted = await shared.acquire(hash, true, Math.max(1, deadline - Date.now()));
-      if (!granted) {
+      if (granted) {
+        // Another worker may have stored it and let go between the look above and the lock.
+        const stored = await this.fromDisk(shared, domain, primary, headers);
+        if (stored?.fresh) {
+          shared.release(hash);
+          local.release();
+          return stored;
+        }
+      } else {
         // Another worker's fill ended (or the wait did): its file if it stored one, else fetch
         // (with the lock if it is free now, as the first of several waiters would).
         const after = await this.fromDisk(shared, domain, primary, headers);

@@ -10,11 +10,11 @@ export type EdgeItems = Parameters<EdgeState['replace']>[0];
 /** Primary → worker. */
 export type ToWorker =
   /**
-   * Who the worker is and what the node shares: the challenge key, where HTTPS redirects point,
+   * Who the worker is and what the node shares: the challenge key, the TLS ticket keys, where HTTPS redirects point,
    * the backends down, the clients banned; `listen`: balanced by the kernel, the ports to listen
    * on (SO_REUSEPORT) — otherwise connections come from the primary.
    */
-  | { t: 'init'; index: number; workers: number; secret: Buffer; httpsPort: number; down: string[]; bans: Array<[string, number]>; listen?: { host: string; http: number; https: number } }
+  | { t: 'init'; index: number; workers: number; secret: Buffer; ticketKeys: Buffer; httpsPort: number; down: string[]; bans: Array<[string, number]>; listen?: { host: string; http: number; https: number } }
   | { t: 'replace'; items: EdgeItems }
   | { t: 'apply'; batch: EdgeBatch }
   /** The revision the state sent so far makes (acknowledged with `applied`). */

@@ -10,6 +10,7 @@
 //               (dispatch.ts), so per-client limits hold exactly as in one process; by kernel:
 //               every worker listens on the ports itself (SO_REUSEPORT)
 //   shared      the challenge key (one per node: PALISADE_EDGE_CHALLENGE_SECRET, or made here),
+//               TLS session ticket keys,
 //               backend verdicts (the active checks run here once for the node; a worker's own
 //               verdict from its traffic goes to all), bans, each domain's bandwidth (divided
 //               between the workers sending for it), the cache directory and its fill locks
@@ -78,6 +79,8 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
   const byKernel = edge.workerBalance === 'kernel';
   // One key for the node: a clearance one worker set passes in every other.
   const secret = edge.challenge.secret ?? randomBytes(32);
+  // And one set of TLS ticket keys: a session resumes in whichever worker the connection meets.
+  const ticketKeys = randomBytes(48);
   const state = new RelayedEdgeState(edge.node);
   const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
   const janitor = new CacheJanitor(edge.cacheDir, CACHE_DISK_BYTES, log.child({ component: 'cache' }));
@@ -110,7 +113,7 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
     for (const r of replies) pool.send(pool.slots[r.worker]!, { t: 'lock', id: r.id, hash: r.hash, granted: r.granted });
   };
   const introduce = (slot: WorkerSlot): void => {
-    const init: ToWorker = { t: 'init', index: slot.index, workers: count, secret, httpsPort: ports.https, down: health.downList(), bans: bans.current() };
+    const init: ToWorker = { t: 'init', index: slot.index, workers: count, secret, ticketKeys, httpsPort: ports.https, down: health.downList(), bans: bans.current() };
     if (byKernel) init.listen = { host: edge.host, http: ports.http, https: ports.https };
     pool.send(slot, init);
     pool.send(slot, { t: 'replace', items: state.items() });

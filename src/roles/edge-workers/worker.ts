@@ -91,6 +91,7 @@ export async function runEdgeWorker(config: Config): Promise<void> {
       bandwidthShare: { part: (domain) => 1 / (senders.get(domain) ?? workers), sending: (domain, sending) => send({ t: 'bandwidth', domain, sending }) },
     });
     const server = edge;
+    server.setTicketKeys(init.ticketKeys);
     server.health.observer = {
       checked: () => undefined,
       switched: (backend, up) => {
