@@ -101,6 +101,12 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }
 
+/** RSS of a process and its children (an edge's primary and workers), MB. */
+function rssTreeMb(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return rssMb(pid) + children.reduce((sum, child) => sum + rssTreeMb(child), 0);
+}
+
 /** wrk against one URL with a Host header (on `cpu`; `close`: a new connection per request): requests/s and p99 (ms). */
 function wrk(url: string, host: string, seconds: number, cpu = OTHER_CPU, close = false): { rps: number; p99: number; non2xx: number } {
   const headers = ['-H', `Host: ${host}`, ...(close ? ['-H', 'Connection: close'] : [])];
@@ -286,10 +292,10 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
     ]);
     nginx.push({ name: `nginx ${workers} worker${workers > 1 ? 's' : ''}`, url: `http://127.0.0.1:${port}` });
   }
-  const edges: Array<{ name: string; url: string }> = [];
+  const edges: Array<{ name: string; url: string; pid: number }> = [];
   for (const [i, e] of WORKER_EDGES.entries()) {
     const httpPort = await freePort();
-    start(BOTH_CPUS, process.execPath, ['bin/palisade.js', 'edge'], {
+    const child = start(BOTH_CPUS, process.execPath, ['bin/palisade.js', 'edge'], {
       ...o.common,
       PALISADE_DATA_DIR: join(dir, `edge-w${i}`),
       PALISADE_EDGE_NODE: String(o.nodes[i]),
@@ -303,10 +309,11 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
       PALISADE_EDGE_WORKER_BALANCE: e.balance,
       ...(e.manyClients ? { PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.1' } : {}),
     });
-    edges.push({ name: e.name, url: `http://127.0.0.1:${httpPort}` });
+    edges.push({ name: e.name, url: `http://127.0.0.1:${httpPort}`, pid: child.pid! });
   }
   for (const t of [...edges, ...nginx]) for (const host of ['miss.bench.example', 'hit.bench.example']) await waitFor(`${t.url}/file.css`, host);
   await sleep(1000);
+  const rssBefore = edges.map((e) => rssTreeMb(e.pid).toFixed(0));
 
   const runs: Array<{ name: string; url: string; host: string; close: boolean }> = [];
   for (const [path, host] of [['miss', 'miss.bench.example'], ['hit', 'hit.bench.example']] as const) for (const t of [...edges, ...nginx]) runs.push({ name: `${t.name} ${path}`, url: `${t.url}/file.css`, host, close: false });
@@ -328,6 +335,7 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
   for (const t of [...edges, ...nginx]) console.log(`  ${t.name.padEnd(30)} ${cell(`${t.name} miss`, 8)} ${cell(`${t.name} hit`, 8)} ${cell(`${t.name} hit, new conn.`, 15)}`);
   const ratio = (a: string, b: string) => (best.get(a)!.rps / best.get(b)!.rps).toFixed(2);
   console.log(`  2 workers/1 worker: edge miss ${ratio('edge 2 workers client miss', 'edge 1 worker miss')}, hit ${ratio('edge 2 workers client hit', 'edge 1 worker hit')}; nginx miss ${ratio('nginx 2 workers miss', 'nginx 1 worker miss')}, hit ${ratio('nginx 2 workers hit', 'nginx 1 worker hit')}`);
+  console.log(`  RSS at start → after the runs (primary and workers, 2 domains): ${edges.map((e, i) => `${e.name} ${rssBefore[i]} → ${rssTreeMb(e.pid).toFixed(0)} MB`).join(', ')}`);
   console.log(`  balance client/kernel (2 workers): miss ${ratio('edge 2 workers client miss', 'edge 2 workers kernel miss')}, hit ${ratio('edge 2 workers client hit', 'edge 2 workers kernel hit')}, hit with a new connection per request ${ratio('edge 2 workers client hit, new conn.', 'edge 2 workers kernel hit, new conn.')}`);
 }
 

@@ -304,11 +304,21 @@ describe('palisade edge with two workers', () => {
     expect(text(answered)).toContain('hello');
     const after = await eventually(health, (h) => h.workers[0]!.serving && h.workers[0]!.pid !== victim.pid, 10_000);
     expect(after.workers[0]!.restarts).toBe(1);
+    expect(after.status).toBe('ok');
     expect(after.workers[0]!.revision).toBe(after.revision);
     expect(edge.output()).toMatch(/a worker stopped unexpectedly/);
     expect((await get('plain.example', '/', ofFirst[0]!)).status).toBe(200);
     // HTTPS too, through the worker that came back.
     expect(await getTls(ofFirst[0]!)).toBe(421);
+
+    // Both at once: a connection made meanwhile waits for the first worker back, not refused.
+    const both = (await health()).workers.map((w) => w.pid);
+    for (const pid of both) process.kill(pid, 'SIGKILL');
+    await eventually(async () => (await health()).workers.filter((w) => w.serving).length, (n) => n === 0, 2000);
+    const started = Date.now();
+    expect((await get('plain.example', '/', ofSecond[0]!)).status).toBe(200);
+    console.log(`both workers killed: a connection made meanwhile answered after ${Date.now() - started} ms`);
+    await eventually(health, (h) => h.workers.every((w) => w.serving), 10_000);
   }, 20_000);
 
   it('balanced by the kernel (SO_REUSEPORT), serves from every worker; a client over many connections then meets each worker\'s own limit', async () => {

@@ -44,6 +44,8 @@ import { WORKER_SHUTDOWN_MS } from './worker.ts';
 
 /** How long the workers get to stop before they are killed (the role's whole bound is 10 s). */
 const WORKERS_STOP_MS = WORKER_SHUTDOWN_MS + 1000;
+/** Connections held while no worker serves (beyond: closed). */
+const MAX_PARKED = 4096;
 /** Gauges every worker holds alike: summed they would count N times. */
 const ALIKE = new Set(['palisade_edge_domains']);
 
@@ -106,8 +108,9 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
   /** When each recent revision went out to the workers (for how long they took). */
   const sentAt = new Map<number, number>();
   let ports = { http: 0, https: 0 };
-  /** Set once the ports are open: the connections a stopped worker never got go to another. */
+  /** Set once the ports are open: the connections a stopped worker never got go to another; those waiting for a worker to serve go when one does. */
   let handOverQueued: (slot: WorkerSlot) => void = () => undefined;
+  let handOverParked: () => void = () => undefined;
 
   const answerLocks = (replies: LockReply[]): void => {
     for (const r of replies) pool.send(pool.slots[r.worker]!, { t: 'lock', id: r.id, hash: r.hash, granted: r.granted });
@@ -128,6 +131,7 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
       case 'applied': {
         const at = sentAt.get(message.revision);
         slot.applyMs = at === undefined ? undefined : Date.now() - at;
+        handOverParked();
         return;
       }
       case 'health':
@@ -198,16 +202,26 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
   // process keeps its own copy until the handle is on its way (then closes its copy: the
   // connection lives on in the worker), and gives those still queued to another worker.
   const queued = new Map<number, Map<Socket, Scheme>>(pool.slots.map((s) => [s.index, new Map()]));
+  // While no worker serves (the start, or every one restarting), connections wait here, bounded.
+  const parked: Array<[Socket, Scheme]> = [];
   const handOver = (socket: Socket, scheme: Scheme): void => {
     const address = socket.remoteAddress;
-    const index = address === undefined ? undefined : dispatch.pick(address, (i) => pool.slots[i]!.ready);
-    if (index === undefined) return void socket.destroy();
+    if (address === undefined) return void socket.destroy();
+    const index = dispatch.pick(address, (i) => pool.slots[i]!.ready);
+    if (index === undefined) {
+      if (parked.length >= MAX_PARKED) return void socket.destroy();
+      parked.push([socket, scheme]);
+      return;
+    }
     const waiting = queued.get(index)!;
     waiting.set(socket, scheme);
     pool.send(pool.slots[index]!, { t: 'connection', scheme }, socket, () => {
       waiting.delete(socket);
       socket.destroy();
     });
+  };
+  handOverParked = () => {
+    for (const [socket, scheme] of parked.splice(0)) if (!socket.destroyed) handOver(socket, scheme);
   };
   handOverQueued = (slot) => {
     const waiting = queued.get(slot.index)!;
