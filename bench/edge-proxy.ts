@@ -4,9 +4,15 @@
 // wrk on the other core and a tiny static backend (nginx, one worker) behind both. Also: the
 // edge's memory with 10,000 domains, and the time from an API change to the edge applying it.
 // A bare Node http server answering from memory on the same core shows the platform's ceiling.
+// Then workers: `palisade edge` with 1 and 2 worker processes (PALISADE_EDGE_WORKERS) beside nginx
+// with 1 and 2 worker_processes, everything on both cores (wrk too): the proxied miss and the cache
+// hit over keep-alive, and the cache hit with a new connection per request (where handing each
+// connection from the primary to a worker costs most), for both ways of balancing the edge's
+// workers (PALISADE_EDGE_WORKER_BALANCE=client, kernel).
 //
 //   npm run bench:edge                  (needs wrk, nginx and taskset: Debian wrk, nginx-light, util-linux)
 //   BENCH_SECONDS=20 npm run bench:edge
+//   BENCH_WORKERS=0 npm run bench:edge  (without the workers part)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -74,10 +80,10 @@ function get(url: string, host: string): Promise<number> {
   });
 }
 
-function nginxConfig(name: string, body: string): string {
+function nginxConfig(name: string, body: string, workers = 1): string {
   const base = join(dir, name);
   mkdirSync(base, { recursive: true });
-  const conf = `worker_processes 1;
+  const conf = `worker_processes ${workers};
 daemon off;
 pid ${base}/nginx.pid;
 error_log ${base}/error.log warn;
@@ -95,9 +101,16 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }
 
-/** wrk against one URL with a Host header: requests/s and p99 (ms). */
-function wrk(url: string, host: string, seconds: number): { rps: number; p99: number; non2xx: number } {
-  const run = spawnSync('taskset', ['-c', OTHER_CPU, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, url], { encoding: 'utf8' });
+/** RSS of a process and its children (an edge's primary and workers), MB. */
+function rssTreeMb(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return rssMb(pid) + children.reduce((sum, child) => sum + rssTreeMb(child), 0);
+}
+
+/** wrk against one URL with a Host header (on `cpu`; `close`: a new connection per request): requests/s and p99 (ms). */
+function wrk(url: string, host: string, seconds: number, cpu = OTHER_CPU, close = false): { rps: number; p99: number; non2xx: number } {
+  const headers = ['-H', `Host: ${host}`, ...(close ? ['-H', 'Connection: close'] : [])];
+  const run = spawnSync('taskset', ['-c', cpu, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...headers, url], { encoding: 'utf8' });
   const text = run.stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? 0);
   const p99m = /99%\s+([\d.]+)(us|ms|s)/.exec(text);
@@ -139,6 +152,8 @@ async function main(): Promise<void> {
   await store.addApiKey(user.id, hashApiKey(apiKey), 'bench');
   const node1 = await store.createNode({ name: 'e1', ipv4: '127.0.0.1', ipv6: null, location: 'DE', status: 'active' });
   const node2 = await store.createNode({ name: 'e2', ipv4: '127.0.0.2', ipv6: null, location: 'DE', status: 'active' });
+  // The workers part's edges: nodes of their own, serving the two bench domains (bound to every node).
+  const workerNodes = WORKERS_PART ? await Promise.all(WORKER_EDGES.map((e, i) => store.createNode({ name: `w${i}`, ipv4: `127.0.1.${i + 1}`, ipv6: null, location: 'DE', status: 'active' }))) : [];
   const zone = (domain: string, extra: Partial<typeof DOMAIN_DEFAULTS>) => (ctx: { now: string }) => ({
     domain: { ...DOMAIN_DEFAULTS, ...extra, backend: `127.0.0.1:${backendPort}`, domain, ownerId: user.id, ns_active: false, created: ctx.now, updated: ctx.now, revision: 0 },
     records: [],
@@ -148,9 +163,10 @@ async function main(): Promise<void> {
   for (let i = 0; i < FILLER_DOMAINS; i += 500) {
     await Promise.all(Array.from({ length: 500 }, (_, j) => store.createZone(zone(`d${i + j}.filler.example`, { bind_node: [node1.id], mask: 'www,shop' }))));
   }
-  const syncPorts = [await freePort(), await freePort()];
+  const allNodes = [node1, node2, ...workerNodes];
+  const syncPorts = await Promise.all(allNodes.map(() => freePort()));
   const consumers = await Promise.all(
-    [node1, node2].map(async (node, i) => {
+    allNodes.map(async (node, i) => {
       const token = `nt_${randomBytes(24).toString('base64url')}`;
       const secret = randomBytes(24).toString('base64url');
       await store.createConsumer({ name: `edge-${node.name}`, url: `http://127.0.0.1:${syncPorts[i]}/notify`, node: node.id, tokenHash: hashApiKey(token), secret });
@@ -171,6 +187,8 @@ async function main(): Promise<void> {
       const httpPort = await freePort();
       const child = start(i === 0 ? PROXY_CPU : OTHER_CPU, process.execPath, ['bin/palisade.js', 'edge'], {
         ...common,
+        // One process, as the edge was before workers (the workers part below has the others).
+        PALISADE_EDGE_WORKERS: '1',
         PALISADE_DATA_DIR: join(dir, `edge${i}`),
         PALISADE_EDGE_NODE: String(node.id),
         PALISADE_EDGE_HTTP_PORT: String(httpPort),
@@ -241,6 +259,85 @@ async function main(): Promise<void> {
   console.log(`  cache hit: edge/nginx = ${(b('edge cache hit').rps / b('nginx cache hit').rps).toFixed(2)} (target ≥ 0.7)`);
   console.log(`  ceiling: bare Node http fixed reply/nginx cache hit = ${(b('bare node fixed reply').rps / b('nginx cache hit').rps).toFixed(2)} (no routing, no logs, no proxy)`);
   console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
+
+  if (WORKERS_PART) await workersPart({ backendPort, proxyHeaders, apiUrl, common, consumers: consumers.slice(2), syncPorts: syncPorts.slice(2), nodes: workerNodes.map((n) => n.id) });
+}
+
+/** The edges of the workers part: workers, balance, and whether wrk's connections count as many clients. */
+const WORKER_EDGES = [
+  { name: 'edge 1 worker', workers: 1, balance: 'client', manyClients: false },
+  // wrk sends everything from 127.0.0.1: made a trusted proxy, its connections go round the workers
+  // as many clients' would (without it, one client: all of them to one worker — shown too).
+  { name: 'edge 2 workers client', workers: 2, balance: 'client', manyClients: true },
+  { name: 'edge 2 workers kernel', workers: 2, balance: 'kernel', manyClients: false },
+  { name: 'edge 2 w. one client', workers: 2, balance: 'client', manyClients: false },
+] as const;
+const WORKERS_PART = process.env.BENCH_WORKERS !== '0';
+const BOTH_CPUS = '0,1';
+
+async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUrl: string; common: Record<string, string>; consumers: Array<{ token: string; secret: string }>; syncPorts: number[]; nodes: number[] }): Promise<void> {
+  const nginx: Array<{ name: string; url: string }> = [];
+  for (const workers of [1, 2]) {
+    const port = await freePort();
+    start(BOTH_CPUS, NGINX, [
+      '-c',
+      nginxConfig(
+        `proxy-w${workers}`,
+        `  access_log ${dir}/proxy-w${workers}/access.log;
+  proxy_cache_path ${dir}/proxy-w${workers}/cache levels=1:2 keys_zone=edge:10m max_size=1g;
+  upstream backend { server 127.0.0.1:${o.backendPort}; keepalive 64; }
+  server { listen 127.0.0.1:${port}; server_name miss.bench.example; location / { proxy_pass http://backend; ${o.proxyHeaders} } }
+  server { listen 127.0.0.1:${port}; server_name hit.bench.example; location / { proxy_pass http://backend; ${o.proxyHeaders} proxy_cache edge; proxy_cache_valid 200 120m; add_header X-Cache $upstream_cache_status; } }`,
+        workers,
+      ),
+    ]);
+    nginx.push({ name: `nginx ${workers} worker${workers > 1 ? 's' : ''}`, url: `http://127.0.0.1:${port}` });
+  }
+  const edges: Array<{ name: string; url: string; pid: number }> = [];
+  for (const [i, e] of WORKER_EDGES.entries()) {
+    const httpPort = await freePort();
+    const child = start(BOTH_CPUS, process.execPath, ['bin/palisade.js', 'edge'], {
+      ...o.common,
+      PALISADE_DATA_DIR: join(dir, `edge-w${i}`),
+      PALISADE_EDGE_NODE: String(o.nodes[i]),
+      PALISADE_EDGE_HTTP_PORT: String(httpPort),
+      PALISADE_EDGE_HTTPS_PORT: String(await freePort()),
+      PALISADE_SYNC_URL: o.apiUrl,
+      PALISADE_SYNC_TOKEN: o.consumers[i]!.token,
+      PALISADE_SYNC_SECRET: o.consumers[i]!.secret,
+      PALISADE_SYNC_PORT: String(o.syncPorts[i]),
+      PALISADE_EDGE_WORKERS: String(e.workers),
+      PALISADE_EDGE_WORKER_BALANCE: e.balance,
+      ...(e.manyClients ? { PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.1' } : {}),
+    });
+    edges.push({ name: e.name, url: `http://127.0.0.1:${httpPort}`, pid: child.pid! });
+  }
+  for (const t of [...edges, ...nginx]) for (const host of ['miss.bench.example', 'hit.bench.example']) await waitFor(`${t.url}/file.css`, host);
+  await sleep(1000);
+  const rssBefore = edges.map((e) => rssTreeMb(e.pid).toFixed(0));
+
+  const runs: Array<{ name: string; url: string; host: string; close: boolean }> = [];
+  for (const [path, host] of [['miss', 'miss.bench.example'], ['hit', 'hit.bench.example']] as const) for (const t of [...edges, ...nginx]) runs.push({ name: `${t.name} ${path}`, url: `${t.url}/file.css`, host, close: false });
+  for (const t of [edges[0]!, edges[1]!, edges[2]!, nginx[1]!]) runs.push({ name: `${t.name} hit, new conn.`, url: `${t.url}/file.css`, host: 'hit.bench.example', close: true });
+
+  console.log(`\nworkers: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s; the proxies, wrk and the backend all on CPUs ${BOTH_CPUS} (this machine has two); 1 KB static file`);
+  for (const r of runs) wrk(r.url, r.host, 2, BOTH_CPUS, r.close);
+  const best = new Map<string, { rps: number; p99: number; non2xx: number }>();
+  for (let round = 0; round < 2; round++) {
+    for (const r of runs) {
+      const result = wrk(r.url, r.host, SECONDS, BOTH_CPUS, r.close);
+      console.log(`  round ${round + 1} ${r.name.padEnd(38)} ${String(Math.round(result.rps)).padStart(7)} req/s   p99 ${result.p99.toFixed(2)} ms${result.non2xx ? `   non-2xx ${result.non2xx}` : ''}`);
+      if (!best.has(r.name) || best.get(r.name)!.rps < result.rps) best.set(r.name, result);
+    }
+  }
+  console.log('\nworkers, best of two rounds (req/s):');
+  console.log(`  ${''.padEnd(30)} ${'miss'.padStart(8)} ${'hit'.padStart(8)} ${'hit, new conn.'.padStart(15)}`);
+  const cell = (name: string, width: number) => (best.has(name) ? String(Math.round(best.get(name)!.rps)) : '—').padStart(width);
+  for (const t of [...edges, ...nginx]) console.log(`  ${t.name.padEnd(30)} ${cell(`${t.name} miss`, 8)} ${cell(`${t.name} hit`, 8)} ${cell(`${t.name} hit, new conn.`, 15)}`);
+  const ratio = (a: string, b: string) => (best.get(a)!.rps / best.get(b)!.rps).toFixed(2);
+  console.log(`  2 workers/1 worker: edge miss ${ratio('edge 2 workers client miss', 'edge 1 worker miss')}, hit ${ratio('edge 2 workers client hit', 'edge 1 worker hit')}; nginx miss ${ratio('nginx 2 workers miss', 'nginx 1 worker miss')}, hit ${ratio('nginx 2 workers hit', 'nginx 1 worker hit')}`);
+  console.log(`  RSS at start → after the runs (primary and workers, 2 domains): ${edges.map((e, i) => `${e.name} ${rssBefore[i]} → ${rssTreeMb(e.pid).toFixed(0)} MB`).join(', ')}`);
+  console.log(`  balance client/kernel (2 workers): miss ${ratio('edge 2 workers client miss', 'edge 2 workers kernel miss')}, hit ${ratio('edge 2 workers client hit', 'edge 2 workers kernel hit')}, hit with a new connection per request ${ratio('edge 2 workers client hit, new conn.', 'edge 2 workers kernel hit, new conn.')}`);
 }
 
 runBench(main, children, dir);

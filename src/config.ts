@@ -2,6 +2,7 @@
 // variable's name, so an operator fixes them all in one go.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
@@ -158,6 +159,14 @@ export interface Config {
     backendSharePerClient: number;
     /** An upgraded (WebSocket) connection silent both ways this long is closed. */
     upgradeIdleMs: number;
+    /** Worker processes of the edge role (1: one process, as before workers existed). */
+    workers: number;
+    /**
+     * How the edge role's workers get connections: `client` (the primary accepts and hands each
+     * to the worker its client address hashes to: per-client limits exact) or `kernel` (each
+     * worker listens with SO_REUSEPORT: per-client limits per worker).
+     */
+    workerBalance: 'client' | 'kernel';
   };
   /** Certificates: the ACME CA, the key that seals private keys, and the issuing work's pace. */
   certs: CertConfig;
@@ -272,6 +281,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!['true', 'false', '1', '0', 'on', 'off'].includes(text)) problems.push(`${name}=${text}: must be true or false`);
     return ['true', '1', 'on'].includes(text);
   };
+  const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    if (!(values as readonly string[]).includes(text)) problems.push(`${name}=${text}: must be one of ${values.join(', ')}`);
+    return text as T;
+  };
   const domain = (name: string, fallback: string) => {
     const value = str(name, fallback);
     const checked = normaliseDomainName(value);
@@ -383,6 +398,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyGraceMs: int('PALISADE_EDGE_BODY_GRACE_MS', 10_000, 100, 3_600_000),
       backendSharePerClient: int('PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT', 64, 1, 1_000_000),
       upgradeIdleMs: int('PALISADE_EDGE_UPGRADE_IDLE_MS', 100_000, 100, 86_400_000),
+      workers: int('PALISADE_EDGE_WORKERS', availableParallelism(), 1, 256),
+      workerBalance: oneOf('PALISADE_EDGE_WORKER_BALANCE', ['client', 'kernel'] as const, 'client'),
     },
     notify: {
       retryBaseMs: int('PALISADE_WEBHOOK_RETRY_MS', 30_000, 10, 86_400_000),

@@ -79,6 +79,25 @@ export class BackendHealth {
     }
   }
 
+  /** The backends down now, by their text (what a process joining the node's view is told). */
+  downList(): string[] {
+    return [...this.states].filter(([, s]) => !s.up).map(([key]) => key);
+  }
+
+  /**
+   * Another process's verdict on a backend (the edge role's workers and their primary share one
+   * view): taken as it is, no hysteresis of its own; heard by the observer when it switches.
+   */
+  force(key: string, up: boolean): void {
+    const state = this.state(key);
+    state.fails = up ? 0 : FAILS_TO_DOWN;
+    state.passes = up ? PASSES_TO_UP : 0;
+    if (state.up === up) return;
+    state.up = up;
+    this.log.info({ backend: key, shared: true }, up ? 'edge: backend up again' : 'edge: backend down');
+    this.observer?.switched(key, up);
+  }
+
   /** One TCP connect to each backend `backends()` names, every `intervalMs`. */
   start(backends: () => Iterable<string>, intervalMs: number): void {
     const round = () => {

@@ -23,7 +23,7 @@ import type { DomainState } from '../model/domain.ts';
 import { BackendHealth } from './backend-health.ts';
 import { UptimeRecorder } from './uptime-recorder.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
-import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock } from './cache/edge-cache.ts';
+import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock, type Settled } from './cache/edge-cache.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
@@ -36,7 +36,7 @@ import { geoTargetById } from '../geo/targets.ts';
 import { ClientAddress } from './protect/client-address.ts';
 import { geoBlocked } from './protect/geo-filter.ts';
 import { IpLists } from './protect/ip-lists.ts';
-import { BandwidthLimits } from './protect/bandwidth.ts';
+import { BandwidthLimits, type BandwidthShare } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
 import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
@@ -73,6 +73,10 @@ export interface EdgeServerOptions extends ProxyOptions {
   backendSharePerClient?: number;
   /** An upgraded (WebSocket) connection silent both ways this long is closed. */
   upgradeIdleMs?: number;
+  /** Active backend checks made here (default true; the edge role's workers leave them to their primary). */
+  activeChecks?: boolean;
+  /** How the node's processes divide each domain's bandwidth (the edge role's workers). */
+  bandwidthShare?: BandwidthShare;
   log: Logger;
 }
 
@@ -82,7 +86,7 @@ interface UpgradeContext {
   head: Buffer;
 }
 
-type Scheme = 'http' | 'https';
+export type Scheme = 'http' | 'https';
 
 interface Outcome {
   status: number;
@@ -100,16 +104,16 @@ export class EdgeServer {
   private readonly http: Server;
   private readonly https: HttpsServer;
   private readonly proxy: Proxy;
-  private readonly health: BackendHealth;
+  readonly health: BackendHealth;
   /** What is measured of the backends until it is reported (see uptime-reporter.ts). */
   readonly uptime: UptimeRecorder;
   readonly cache: EdgeCache;
   readonly sni: SniContexts;
   readonly metrics = new EdgeMetrics();
   readonly ipLists: IpLists;
-  private readonly bandwidth = new BandwidthLimits();
+  readonly bandwidth: BandwidthLimits;
   private readonly challenges: Challenges;
-  private readonly clientLimits: ClientLimits;
+  readonly clientLimits: ClientLimits;
   private readonly clients: ClientAddress;
   /** The port HTTPS redirects point to (set by listen). */
   private httpsPort = 443;
@@ -127,7 +131,8 @@ export class EdgeServer {
     this.health = new BackendHealth(options.log, undefined, options.allowPrivateBackends);
     this.uptime = new UptimeRecorder(state.routes, this.health);
     this.health.observer = this.uptime;
-    this.health.start(() => state.routes.backends(), options.checkIntervalMs);
+    if (options.activeChecks !== false) this.health.start(() => state.routes.backends(), options.checkIntervalMs);
+    this.bandwidth = new BandwidthLimits(options.bandwidthShare);
     this.proxy = new Proxy(options, this.health);
     this.cache = new EdgeCache(options.cache);
     this.ipLists = new IpLists(state, options.log);
@@ -413,8 +418,10 @@ export class EdgeServer {
     let primary = '';
     if (decision.cache) {
       primary = decision.key;
-      let found = this.cache.lookup(domain.domain, primary, req.headers);
-      if (!found.fresh && (await this.cache.waitForFill(found.key))) found = this.cache.lookup(domain.domain, primary, req.headers);
+      // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
+      const fills = req.method === 'GET' && req.headers.range === undefined;
+      let found: Settled = this.cache.lookup(domain.domain, primary, req.headers);
+      if (!found.fresh) found = await this.cache.settle(domain.domain, primary, req.headers, found, fills);
       if (found.entry && found.fresh) {
         // A small hit the bucket can pay for at once goes out directly.
         const direct = sink && found.entry.body !== undefined && this.bandwidth.tryTake(domain.domain, domain.bwlimit, found.entry.size);
@@ -422,8 +429,7 @@ export class EdgeServer {
         return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
       }
       cacheStatus = found.entry ? 'EXPIRED' : 'MISS';
-      // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
-      if (req.method === 'GET' && req.headers.range === undefined) lock = this.cache.lock(found.key);
+      lock = found.lock;
     }
     // One client's share of the domain's backend (the pool is everyone's); a cache hit needs none.
     const release = this.backendShares.take(domain.domain, client);
@@ -524,26 +530,48 @@ export class EdgeServer {
     return { status: result.status, domain: domain.domain, upstreamMs: result.upstreamMs, via: target === failover ? 'failover' : result.via };
   }
 
-  private listenOne(server: Server | HttpsServer, port: number, host: string): Promise<number> {
+  private listenOne(server: Server | HttpsServer, port: number, host: string, reusePort: boolean): Promise<number> {
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, host, () => {
+      server.listen({ port, host, reusePort }, () => {
         server.off('error', reject);
         resolve((server.address() as { port: number }).port);
       });
     });
   }
 
-  /** Starts both listeners; resolves with the ports they got. */
-  async listen(host: string, httpPort: number, httpsPort: number): Promise<{ http: number; https: number }> {
-    const http = await this.listenOne(this.http, httpPort, host).catch((error: NodeJS.ErrnoException) => {
+  /** Starts both listeners; resolves with the ports they got. `reusePort`: SO_REUSEPORT (the edge role's workers each listen). */
+  async listen(host: string, httpPort: number, httpsPort: number, options: { reusePort?: boolean } = {}): Promise<{ http: number; https: number }> {
+    const reusePort = options.reusePort ?? false;
+    const http = await this.listenOne(this.http, httpPort, host, reusePort).catch((error: NodeJS.ErrnoException) => {
       throw Object.assign(new Error(`cannot listen on ${host}:${httpPort} for HTTP (${error.code ?? error.message})`), { code: error.code });
     });
-    const https = await this.listenOne(this.https, httpsPort, host).catch((error: NodeJS.ErrnoException) => {
+    const https = await this.listenOne(this.https, httpsPort, host, reusePort).catch((error: NodeJS.ErrnoException) => {
       throw Object.assign(new Error(`cannot listen on ${host}:${httpsPort} for HTTPS (${error.code ?? error.message})`), { code: error.code });
     });
     this.httpsPort = https;
     return { http, https };
+  }
+
+  /**
+   * Serves connections accepted by another process (the edge role's primary) instead of
+   * listening: `httpsPort` is where HTTPS redirects point.
+   */
+  serveHandedOver(httpsPort: number): void {
+    this.httpsPort = httpsPort;
+    // A server that never listened does not track its connections (the header timeout's checks,
+    // closeAllConnections): that starts on 'listening'.
+    for (const server of [this.http, this.https]) server.emit('listening');
+  }
+
+  /** TLS session ticket keys (48 bytes) shared by the node's processes: a session resumes in any of them. */
+  setTicketKeys(keys: Buffer): void {
+    this.https.setTicketKeys(keys);
+  }
+
+  /** A connection handed over (serveHandedOver): from here it is as if this process had accepted it. */
+  accept(socket: Socket, scheme: Scheme): void {
+    (scheme === 'https' ? this.https : this.http).emit('connection', socket);
   }
 
   renderMetrics(extra: Record<string, number> = {}): string {
@@ -553,7 +581,8 @@ export class EdgeServer {
   async close(): Promise<void> {
     for (const server of [this.http, this.https]) server.closeAllConnections();
     for (const socket of this.upgraded) socket.destroy();
-    await Promise.all([this.http, this.https].map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
+    // Also a server that never listened (serveHandedOver): close() stops its connection checks.
+    await Promise.all([this.http, this.https].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.proxy.close();
     this.health.stop();
     this.bandwidth.stop();

@@ -3,6 +3,8 @@
 // domain). A report takes everything gathered since the last one (a minute may be reported in
 // parts: the API adds them up) with each watched domain's state as this edge sees it now.
 // Memory: one small measure per backend and per domain with traffic, per minute not yet reported.
+// The edge role's workers measure requests and hand them to their primary (takeRequests →
+// addRequests), which makes the checks and the reports.
 import { randomUUID } from 'node:crypto';
 import type { BackendHealth, HealthObserver } from './backend-health.ts';
 import type { RoutingTable } from './routing.ts';
@@ -11,7 +13,7 @@ import { addSample, emptyMeasure, mergeInto, type Measure } from '../uptime/meas
 import { periodStart } from '../uptime/periods.ts';
 import type { DomainHealth, UptimeReport } from '../uptime/report.ts';
 
-type Minutes = Map<number, Measure>;
+export type Minutes = Map<number, Measure>;
 
 export class UptimeRecorder implements HealthObserver {
   private checks = new Map<string, Minutes>();
@@ -42,6 +44,22 @@ export class UptimeRecorder implements HealthObserver {
     measure.r++;
     if (outcome === 'ok') measure.o++;
     if (ms !== undefined) addSample(measure.rh, ms);
+  }
+
+  /** The request measures gathered so far, taken away (a worker's, for its primary). */
+  takeRequests(): Map<string, Minutes> {
+    const taken = this.requests;
+    this.requests = new Map();
+    return taken;
+  }
+
+  /** Request measures gathered by another process (a worker), added to what the next report takes. */
+  addRequests(requests: Map<string, Minutes>): void {
+    for (const [domain, minutes] of requests) {
+      let into = this.requests.get(domain);
+      if (!into) this.requests.set(domain, (into = new Map()));
+      for (const [minute, measure] of minutes) into.set(minute, mergeInto(into.get(minute) ?? emptyMeasure(), measure));
+    }
   }
 
   /** How the domain's backend is, seen from here. */

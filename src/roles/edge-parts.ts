@@ -3,16 +3,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { EdgeServer } from '../edge/edge-server.ts';
+import { EdgeServer, type EdgeServerOptions } from '../edge/edge-server.ts';
 import { DEFAULT_CONNECTION_LIMITS } from '../edge/protect/connection-limits.ts';
 import type { EdgeState } from '../edge/edge-state.ts';
 import type { GeoLocator } from '../geo/locator.ts';
 import { StartupError } from './startup-error.ts';
 
-/** The disk cache's bound (large files). */
-const CACHE_DISK_BYTES = 4096 * 1_048_576;
+/** The disk cache's bound (large files; with workers, every entry). */
+export const CACHE_DISK_BYTES = 4096 * 1_048_576;
 
-export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo: GeoLocator | undefined): EdgeServer {
+/** `overrides`: what an edge role's worker sets otherwise (its part of the node's bounds, the shared cache, …). */
+export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo: GeoLocator | undefined, overrides: Partial<EdgeServerOptions> = {}): EdgeServer {
   const { edge } = config;
   return new EdgeServer(state, {
     nodeName: edge.nodeName,
@@ -35,6 +36,7 @@ export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo
     backendSharePerClient: edge.backendSharePerClient,
     upgradeIdleMs: edge.upgradeIdleMs,
     log,
+    ...overrides,
   });
 }
 

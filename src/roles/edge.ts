@@ -1,6 +1,7 @@
 // The edge role: one edge node's reverse proxy on its own host, fed by a remote API's change feed
 // with that node's share (its domains, their certificates, the IP lists on it), serving from its
-// local state whenever the API is away.
+// local state whenever the API is away. PALISADE_EDGE_WORKERS=1: all of it in this one process;
+// more: see edge-workers/.
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { EdgeState } from '../edge/edge-state.ts';
@@ -29,12 +30,18 @@ async function postReport(api: string, token: string, report: UptimeReport): Pro
   if (!response.ok) throw new Error(`the API answered ${response.status}: ${text.slice(0, 200)}`);
 }
 
+/** The command-line flag of a worker process (started by the primary, see edge-workers/). */
+const WORKER_FLAG = '--edge-worker';
+
 export async function runEdge(config: Config): Promise<void> {
   const { sync, edge } = config;
+  if (process.argv.includes(WORKER_FLAG)) return (await import('./edge-workers/worker.ts')).runEdgeWorker(config);
   const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
   if (edge.node === undefined) missing.unshift('PALISADE_EDGE_NODE');
   if (missing.length > 0) throw new StartupError(`the edge role needs ${missing.join(', ')} (from \`palisade admin consumer add --node ID\` on the API side)`);
   ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
+  // More than one worker: this process feeds and supervises them (edge-workers/primary.ts).
+  if (edge.workers > 1) return (await import('./edge-workers/primary.ts')).runEdgePrimary(config, (report) => postReport(sync.url!, sync.token!, report));
   const log = createLogger(config.logLevel);
   const state = new EdgeState(edge.node);
   const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });

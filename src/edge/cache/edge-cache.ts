@@ -4,7 +4,17 @@
 // Vary. One upstream fetch per key at a time: later misses wait for the first fill (a cache lock,
 // like nginx's proxy_cache_lock) and are answered from it. A domain's entries are dropped when its
 // settings change.
-import { createReadStream, createWriteStream, mkdirSync, rename, rmSync, unlink, type WriteStream } from 'node:fs';
+//
+// Shared (the edge role's workers, `shared` set): every entry is also a file named by its key's
+// hash, found by every worker of the node (the page cache keeps hot ones in memory for all); each
+// worker keeps the small ones it served in its own memory LRU. The fill lock spans the workers
+// (SharedCacheLinks.acquire, the primary's): one upstream fetch per key per node. A file carries
+// its key and the domain's settings revision it was filled under (a file from before a change is
+// never served) after the body, and its expiry as its mtime; the primary's janitor
+// (cache-janitor.ts) deletes expired files and keeps the directory within its bound.
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, rename, rmSync, unlink, utimes, type WriteStream } from 'node:fs';
+import { open, rename as renameAsync, utimes as utimesAsync, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
@@ -44,6 +54,71 @@ export interface EdgeCacheOptions {
   memoryBytes: number;
   diskBytes: number;
   dir: string;
+  /** The node's workers share the directory and the fill locks (see above). */
+  shared?: SharedCacheLinks;
+}
+
+/** What a worker's cache needs of the others (through the primary). */
+export interface SharedCacheLinks {
+  /**
+   * The node-wide fill lock of a key (by its hash): true when granted (this worker fetches and
+   * stores; release() when done). `wait`: while another worker holds it, resolves false once that
+   * one released it (or after `timeoutMs`); otherwise false at once.
+   */
+  acquire(hash: string, wait: boolean, timeoutMs: number): Promise<boolean>;
+  release(hash: string): void;
+  /** The domain's settings revision here now (undefined: not served here). */
+  revisionOf(domain: string): number | undefined;
+}
+
+/** After a memory miss: what was found, and the fill lock when the caller is to fetch and store. */
+export interface Settled {
+  key: string;
+  entry?: Entry;
+  fresh: boolean;
+  lock?: FillLock;
+}
+
+/** The end of a shared cache file: meta length (uint32) and this mark. */
+const FILE_MARK = 0x504c5331; // "PLS1"
+/** Metadata of a shared cache file (after the body). */
+interface FileMeta {
+  key: string;
+  domain: string;
+  revision: number;
+  status: number;
+  headers: Record<string, string | string[]>;
+  size: number;
+  storedAt: number;
+  expiresAt: number;
+  age: number;
+  /** A primary key's record of its variants' Vary (no body, no response). */
+  vary?: string[];
+}
+
+export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+/** The file of a variant: the primary key's own when the response varies by nothing, else its key's. */
+const fileHash = (varyKey: string, key: string, vary: readonly string[]): string => hashKey(vary.length === 0 ? varyKey : key);
+
+/** Where a shared entry lives: two levels by hash (the janitor walks these). */
+export const sharedPath = (dir: string, hash: string): string => join(dir, hash.slice(0, 2), hash);
+
+function flatten(headers: Record<string, string | string[]>): string[] {
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name === 'content-length') continue;
+    for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
+  }
+  return flat;
+}
+
+function trailer(meta: FileMeta): Buffer {
+  const json = Buffer.from(JSON.stringify(meta));
+  const end = Buffer.alloc(8);
+  end.writeUInt32BE(json.length, 0);
+  end.writeUInt32BE(FILE_MARK, 4);
+  return Buffer.concat([json, end]);
 }
 
 export class EdgeCache {
@@ -53,11 +128,15 @@ export class EdgeCache {
   private readonly varyBy = new LRUCache<string, string[]>({ max: 200_000 });
   private readonly byDomain = new Map<string, Set<string>>();
   private readonly filling = new Map<string, Promise<void>>();
+  private readonly shared: SharedCacheLinks | undefined;
 
   constructor(private readonly options: EdgeCacheOptions) {
-    // Files left by an earlier run are not indexed anywhere: start the directory empty.
-    rmSync(options.dir, { recursive: true, force: true });
+    this.shared = options.shared;
+    // Files left by an earlier run are not indexed anywhere: start the directory empty (shared:
+    // the primary did, once for all workers).
+    if (!this.shared) rmSync(options.dir, { recursive: true, force: true });
     mkdirSync(options.dir, { recursive: true });
+    if (this.shared) for (let i = 0; i < 256; i++) mkdirSync(join(options.dir, i.toString(16).padStart(2, '0')), { recursive: true });
     const forget = (entry: Entry, key: string): void => {
       const keys = this.byDomain.get(entry.domain);
       keys?.delete(key);
@@ -105,6 +184,120 @@ export class EdgeCache {
   }
 
   /**
+   * After a memory miss (`found`): waits (bounded) for a fill of the key in progress, looks at
+   * what it stored, and — for a request that will store what it fetches (`lock`) — takes the fill
+   * lock. Shared, the other workers' fills count too, and their files are looked at.
+   */
+  async settle(domain: string, primary: string, headers: IncomingHttpHeaders, found: { key: string; entry?: Entry; fresh: boolean }, lock: boolean): Promise<Settled> {
+    if (this.shared) return this.settleShared(this.shared, domain, primary, headers, found, lock);
+    if (await this.waitForFill(found.key)) found = this.lookup(domain, primary, headers);
+    return { ...found, lock: !found.fresh && lock ? this.lock(found.key) : undefined };
+  }
+
+  private async settleShared(shared: SharedCacheLinks, domain: string, primary: string, headers: IncomingHttpHeaders, found: Settled, wantLock: boolean): Promise<Settled> {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    // A request of this worker is at it already: its outcome is in memory when it is done.
+    for (let pending = this.filling.get(found.key); pending && Date.now() < deadline; pending = this.filling.get(found.key)) {
+      await within(pending, deadline);
+      found = this.lookup(domain, primary, headers);
+      if (found.fresh) return found;
+    }
+    // This request speaks for the worker: later misses here wait for it.
+    const local = this.lock(found.key);
+    try {
+      const disk = await this.fromDisk(shared, domain, primary, headers);
+      if (disk?.fresh || !wantLock) {
+        local.release();
+        return disk ?? found;
+      }
+      if (disk) found = disk;
+      const hash = hashKey(found.key);
+      let granted = await shared.acquire(hash, true, Math.max(1, deadline - Date.now()));
+      if (granted) {
+        // Another worker may have stored it and let go between the look above and the lock.
+        const stored = await this.fromDisk(shared, domain, primary, headers);
+        if (stored?.fresh) {
+          shared.release(hash);
+          local.release();
+          return stored;
+        }
+      } else {
+        // Another worker's fill ended (or the wait did): its file if it stored one, else fetch
+        // (with the lock if it is free now, as the first of several waiters would).
+        const after = await this.fromDisk(shared, domain, primary, headers);
+        if (after?.fresh) {
+          local.release();
+          return after;
+        }
+        granted = await shared.acquire(hash, false, LOCK_WAIT_MS);
+      }
+      let released = false;
+      return {
+        ...found,
+        lock: {
+          release: () => {
+            if (released) return;
+            released = true;
+            if (granted) shared.release(hash);
+            local.release();
+          },
+        },
+      };
+    } catch (error) {
+      local.release();
+      throw error;
+    }
+  }
+
+  /** The shared file for the request (entry, or expired entry), put in this worker's memory when small. */
+  private async fromDisk(shared: SharedCacheLinks, domain: string, primary: string, headers: IncomingHttpHeaders): Promise<Settled | undefined> {
+    const revision = shared.revisionOf(domain);
+    if (revision === undefined) return undefined;
+    const varyKey = `${domain}\n${primary}`;
+    let vary = this.varyBy.get(varyKey);
+    let read: { meta: FileMeta; body?: Buffer; file: string } | undefined;
+    if (vary === undefined || vary.length === 0) {
+      // The primary key's file: the entry itself (no Vary), or the record of its variants' Vary.
+      read = await readShared(this.options.dir, hashKey(varyKey), revision);
+      if (read?.meta.vary) {
+        vary = read.meta.vary;
+        this.varyBy.set(varyKey, vary);
+        read = undefined;
+      } else vary = [];
+    }
+    const key = `${varyKey}\n${variantKey(vary, headers)}`;
+    if (vary.length > 0) read = await readShared(this.options.dir, hashKey(key), revision);
+    if (!read || read.meta.key !== key) return undefined;
+    const { meta } = read;
+    const entry: Entry = { domain, status: meta.status, headers: meta.headers, flat: flatten(meta.headers), size: meta.size, storedAt: meta.storedAt, expiresAt: meta.expiresAt, age: meta.age };
+    if (read.body) entry.body = read.body;
+    else entry.file = read.file;
+    const fresh = entry.expiresAt > Date.now();
+    if (fresh && entry.body) this.remember(key, entry);
+    return { key, entry, fresh };
+  }
+
+  private remember(key: string, entry: Entry): void {
+    (entry.file ? this.disk : this.memory).set(key, entry);
+    let keys = this.byDomain.get(entry.domain);
+    if (!keys) this.byDomain.set(entry.domain, (keys = new Set()));
+    keys.add(key);
+  }
+
+  /** Writes a filled entry where the other workers find it; resolves when it is in place (or failed). */
+  private async persist(key: string, varyKey: string, vary: string[], entry: Entry, revision: number): Promise<void> {
+    const dir = this.options.dir;
+    const meta: FileMeta = { key, domain: entry.domain, revision, status: entry.status, headers: entry.headers, size: entry.size, storedAt: entry.storedAt, expiresAt: entry.expiresAt, age: entry.age };
+    try {
+      if (vary.length > 0) await writeShared(dir, hashKey(varyKey), trailer({ ...meta, key: varyKey, vary, headers: {}, size: 0 }), entry.expiresAt);
+      // A large body is in its file already (CacheFill wrote the trailer and moved it in place).
+      if (entry.body) await writeShared(dir, fileHash(varyKey, key, vary), Buffer.concat([entry.body, trailer(meta)]), entry.expiresAt);
+    } catch {
+      // A full or broken disk: the other workers miss and fetch; this one has it in memory.
+    }
+  }
+
+  /**
    * Takes the fill lock of `key` for a miss about to go upstream: later misses of the key wait
    * for it (waitForFill). Released when the fill ends, or by the caller when nothing is stored.
    */
@@ -130,26 +323,34 @@ export class EdgeCache {
   beginFill(domain: string, primary: string, request: IncomingHttpHeaders, lock: FillLock, response: { status: number; headers: Record<string, string | string[]>; ttlMs: number; vary: string[] }, largeFiles: boolean): CacheFill {
     const varyKey = `${domain}\n${primary}`;
     const key = `${varyKey}\n${variantKey(response.vary, request)}`;
+    const shared = this.shared;
+    // Shared: the settings revision the response is stored under, read now (a change meanwhile
+    // makes the file one nobody serves).
+    const revision = shared?.revisionOf(domain) ?? 0;
     const finish = (entry: Entry | undefined): void => {
       if (entry) {
         const before = this.varyBy.get(varyKey) ?? [];
         if (before.join(',') !== response.vary.join(',')) this.varyBy.set(varyKey, response.vary);
-        (entry.file ? this.disk : this.memory).set(key, entry);
-        let keys = this.byDomain.get(domain);
-        if (!keys) this.byDomain.set(domain, (keys = new Set()));
-        keys.add(key);
+        // Shared, a large file is found on disk by every worker, not listed in one's memory.
+        if (!shared || entry.body) this.remember(key, entry);
       }
-      lock.release();
+      if (!entry || !shared) return lock.release();
+      // The other workers are told (the lock released) once the file is in place.
+      void this.persist(key, varyKey, response.vary, entry, revision).finally(() => lock.release());
     };
     const age = Number(response.headers.age ?? 0) || 0;
     const stored = { ...response.headers };
     delete stored.age;
     delete stored.date;
     delete stored['x-cache'];
-    return new CacheFill(this.options.dir, domain, response.status, stored, response.ttlMs, age, largeFiles, finish);
+    const place = shared && {
+      path: sharedPath(this.options.dir, fileHash(varyKey, key, response.vary)),
+      trailer: (entry: Omit<Entry, 'flat'>) => trailer({ key, domain, revision, status: entry.status, headers: entry.headers, size: entry.size, storedAt: entry.storedAt, expiresAt: entry.expiresAt, age: entry.age }),
+    };
+    return new CacheFill(this.options.dir, domain, response.status, stored, response.ttlMs, age, largeFiles, finish, place || undefined);
   }
 
-  /** Drops everything stored for a domain (its settings changed, or it left this edge). */
+  /** Drops everything stored for a domain (its settings changed, or it left this edge); shared files are left to the janitor (their revision is no longer served). */
   dropDomain(domain: string): void {
     const keys = this.byDomain.get(domain);
     if (!keys) return;
@@ -241,6 +442,8 @@ export class CacheFill {
     private readonly age: number,
     private readonly largeFiles: boolean,
     private readonly finish: (entry: Entry | undefined) => void,
+    /** Shared: where a large file goes when complete, and the trailer it gets first. */
+    private readonly place?: { path: string; trailer: (entry: Omit<Entry, 'flat'>) => Buffer },
   ) {
     const length = headers['content-length'];
     this.expected = length === undefined ? undefined : Number(length);
@@ -277,11 +480,7 @@ export class CacheFill {
   end(complete: boolean): void {
     if (this.abandoned) return;
     if (!complete || (this.expected !== undefined && this.expected !== this.size)) return this.abandon();
-    const flat: string[] = [];
-    for (const [name, value] of Object.entries(this.headers)) {
-      if (name === 'content-length') continue;
-      for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
-    }
+    const flat = flatten(this.headers);
     const entry = { domain: this.domain, status: this.status, headers: { ...this.headers, 'content-length': String(this.size) }, flat, size: this.size, storedAt: Date.now(), expiresAt: Date.now() + this.ttlMs, age: this.age };
     if (!this.file) {
       this.finish({ ...entry, body: Buffer.concat(this.chunks, this.size) });
@@ -289,13 +488,18 @@ export class CacheFill {
       return;
     }
     const temp = this.tempPath;
-    const final = temp.replace(/tmp-([^/]+)$/, 'obj-$1');
+    const final = this.place?.path ?? temp.replace(/tmp-([^/]+)$/, 'obj-$1');
+    if (this.place) this.file.write(this.place.trailer(entry));
     this.file.end(() => {
       if (this.abandoned) return;
-      rename(temp, final, (error) => {
-        if (error) return this.abandon();
-        this.finish({ ...entry, file: final });
-      });
+      const moveIn = () =>
+        rename(temp, final, (error) => {
+          if (error) return this.abandon();
+          this.finish({ ...entry, file: final });
+        });
+      // Shared: the expiry is the file's mtime (what the janitor reads).
+      if (this.place) utimes(temp, new Date(), new Date(entry.expiresAt), () => moveIn());
+      else moveIn();
     });
   }
 
@@ -309,5 +513,55 @@ export class CacheFill {
       unlink(temp, () => undefined);
     }
     this.finish(undefined);
+  }
+}
+
+/** Resolves when `promise` does or at `deadline`, whichever is first. */
+async function within(promise: Promise<void>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
+  clearTimeout(timer);
+}
+
+/** Writes a shared file whole: a temp file, its mtime the expiry, moved in place. */
+async function writeShared(dir: string, hash: string, data: Buffer, expiresAt: number): Promise<void> {
+  const temp = join(dir, `tmp-${randomBytes(12).toString('hex')}`);
+  try {
+    await writeFile(temp, data);
+    await utimesAsync(temp, new Date(), new Date(expiresAt));
+    await renameAsync(temp, sharedPath(dir, hash));
+  } catch (error) {
+    unlink(temp, () => undefined);
+    throw error;
+  }
+}
+
+/** A shared file read: its meta (undefined when absent, damaged, or of another settings revision) and its body when small. */
+async function readShared(dir: string, hash: string, revision: number): Promise<{ meta: FileMeta; body?: Buffer; file: string } | undefined> {
+  const file = sharedPath(dir, hash);
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size < 8) return undefined;
+    // Small entries are read whole at once; of a large one only the trailer.
+    const whole = size <= LARGE_FILE_BYTES + 65_536;
+    const tailLength = whole ? size : Math.min(size, 65_536 + 8);
+    const tail = Buffer.allocUnsafe(tailLength);
+    const { bytesRead } = await handle.read(tail, 0, tailLength, size - tailLength);
+    if (bytesRead !== tailLength || tail.readUInt32BE(tailLength - 4) !== FILE_MARK) return undefined;
+    const metaLength = tail.readUInt32BE(tailLength - 8);
+    if (metaLength > tailLength - 8) return undefined;
+    const meta = JSON.parse(tail.subarray(tailLength - 8 - metaLength, tailLength - 8).toString()) as FileMeta;
+    if (meta.revision !== revision || meta.size !== size - 8 - metaLength) return undefined;
+    return { meta, file, body: whole && !meta.vary ? tail.subarray(0, meta.size) : undefined };
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close().catch(() => undefined);
   }
 }

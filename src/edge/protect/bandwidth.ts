@@ -4,10 +4,23 @@
 // that takes tokens before each slice it writes, so a throttled response stops reading from the
 // backend (or the cache) by backpressure — nothing is buffered to enforce the rate. Waiters are
 // served first come, first served. KB = 1024 bytes.
+// Several processes of one node (the edge role's workers) divide a domain's rate between those
+// sending for it at the moment (BandwidthShare): alone, a worker has the whole rate; while k send,
+// each has a k-th; a process that sent nothing for a second stops counting.
 import type { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 
 const REFILL_MS = 50;
+/** A process that took nothing from a domain's bucket for this long no longer counts as sending for it. */
+const SENDING_MS = 1000;
+
+/** How the processes of one node divide each domain's rate. */
+export interface BandwidthShare {
+  /** This process's part of the domain's rate now (1 when it is the only one sending). */
+  part(domain: string): number;
+  /** This process starts (true) or stops (false) sending for the domain. */
+  sending(domain: string, on: boolean): void;
+}
 
 class Bucket {
   private tokens: number;
@@ -18,6 +31,10 @@ class Bucket {
   /** Largest slice a writer asks for at once (never more than the bucket can hold). */
   slice = 0;
   lastUsed = Date.now();
+  /** The domain's whole rate (this bucket's is a part of it when the node's processes share it). */
+  whole = 0;
+  /** Counted as sending for the domain (BandwidthShare). */
+  sending = false;
 
   constructor(bytesPerSecond: number) {
     this.setRate(bytesPerSecond);
@@ -43,11 +60,16 @@ class Bucket {
 
   refill(elapsedMs: number): void {
     this.tokens = Math.min(this.capacity, this.tokens + (this.rate * elapsedMs) / 1000);
-    while (this.waiting.length > 0 && this.tokens >= this.waiting[0]!.need) {
+    // A waiter asking more than the bucket holds now (its rate was lowered meanwhile) goes once it is full.
+    while (this.waiting.length > 0 && this.tokens >= Math.min(this.waiting[0]!.need, this.capacity)) {
       const next = this.waiting.shift()!;
       this.tokens -= next.need;
       next.resolve();
     }
+  }
+
+  get waitingCount(): number {
+    return this.waiting.length;
   }
 
   get idle(): boolean {
@@ -60,11 +82,23 @@ export class BandwidthLimits {
   private timer: NodeJS.Timeout | undefined;
   private last = performance.now();
 
-  /** The domain's bucket at `kbPerSecond` (its current setting). */
+  constructor(private readonly share?: BandwidthShare) {}
+
+  /** The domain's bucket at `kbPerSecond` (its current setting), or this process's part of it. */
   private bucket(domain: string, kbPerSecond: number): Bucket {
+    const whole = kbPerSecond * 1024;
     let bucket = this.buckets.get(domain);
-    if (!bucket) this.buckets.set(domain, (bucket = new Bucket(kbPerSecond * 1024)));
-    else if (bucket.rate !== kbPerSecond * 1024) bucket.setRate(kbPerSecond * 1024);
+    if (!bucket) {
+      this.buckets.set(domain, (bucket = new Bucket(whole * (this.share?.part(domain) ?? 1))));
+      bucket.whole = whole;
+    } else if (bucket.whole !== whole) {
+      bucket.whole = whole;
+      bucket.setRate(whole * (this.share?.part(domain) ?? 1));
+    }
+    if (this.share && !bucket.sending) {
+      bucket.sending = true;
+      this.share.sending(domain, true);
+    }
     if (!this.timer) {
       this.last = performance.now();
       this.timer = setInterval(() => this.tick(), REFILL_MS);
@@ -77,14 +111,25 @@ export class BandwidthLimits {
     const now = performance.now();
     const elapsed = now - this.last;
     this.last = now;
+    const quiet = Date.now() - SENDING_MS;
     for (const [domain, bucket] of this.buckets) {
       bucket.refill(elapsed);
+      if (bucket.sending && bucket.waitingCount === 0 && bucket.lastUsed < quiet) {
+        bucket.sending = false;
+        this.share?.sending(domain, false);
+      }
       if (bucket.idle) this.buckets.delete(domain);
     }
     if (this.buckets.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;
     }
+  }
+
+  /** This process's part of a domain's rate changed (BandwidthShare). */
+  reshare(domain: string): void {
+    const bucket = this.buckets.get(domain);
+    if (bucket && this.share) bucket.setRate(bucket.whole * this.share.part(domain));
   }
 
   /**
@@ -102,8 +147,10 @@ export class BandwidthLimits {
     return new Writable({
       write(chunk: Buffer, _encoding, callback) {
         const send = async (): Promise<void> => {
-          for (let at = 0; at < chunk.length; at += bucket.slice) {
+          // The slice is read once per part: the rate (and with it the slice) may change while a part waits.
+          for (let at = 0; at < chunk.length; ) {
             const part = chunk.subarray(at, at + bucket.slice);
+            at += part.length;
             const wait = bucket.take(part.length);
             if (wait instanceof Promise) await wait;
             if (res.destroyed) throw new Error('the client went away');

@@ -1,7 +1,8 @@
 // Per-client limits for domains with baseprotection: a request rate (token bucket per client
 // address: 429 past it) and a temporary ban for bad behaviour (BunkerWeb's rule: 10 refused
 // requests within 60 s → banned for a while). Bounded: the least recently seen clients are
-// forgotten first.
+// forgotten first. A ban can be heard of (onBan) and passed on: the edge role's workers ban a
+// client together.
 import { LRUCache } from 'lru-cache';
 
 export interface ClientLimitOptions {
@@ -24,7 +25,16 @@ interface ClientState {
 export class ClientLimits {
   private readonly clients = new LRUCache<string, ClientState>({ max: 200_000 });
 
+  /** Called when this process bans a client (not for bans passed in with ban()). */
+  onBan: ((client: string, until: number) => void) | undefined;
+
   constructor(private readonly options: ClientLimitOptions) {}
+
+  /** A ban decided elsewhere (another worker of this node), until the given time. */
+  ban(client: string, until: number): void {
+    const state = this.state(client, Date.now());
+    state.bannedUntil = Math.max(state.bannedUntil, until);
+  }
 
   private state(client: string, now: number): ClientState {
     let state = this.clients.get(client);
@@ -55,5 +65,6 @@ export class ClientLimits {
     if (state.refusals.length < this.options.banAfter) return;
     state.bannedUntil = now + this.options.banMs;
     state.refusals = [];
+    this.onBan?.(client, state.bannedUntil);
   }
 }

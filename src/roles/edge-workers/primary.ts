@@ -1,0 +1,304 @@
+// The edge role with workers (PALISADE_EDGE_WORKERS > 1): this process is the node's one feed
+// consumer, notify listener (/healthz, /metrics for the whole node) and uptime reporter, and
+// supervises N worker processes (worker.ts) that serve the traffic.
+//
+//   state       the feed applies to this process's EdgeState; each change goes on to every worker
+//               in order (a worker that starts gets the whole state first); each worker says
+//               which revision it applied (/healthz shows them and how long they took)
+//   connections balanced by client (default): this process accepts on the HTTP and HTTPS ports
+//               and hands each connection to the worker its client network hashes to
+//               (dispatch.ts), so per-client limits hold exactly as in one process; by kernel:
+//               every worker listens on the ports itself (SO_REUSEPORT)
+//   shared      the challenge key (one per node: PALISADE_EDGE_CHALLENGE_SECRET, or made here),
+//               TLS session ticket keys,
+//               backend verdicts (the active checks run here once for the node; a worker's own
+//               verdict from its traffic goes to all), bans, each domain's bandwidth (divided
+//               between the workers sending for it), the cache directory and its fill locks
+//               (node-shares.ts), kept tidy by the janitor here
+//   restarts    a worker that stops is started again with backoff; its clients go to the next
+//               worker meanwhile; SIGTERM stops all within the bound
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from '../../config.ts';
+import { BackendHealth } from '../../edge/backend-health.ts';
+import { CacheJanitor } from '../../edge/cache/cache-janitor.ts';
+import { EdgeState, type EdgeBatch } from '../../edge/edge-state.ts';
+import { RemoteEdgeFeed } from '../../edge/feed/remote-edge-feed.ts';
+import { DEFAULT_CONNECTION_LIMITS } from '../../edge/protect/connection-limits.ts';
+import { IpRanges } from '../../edge/protect/ip-ranges.ts';
+import { UptimeRecorder } from '../../edge/uptime-recorder.ts';
+import { UptimeReporter } from '../../edge/uptime-reporter.ts';
+import { createLogger } from '../../log.ts';
+import { NotifyListener } from '../../sync/notify-listener.ts';
+import { CACHE_DISK_BYTES } from '../edge-parts.ts';
+import { feedHealth, feedMetrics } from '../feed-health.ts';
+import { closeOnSignal } from '../shutdown.ts';
+import { StartupError } from '../startup-error.ts';
+import { ConnectionDispatch } from './dispatch.ts';
+import type { EdgeItems, FromWorker, Scheme, ToWorker } from './messages.ts';
+import { mergeMetrics } from './metrics-merge.ts';
+import { Bans, BandwidthSenders, FillLocks, type LockReply } from './node-shares.ts';
+import { WorkerPool, type WorkerSlot } from './worker-pool.ts';
+import { WORKER_SHUTDOWN_MS } from './worker.ts';
+
+/** How long the workers get to stop before they are killed (the role's whole bound is 10 s). */
+const WORKERS_STOP_MS = WORKER_SHUTDOWN_MS + 1000;
+/** Connections held while no worker serves (beyond: closed). */
+const MAX_PARKED = 4096;
+/** Gauges every worker holds alike: summed they would count N times. */
+const ALIKE = new Set(['palisade_edge_domains']);
+
+/** The node's EdgeState: every batch applied here goes on to the workers. */
+class RelayedEdgeState extends EdgeState {
+  relay: ((batch: EdgeBatch) => void) | undefined;
+
+  override apply(batch: EdgeBatch): void {
+    super.apply(batch);
+    this.relay?.(batch);
+  }
+
+  /** Everything, as replace() takes it (a starting worker's first state). */
+  items(): EdgeItems {
+    return {
+      domains: [...this.routes.names()].map((name) => this.routes.get(name)!),
+      certificates: [...this.certificates.values()],
+      challenges: [...this.challenges.values()],
+      ipLists: [...this.ipLists.values()],
+      node: this.node,
+    };
+  }
+}
+
+export interface PostReport {
+  (report: import('../../uptime/report.ts').UptimeReport): Promise<void>;
+}
+
+export async function runEdgePrimary(config: Config, postReport: PostReport): Promise<void> {
+  const { sync, edge } = config;
+  const log = createLogger(config.logLevel);
+  const count = edge.workers;
+  const byKernel = edge.workerBalance === 'kernel';
+  // One key for the node: a clearance one worker set passes in every other.
+  const secret = edge.challenge.secret ?? randomBytes(32);
+  // And one set of TLS ticket keys: a session resumes in whichever worker the connection meets.
+  const ticketKeys = randomBytes(48);
+  const state = new RelayedEdgeState(edge.node);
+  const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
+  const janitor = new CacheJanitor(edge.cacheDir, CACHE_DISK_BYTES, log.child({ component: 'cache' }));
+  janitor.prepare();
+
+  // The node's backend verdicts: active checks here, once for all workers.
+  const health = new BackendHealth(log.child({ component: 'edge' }), undefined, config.allowPrivateBackends);
+  const recorder = new UptimeRecorder(state.routes, health);
+  /** The worker a verdict came from (not told it again). */
+  let verdictFrom: WorkerSlot | undefined;
+  health.observer = {
+    checked: (backend, ok, ms) => recorder.checked(backend, ok, ms),
+    switched: (backend, up) => {
+      recorder.switched();
+      pool.broadcast({ t: 'health', backend, up }, verdictFrom);
+    },
+  };
+
+  const locks = new FillLocks();
+  const senders = new BandwidthSenders();
+  const bans = new Bans();
+  const stats = new Map<number, string>();
+  /** When each recent revision went out to the workers (for how long they took). */
+  const sentAt = new Map<number, number>();
+  let ports = { http: 0, https: 0 };
+  /** Set once the ports are open: the connections a stopped worker never got go to another; those waiting for a worker to serve go when one does. */
+  let handOverQueued: (slot: WorkerSlot) => void = () => undefined;
+  let handOverParked: () => void = () => undefined;
+
+  const answerLocks = (replies: LockReply[]): void => {
+    for (const r of replies) pool.send(pool.slots[r.worker]!, { t: 'lock', id: r.id, hash: r.hash, granted: r.granted });
+  };
+  const introduce = (slot: WorkerSlot): void => {
+    const init: ToWorker = { t: 'init', index: slot.index, workers: count, secret, ticketKeys, httpsPort: ports.https, down: health.downList(), bans: bans.current() };
+    if (byKernel) init.listen = { host: edge.host, http: ports.http, https: ports.https };
+    pool.send(slot, init);
+    pool.send(slot, { t: 'replace', items: state.items() });
+    slot.introduced = true;
+    pool.send(slot, { t: 'revision', revision: feed.applied });
+  };
+  const onMessage = (slot: WorkerSlot, message: FromWorker): void => {
+    switch (message.t) {
+      case 'hello':
+        introduce(slot);
+        return;
+      case 'applied': {
+        const at = sentAt.get(message.revision);
+        slot.applyMs = at === undefined ? undefined : Date.now() - at;
+        handOverParked();
+        return;
+      }
+      case 'health':
+        verdictFrom = slot;
+        try {
+          health.force(message.backend, message.up);
+        } finally {
+          verdictFrom = undefined;
+        }
+        return;
+      case 'ban':
+        bans.add(message.client, message.until);
+        pool.broadcast({ t: 'ban', client: message.client, until: message.until }, slot);
+        return;
+      case 'bandwidth': {
+        const told = senders.set(slot.index, message.domain, message.sending);
+        for (const index of told?.workers ?? []) pool.send(pool.slots[index]!, { t: 'bandwidth', domain: message.domain, senders: told!.senders });
+        return;
+      }
+      case 'lock':
+        answerLocks(locks.lock(slot.index, message.id, message.hash, message.wait));
+        return;
+      case 'unlock':
+        answerLocks(locks.unlock(slot.index, message.hash));
+        return;
+      case 'stats':
+        stats.set(slot.index, message.metrics);
+        recorder.addRequests(message.requests);
+        return;
+    }
+  };
+  const pool: WorkerPool = new WorkerPool({
+    count,
+    log,
+    env: (index) => ({ ...process.env, PALISADE_EDGE_WORKER: String(index) }),
+    onMessage,
+    onExit: (slot) => {
+      handOverQueued(slot);
+      answerLocks(locks.workerGone(slot.index));
+      for (const told of senders.workerGone(slot.index)) for (const index of told.workers) pool.send(pool.slots[index]!, { t: 'bandwidth', domain: told.domain, senders: told.senders });
+    },
+  });
+
+  // Changes go on in order; the revision they make follows once the feed has set it (the same tick).
+  let revisionDue = false;
+  state.relay = (batch) => {
+    pool.broadcast({ t: 'apply', batch });
+    if (revisionDue) return;
+    revisionDue = true;
+    process.nextTick(() => {
+      revisionDue = false;
+      sentAt.set(feed.applied, Date.now());
+      if (sentAt.size > 64) sentAt.delete(sentAt.keys().next().value!);
+      pool.broadcast({ t: 'revision', revision: feed.applied });
+    });
+  };
+
+  feed.start();
+  health.start(() => state.routes.backends(), edge.checkIntervalMs);
+  janitor.start();
+
+  // The ports first (a port taken is a start-up error before any worker runs); by kernel, held
+  // here only until the workers listen on them too.
+  const trusted = IpRanges.compile(edge.trustedProxies);
+  const dispatch = new ConnectionDispatch(count, trusted, DEFAULT_CONNECTION_LIMITS.prefixV4, DEFAULT_CONNECTION_LIMITS.prefixV6);
+  // Node passes one handle at a time per worker (the next once the worker has acknowledged the
+  // last) and keeps the queued ones; a worker that dies leaves them open and unanswered. So this
+  // process keeps its own copy until the handle is on its way (then closes its copy: the
+  // connection lives on in the worker), and gives those still queued to another worker.
+  const queued = new Map<number, Map<Socket, Scheme>>(pool.slots.map((s) => [s.index, new Map()]));
+  // While no worker serves (the start, or every one restarting), connections wait here, bounded.
+  const parked: Array<[Socket, Scheme]> = [];
+  const handOver = (socket: Socket, scheme: Scheme): void => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return void socket.destroy();
+    const index = dispatch.pick(address, (i) => pool.slots[i]!.ready);
+    if (index === undefined) {
+      if (parked.length >= MAX_PARKED) return void socket.destroy();
+      parked.push([socket, scheme]);
+      return;
+    }
+    const waiting = queued.get(index)!;
+    waiting.set(socket, scheme);
+    pool.send(pool.slots[index]!, { t: 'connection', scheme }, socket, () => {
+      waiting.delete(socket);
+      socket.destroy();
+    });
+  };
+  handOverParked = () => {
+    for (const [socket, scheme] of parked.splice(0)) if (!socket.destroyed) handOver(socket, scheme);
+  };
+  handOverQueued = (slot) => {
+    const waiting = queued.get(slot.index)!;
+    const again = [...waiting];
+    waiting.clear();
+    for (const [socket, scheme] of again) if (!socket.destroyed) handOver(socket, scheme);
+  };
+  const accepted = (scheme: Scheme) => (socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    handOver(socket, scheme);
+  };
+  const listeners: Server[] = [];
+  const listen = (scheme: Scheme, port: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const server = byKernel ? createServer((socket) => socket.destroy()) : createServer({ pauseOnConnect: true }, accepted(scheme));
+      listeners.push(server);
+      server.once('error', (error: NodeJS.ErrnoException) => reject(new StartupError(`edge: cannot listen on ${edge.host}:${port} for ${scheme.toUpperCase()} (${error.code ?? error.message}); free the port or set PALISADE_EDGE_HOST/PALISADE_EDGE_HTTP_PORT/PALISADE_EDGE_HTTPS_PORT`)));
+      server.listen({ port, host: edge.host, reusePort: byKernel }, () => resolve((server.address() as { port: number }).port));
+    });
+  ports = { http: await listen('http', edge.httpPort), https: await listen('https', edge.httpsPort) };
+
+  await pool.start().catch((error: Error) => {
+    throw new StartupError(error.message);
+  });
+  if (byKernel) for (const server of listeners.splice(0)) server.close();
+
+  const reporter = new UptimeReporter(recorder, postReport, edge.reportMs, log.child({ component: 'uptime' }));
+  reporter.start();
+  const workersHealth = () => pool.slots.map((s) => ({ worker: s.index, pid: s.child?.pid, serving: s.ready, revision: s.revision, apply_ms: s.applyMs, restarts: s.restarts }));
+  const healthOf = () => {
+    const h = feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size, workers: workersHealth() });
+    return pool.readyCount === 0 ? { ...h, ok: false, status: 'degraded', reason: 'no worker is serving' } : h;
+  };
+  const metrics = (): string => {
+    const lines = [
+      '# HELP palisade_edge_workers Worker processes of this edge, by whether they serve now.',
+      '# TYPE palisade_edge_workers gauge',
+      `palisade_edge_workers{state="serving"} ${pool.readyCount}`,
+      `palisade_edge_workers{state="starting"} ${count - pool.readyCount}`,
+      '# HELP palisade_edge_worker_restarts_total Workers started again after they stopped.',
+      '# TYPE palisade_edge_worker_restarts_total counter',
+      `palisade_edge_worker_restarts_total ${pool.restarts}`,
+      '# HELP palisade_edge_worker_revision_applied Change-feed revision each worker serves.',
+      '# TYPE palisade_edge_worker_revision_applied gauge',
+      ...pool.slots.map((s) => `palisade_edge_worker_revision_applied{worker="${s.index}"} ${s.revision}`),
+      '# HELP palisade_edge_cache_disk_bytes Bytes in the shared cache directory at the last sweep.',
+      '# TYPE palisade_edge_cache_disk_bytes gauge',
+      `palisade_edge_cache_disk_bytes ${janitor.bytes}`,
+    ];
+    const own = `# HELP palisade_edge_revision_applied Change-feed revision this edge has applied.\n# TYPE palisade_edge_revision_applied gauge\npalisade_edge_revision_applied ${feed.applied}\n# HELP palisade_edge_uptime_reports_sent Uptime reports the API accepted since start.\n# TYPE palisade_edge_uptime_reports_sent gauge\npalisade_edge_uptime_reports_sent ${reporter.sent}\n# HELP palisade_edge_uptime_reports_dropped Uptime reports dropped undelivered since start (the oldest, past 30 kept).\n# TYPE palisade_edge_uptime_reports_dropped gauge\npalisade_edge_uptime_reports_dropped ${reporter.dropped}\n`;
+    return mergeMetrics(stats.values(), ALIKE) + own + `${lines.join('\n')}\n` + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
+  };
+  const listener: NotifyListener = new NotifyListener({
+    secret: sync.secret!,
+    applied: () => feed.applied,
+    onNotify: () => void feed.catchUp(),
+    health: healthOf,
+    metrics,
+    log: log.child({ component: 'sync' }),
+  });
+  const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
+    throw new StartupError(`sync: cannot listen on ${sync.host}:${sync.port} (${error.code ?? error.message}); set PALISADE_SYNC_HOST/PALISADE_SYNC_PORT`);
+  });
+  const shown = edge.host.includes(':') ? `[${edge.host}]` : edge.host;
+  log.info(
+    { node: edge.node, http: `http://${shown}:${ports.http}`, https: `https://${shown}:${ports.https}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, domains: state.routes.size, workers: count, balance: edge.workerBalance },
+    'palisade edge serving',
+  );
+
+  closeOnSignal(log, async () => {
+    // No new connections; the workers finish theirs (bounded), then the rest stops.
+    for (const server of listeners) server.close();
+    reporter.stop();
+    await pool.stop(WORKERS_STOP_MS);
+    await listener.close();
+    health.stop();
+    await janitor.stop();
+    await feed.stop();
+  });
+}
