@@ -3,7 +3,7 @@
 // supervisor's SIGTERM stops them all; a supervisor killed outright takes no part with it for long.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
-import { runAdminCli, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { partPid, runAdminCli, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let server: RunningServer;
@@ -19,13 +19,8 @@ function api(method: string, path: string, body?: unknown) {
   });
 }
 
-/** The parts' pids from the newest "palisade serving" line or "part serving again" lines. */
-function partPids(): Record<string, number> {
-  const serving = /"parts":(\{[^}]*\})/.exec(server.output());
-  const pids = JSON.parse(serving![1]!) as Record<string, number>;
-  for (const m of server.output().matchAll(/"part":"(\w+)","pid":(\d+),"restarts":\d+,"msg":"supervisor: part serving again"/g)) pids[m[1]!] = Number(m[2]);
-  return pids;
-}
+/** The parts' pids as the supervisor last named them. */
+const partPids = (): Record<string, number> => Object.fromEntries((['api', 'dns', 'edge'] as const).map((part) => [part, partPid(server, part)]));
 
 const alive = (pid: number) => {
   try {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { decode, dns2Query } from '../helpers/dns2-packets.ts';
 import { frame, readFrames } from '../helpers/dns-server.ts';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { partPid, runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let server: RunningServer;
@@ -21,7 +21,8 @@ let key: string;
 const extra: RunningServer[] = [];
 const floods: ChildProcess[] = [];
 
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
+// The name server part's process (serve runs the API, the name server and the edge as separate processes).
+const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${partPid(server, 'dns')}/status`, 'utf8'))![1]) / 1024;
 const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await (await fetch(`${server.url}/metrics`)).text())![1]);
 const call = (method: string, path: string, body?: unknown) =>
   fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -159,7 +160,7 @@ describe('TCP resource limits', () => {
     expect((await ownCall('POST', '/domains/big.example/dnsrecords', { name: 'www', type: 1, value: '192.0.2.80' })).status).toBe(201);
     await ownCall('GET', '/domains/big.example/activatens');
     const normal = frame(dns2Query('www.big.example', 1, { id: 80 }));
-    const ownRss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${own.child.pid}/status`, 'utf8'))![1]) / 1024;
+    const ownRss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${partPid(own, 'dns')}/status`, 'utf8'))![1]) / 1024;
 
     const before: number[] = [];
     for (let i = 0; i < 20; i++) before.push(await timedQuery(own.dnsPort, normal));

@@ -8,7 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { partPid, runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let server: RunningServer;
@@ -56,7 +56,8 @@ function get(host: string, path: string, localAddress = '127.0.0.1', headers: Re
   });
 }
 
-const edgeFds = () => readdirSync(`/proc/${server.child.pid}/fd`).length;
+// The edge part's process (serve runs the API, the name server and the edge as separate processes).
+const edgeFds = () => readdirSync(`/proc/${partPid(server, 'edge')}/fd`).length;
 
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const started = Date.now();

@@ -13,7 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyFor, MISBEHAVIOURS, startMisbehavingBackend, type MisbehavingBackend, type Misbehaviour } from '../helpers/misbehaving-backend.ts';
 import { fdKinds, openFds, rssMiB } from '../helpers/process-stats.ts';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { partPid, runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 const REQUESTS = 10_000;
@@ -245,7 +245,8 @@ afterAll(async () => {
 describe(`the edge between misbehaving clients and backends (seed ${SEED}; PALISADE_FUZZ_SEED=${SEED} replays it)`, () => {
   it(`${REQUESTS} requests, ${CONCURRENCY} at a time: the process lives, nothing hangs, and what it holds comes back down`, async () => {
     console.log(`fuzz seed ${SEED}`);
-    const pid = server.child.pid!;
+    // The edge part's process (serve runs the API, the name server and the edge as separate processes).
+    const pid = partPid(server, 'edge');
     // Warm: pools, code and caches as an ordinary day leaves them.
     for (let i = 0; i < 200; i++) expect((await ordinary(`/m/ok/${i * 50}/warm${i % 20}.bin`)).status).toBe(200);
     await sleep(6000);

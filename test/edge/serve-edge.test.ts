@@ -8,7 +8,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/redis-server.ts';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { partPid, runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
@@ -79,7 +79,8 @@ function startBackend(name: string, port = 0): Promise<[Server, number]> {
   return new Promise((resolve) => s.listen(port, '127.0.0.1', () => resolve([s, (s.address() as { port: number }).port])));
 }
 
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
+// The edge part's process (serve runs the API, the name server and the edge as separate processes).
+const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${partPid(server, 'edge')}/status`, 'utf8'))![1]) / 1024;
 
 beforeAll(async () => {
   [backend, backendPort] = await startBackend('main');
@@ -219,7 +220,7 @@ describe('palisade serve: the edge', () => {
     // 100 MB body shows as ~100 MB); (2) once warm, four more transfers leave the peak (VmHWM) where
     // it was, give or take where the GC's marking ends (0-23 MB seen); keeping one chunk in 8
     // raised it 108 MB.
-    const peakMb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024;
+    const peakMb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${partPid(server, 'edge')}/status`, 'utf8'))![1]) / 1024;
     const url = new URL(server.edgeUrl!);
     const beforePause = rssMb();
     const paused = await new Promise<IncomingMessage>((resolve, reject) => {

@@ -127,3 +127,18 @@ export async function stopProcess(p: { child: ChildProcess; exited: Promise<unkn
   p.child.kill(signal);
   await p.exited;
 }
+
+/**
+ * The pid of one of serve's parts (each a process under the supervisor `server.child`): from its
+ * "palisade serving" line, or the part's latest "serving again" line after a restart. What a test
+ * measures of the edge or the name server (memory, descriptors) is that process's.
+ */
+export function partPid(server: { output: () => string }, part: 'api' | 'dns' | 'edge'): number {
+  const out = server.output();
+  const serving = [...out.matchAll(/"parts":(\{[^}]*\})/g)].at(-1);
+  if (!serving) throw new Error(`no "palisade serving" line naming the parts:\n${out.slice(-2000)}`);
+  let pid = (JSON.parse(serving[1]!) as Record<string, number>)[part];
+  for (const m of out.matchAll(/"part":"(\w+)","pid":(\d+),"restarts":\d+,"msg":"supervisor: part serving again"/g)) if (m[1] === part) pid = Number(m[2]);
+  if (pid === undefined) throw new Error(`serve has no ${part} part`);
+  return pid;
+}
