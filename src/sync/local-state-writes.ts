@@ -7,7 +7,8 @@
 // fail it, and print a stack for it); retries, on a backoff, once room returns; and the state
 // reported: one warning when writes stop, one line when they resume, the reason in /healthz.
 import { existsSync, statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { open, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { diskWriteFailure } from '../store/lmdb-commit-guard.ts';
 
@@ -33,6 +34,17 @@ export function freeBytes(path: string): number {
 /** An error as the disk gives it, for a write not even tried (`what`: waits for room). */
 export function noRoom(free: number, what?: string, needed = MIN_ROOM): NodeJS.ErrnoException {
   return Object.assign(new Error(`the disk is full (${free} bytes free, ${needed} wanted)${what ? `: ${what} waits for room` : ''}`), { code: 'ENOSPC' });
+}
+
+/**
+ * Opens the LMDB environment of a local state, refusing (ENOSPC, before LMDB is touched) to create
+ * one without room: a new environment on a full disk faults (SIGBUS) on its memory-mapped lock file.
+ */
+export function openLocalDb<K extends Key>(path: string): RootDatabase<unknown, K> {
+  const fresh = !existsSync(join(path, 'data.mdb')) || !existsSync(join(path, 'lock.mdb'));
+  const free = freeBytes(path);
+  if (fresh && free < MIN_ROOM) throw noRoom(free, 'creating the local state');
+  return open<unknown, K>({ path, compression: false, noSubdir: false });
 }
 
 export interface LocalStateWritesOptions {

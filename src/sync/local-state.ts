@@ -16,15 +16,13 @@
 // revision. A start on a full disk reads what is stored (LMDB opens an existing state without
 // writing); a state that does not exist yet is not created without room (LMDB would fault on its
 // lock file), the name server runs from the feed in memory meanwhile.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import type { EdgeNode } from '../model/node.ts';
 import { diskFailureOf, diskWriteFailure, guardLmdbCommitFailures, quietly } from '../store/lmdb-commit-guard.ts';
 import type { RecordState } from '../model/record.ts';
 import type { RecordDelta, Zone } from '../store/types.ts';
-import { freeBytes, LocalStateWrites, MIN_ROOM, noRoom, type LocalStateWritesOptions } from './local-state-writes.ts';
+import { freeBytes, LocalStateWrites, noRoom, openLocalDb, type LocalStateWritesOptions } from './local-state-writes.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { endLine, headerLine, zoneJson, zoneLine, type SnapshotHeader } from './snapshot-format.ts';
 
@@ -129,11 +127,7 @@ export class LocalState {
   }
 
   private openDisk(): void {
-    // A new LMDB environment on a full disk faults (SIGBUS) on its memory-mapped lock file.
-    const fresh = !existsSync(join(this.path, 'data.mdb')) || !existsSync(join(this.path, 'lock.mdb'));
-    const free = freeBytes(this.path);
-    if (fresh && free < MIN_ROOM) throw noRoom(free, 'creating the local state');
-    const root = open<unknown, MetaKey>({ path: this.path, compression: false, noSubdir: false });
+    const root = openLocalDb<MetaKey>(this.path);
     this.root = root;
     const side = (name: Side): SideDbs => ({
       snapshot: root.openDB<Buffer, number>({ name: `snapshot-${name}`, encoding: 'binary' }),

@@ -2,12 +2,12 @@
 // answers 507 problem+json, the process and its DNS keep running, reads keep working, a restart
 // on the still-full disk starts and answers the same, writes work again once space returns, and
 // every acknowledged write is still there.
-import { closeSync, ftruncateSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { runAdminCli, START_TIMEOUT_MS, startServe, stopProcess, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
-import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.ts';
+import { fillDisk, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.ts';
 
 let disk: Tmpfs | undefined;
 let dataDir: string;
@@ -19,20 +19,6 @@ let env: Record<string, string>;
 const call = (method: string, path: string, body?: unknown) =>
   fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 
-/** Writes a file until the file system refuses (ENOSPC), then gives back `leave` bytes. */
-function fillDisk(leave: number): void {
-  const fd = openSync(filler, 'w');
-  const block = Buffer.alloc(64 * 1024, 1);
-  let size = 0;
-  try {
-    for (;;) size += writeSync(fd, block);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  } finally {
-    ftruncateSync(fd, Math.max(0, size - leave));
-    closeSync(fd);
-  }
-}
 
 // Set-up: a CLI run and a start (each within the start deadline), and the mount.
 beforeAll(async () => {
@@ -60,7 +46,7 @@ describe('disk full', () => {
     expect((await call('POST', '/domains', { domain: 'full.example', backend: '198.51.100.1', enabled: false })).status).toBe(201);
     expect((await call('GET', '/domains/full.example/activatens')).status).toBe(200);
     // Room for a few records, then none.
-    fillDisk(256 * 1024);
+    fillDisk(filler, 256 * 1024);
     const acknowledged: string[] = [];
     let refused: Response | undefined;
     for (let i = 0; i < 400 && !refused; i++) {

@@ -8,9 +8,7 @@
 // transaction once the disk takes writes again — the disk always holds a state served at some
 // revision. A start on a full disk reads what is stored; a state that does not exist yet is not
 // created without room, the edge runs from the feed meanwhile.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import type { AcmeChallengeState } from '../../model/acme-challenge.ts';
 import type { CertificateState } from '../../model/certificate.ts';
@@ -18,7 +16,7 @@ import type { DomainState } from '../../model/domain.ts';
 import type { IpListState } from '../../model/iplist.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import { diskFailureOf, guardLmdbCommitFailures, quietly } from '../../store/lmdb-commit-guard.ts';
-import { freeBytes, LocalStateWrites, MIN_ROOM, noRoom } from '../../sync/local-state-writes.ts';
+import { freeBytes, LocalStateWrites, noRoom, openLocalDb } from '../../sync/local-state-writes.ts';
 import type { EdgeBatch } from '../edge-state.ts';
 
 type Key = ['meta', string] | ['domain', string] | ['cert', string] | ['acmech', string] | ['iplist', number];
@@ -75,11 +73,7 @@ export class EdgeLocalState {
   }
 
   private openDisk(): void {
-    // A new LMDB environment on a full disk faults (SIGBUS) on its memory-mapped lock file.
-    const fresh = !existsSync(join(this.path, 'data.mdb')) || !existsSync(join(this.path, 'lock.mdb'));
-    const free = freeBytes(this.path);
-    if (fresh && free < MIN_ROOM) throw noRoom(free, 'creating the local state');
-    this.db = open<unknown, Key>({ path: this.path, compression: false, noSubdir: false });
+    this.db = openLocalDb<Key>(this.path);
   }
 
   /** Everything stored (read once at start). */
