@@ -173,6 +173,10 @@ export class EmbeddedStore implements Store {
     return () => this.commitListeners.delete(listener);
   }
 
+  committedElsewhere(): void {
+    this.db.resetReadTxn();
+  }
+
   // ---- users and keys
 
   createUser(input: { name: string; email: string; limits?: Partial<UserState['limits']> }): Promise<UserState> {

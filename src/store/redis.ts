@@ -279,6 +279,10 @@ export class RedisStore implements Store {
     return () => this.commitListeners.delete(listener);
   }
 
+  committedElsewhere(): void {
+    // Every Redis read sees every commit already.
+  }
+
   // ---- users and keys
 
   async createUser(input: { name: string; email: string; limits?: Partial<UserState['limits']> }): Promise<UserState> {

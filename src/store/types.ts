@@ -336,6 +336,11 @@ export interface Store {
   streamSnapshot(): AsyncGenerator<SnapshotChunk, void, undefined>;
   /** Calls `listener` after each commit made through this store object (in this process). */
   onCommit(listener: () => void): () => void;
+  /**
+   * Told that another process committed: the next reads see it. (LMDB readers keep one snapshot
+   * until the current task is over; a read soon after another process's commit could miss it.)
+   */
+  committedElsewhere(): void;
 
   createConsumer(input: Omit<ConsumerState, 'id' | 'created'>): Promise<ConsumerState>;
   listConsumers(): Promise<ConsumerState[]>;

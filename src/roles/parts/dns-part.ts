@@ -20,7 +20,11 @@ export async function runDnsPart(config: Config): Promise<void> {
   const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
   dns.metrics.revisionApplied = () => feed.revision;
   await feed.start();
-  channel.on('committed', () => void feed.catchUp());
+  // The API part committed: read past any snapshot this process still holds, then catch up.
+  channel.on('committed', () => {
+    store.committedElsewhere();
+    void feed.catchUp();
+  });
   channel.handle('metrics', () => dns.metrics.render());
   const port = await dns.listen().catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message}); free the port or set PALISADE_DNS_HOST/PALISADE_DNS_PORT`);

@@ -30,7 +30,11 @@ export async function runEdgePart(config: Config): Promise<void> {
   await feed.start().catch((error: Error) => {
     throw new StartupError(`certificates: ${error.message}`);
   });
-  channel.on('committed', () => void feed.catchUp());
+  // The API part committed: read past any snapshot this process still holds, then catch up.
+  channel.on('committed', () => {
+    store.committedElsewhere();
+    void feed.catchUp();
+  });
   const geo = openGeo(config, log);
   const edge = newEdgeServer(config, state, log, geo);
   const addresses = await listenEdge(config, edge);
