@@ -10,7 +10,7 @@ import { existsSync, statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { open, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
-import { diskWriteFailure } from '../store/lmdb-commit-guard.ts';
+import { diskWriteFailure, quietly } from '../store/lmdb-commit-guard.ts';
 
 /** Free bytes (besides what is to be written, and a quarter more for LMDB's pages) below which the disk counts as full. */
 export const MIN_ROOM = 1_048_576;
@@ -45,6 +45,18 @@ export function openLocalDb<K extends Key>(path: string): RootDatabase<unknown, 
   const free = freeBytes(path);
   if (fresh && free < MIN_ROOM) throw noRoom(free, 'creating the local state');
   return open<unknown, K>({ path, compression: false, noSubdir: false });
+}
+
+/** LMDB's close waits for ever after a commit that failed (lmdb-js 3.5): it is not waited for longer. */
+const CLOSE_BOUND_MS = 2000;
+
+/** Closes a local state's environment, waiting at most CLOSE_BOUND_MS (see above). */
+export async function closeLocalDb(db: { close(): Promise<void> }): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closing = db.close();
+  quietly(closing);
+  await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_BOUND_MS)))]);
+  clearTimeout(timer);
 }
 
 export interface LocalStateWritesOptions {

@@ -22,7 +22,7 @@ import type { EdgeNode } from '../model/node.ts';
 import { diskFailureOf, diskWriteFailure, guardLmdbCommitFailures, quietly } from '../store/lmdb-commit-guard.ts';
 import type { RecordState } from '../model/record.ts';
 import type { RecordDelta, Zone } from '../store/types.ts';
-import { freeBytes, LocalStateWrites, noRoom, openLocalDb, type LocalStateWritesOptions } from './local-state-writes.ts';
+import { freeBytes, LocalStateWrites, closeLocalDb, noRoom, openLocalDb, type LocalStateWritesOptions } from './local-state-writes.ts';
 import { LineSplitter, type Line } from './ndjson.ts';
 import { endLine, headerLine, zoneJson, zoneLine, type SnapshotHeader } from './snapshot-format.ts';
 
@@ -34,8 +34,6 @@ type MetaKey = ['meta', string] | ['node', number] | ['zone', string];
 const MAX_PENDING_WRITES = 64;
 /** Marks the layout described above (1: one entry per zone; 2: changed zones kept whole). */
 const LAYOUT = 3;
-/** LMDB's close waits for a commit that failed for ever (lmdb-js 3.5): it is not waited for longer. */
-const CLOSE_BOUND_MS = 2000;
 
 /** A changed zone's head: `own` when its records are all stored here (it came whole). */
 interface StoredHead {
@@ -595,12 +593,7 @@ export class LocalState {
     await this.writes.close();
     const root = this.root;
     this.root = undefined;
-    if (!root) return;
-    let timer: NodeJS.Timeout | undefined;
-    const closing = root.close();
-    quietly(closing);
-    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_BOUND_MS)))]);
-    clearTimeout(timer);
+    if (root) await closeLocalDb(root);
   }
 }
 

@@ -15,8 +15,8 @@ import type { CertificateState } from '../../model/certificate.ts';
 import type { DomainState } from '../../model/domain.ts';
 import type { IpListState } from '../../model/iplist.ts';
 import type { EdgeNode } from '../../model/node.ts';
-import { diskFailureOf, guardLmdbCommitFailures, quietly } from '../../store/lmdb-commit-guard.ts';
-import { freeBytes, LocalStateWrites, noRoom, openLocalDb } from '../../sync/local-state-writes.ts';
+import { diskFailureOf, guardLmdbCommitFailures } from '../../store/lmdb-commit-guard.ts';
+import { freeBytes, LocalStateWrites, closeLocalDb, noRoom, openLocalDb } from '../../sync/local-state-writes.ts';
 import type { EdgeBatch } from '../edge-state.ts';
 
 type Key = ['meta', string] | ['domain', string] | ['cert', string] | ['acmech', string] | ['iplist', number];
@@ -43,7 +43,6 @@ interface Unwritten {
 }
 
 const END = '\uffff';
-const CLOSE_BOUND_MS = 2000;
 
 export class EdgeLocalState {
   private db: RootDatabase<unknown, Key> | undefined;
@@ -164,12 +163,7 @@ export class EdgeLocalState {
     await this.writes.close();
     const db = this.db;
     this.db = undefined;
-    if (!db) return;
-    let timer: NodeJS.Timeout | undefined;
-    const closing = db.close();
-    quietly(closing);
-    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_BOUND_MS)))]);
-    clearTimeout(timer);
+    if (db) await closeLocalDb(db);
   }
 }
 
