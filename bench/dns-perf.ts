@@ -5,10 +5,11 @@
 //   npm run bench:dns                       (needs dnsperf, nsd and taskset: Debian dnsperf, nsd, util-linux)
 //   BENCH_SECONDS=15 BENCH_ZONES=1000 npm run bench:dns
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { queryFile, workloadZones, zoneFile, zoneName } from './dns/workload.ts';
+import { queryFile, workloadZones } from './dns/workload.ts';
+import { nsd as startNsd } from './dns/servers.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const ZONES = Number(process.env.BENCH_ZONES ?? 1000);
@@ -85,46 +86,8 @@ async function ours(cache: boolean): Promise<{ child: ChildProcess; port: number
   return { child, port: Number(m[1]) };
 }
 
-async function nsd(dir: string): Promise<{ child: ChildProcess; port: number }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const zones = join(dir, 'zones');
-  mkdirSync(zones);
-  const conf = [
-    'server:',
-    '  ip-address: 127.0.0.1',
-    `  port: ${port}`,
-    '  server-count: 1',
-    '  username: ""',
-    '  chroot: ""',
-    `  zonesdir: "${zones}"`,
-    `  pidfile: "${join(dir, 'nsd.pid')}"`,
-    `  xfrdfile: "${join(dir, 'xfrd.state')}"`,
-    `  zonelistfile: "${join(dir, 'zone.list')}"`,
-    '  database: ""',
-    '  verbosity: 1',
-    // Debian builds NSD with response-rate limiting on; every query here comes from 127.0.0.1.
-    '  rrl-ratelimit: 0',
-    '  rrl-whitelist-ratelimit: 0',
-    'remote-control:',
-    '  control-enable: no',
-  ];
-  for (const zone of workloadZones(ZONES)) {
-    writeFileSync(join(zones, `${zone.domain.domain}.zone`), zoneFile(zone));
-    conf.push('zone:', `  name: "${zone.domain.domain}"`, `  zonefile: "${zone.domain.domain}.zone"`);
-  }
-  writeFileSync(join(dir, 'nsd.conf'), `${conf.join('\n')}\n`);
-  // NSD logs a line per zone: discard it rather than let a full pipe stall the server.
-  const child = spawn('taskset', ['-c', SERVER_CPU, 'nsd', '-d', '-c', join(dir, 'nsd.conf')], { stdio: 'ignore' });
-  // NSD logs nothing on a quiet start: wait until it answers.
-  for (let i = 0; i < 100; i++) {
-    const probe = spawnSync('dig', ['@127.0.0.1', '-p', String(port), '+tries=1', '+time=1', '+short', `www.${zoneName(0)}`], { encoding: 'utf8' });
-    if (/^\d+\.\d+\.\d+\.\d+$/m.test(probe.stdout)) return { child, port };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await stop(child);
-  throw new Error('nsd did not start');
-}
+/** NSD with one server process, pinned like ours, on the same zones. */
+const nsd = (dir: string) => startNsd(dir, workloadZones(ZONES), 1, SERVER_CPU);
 
 const fmt = (r: PerfResult) =>
   `${Math.round(r.qps).toString().padStart(8)} qps   avg ${r.avgMs.toFixed(3)} ms${r.p99Ms === undefined ? '' : `   p99 ${r.p99Ms.toFixed(3)} ms`}   lost ${r.lostPct.toFixed(2)}%`;

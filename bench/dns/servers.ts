@@ -116,8 +116,8 @@ function writeZones(dir: string, zones: readonly Zone[]): string {
   return zonesDir;
 }
 
-/** NSD with `servers` server processes (server-count), response-rate limiting off. */
-export async function nsd(dir: string, zones: readonly Zone[], servers: number): Promise<{ child: ChildProcess; port: number }> {
+/** NSD with `servers` server processes (server-count), response-rate limiting off; `cpus`: pinned there (taskset). */
+export async function nsd(dir: string, zones: readonly Zone[], servers: number, cpus?: string): Promise<{ child: ChildProcess; port: number }> {
   const port = randomPort();
   const zonesDir = writeZones(dir, zones);
   const conf = [
@@ -143,7 +143,8 @@ export async function nsd(dir: string, zones: readonly Zone[], servers: number):
   for (const zone of zones) conf.push('zone:', `  name: "${zone.domain.domain}"`, `  zonefile: "${zone.domain.domain}.zone"`);
   writeFileSync(join(dir, 'nsd.conf'), `${conf.join('\n')}\n`);
   // NSD logs a line per zone: only the end of its errors is kept.
-  const child = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const command = ['nsd', '-d', '-c', join(dir, 'nsd.conf')];
+  const child = cpus ? spawn('taskset', ['-c', cpus, ...command], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   await answering(child, port, 'nsd');
   return { child, port };
 }
