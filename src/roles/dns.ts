@@ -15,7 +15,7 @@ import { closeOnSignal } from './shutdown.ts';
 import { feedHealth, feedMetrics } from './feed-health.ts';
 import { dnsWorkerCount, rateLimitPerWorker, tcpLimitsPerWorker } from './dns-workers/settings.ts';
 import { DnsWorkers } from './dns-workers/supervisor.ts';
-import { mergeMetrics } from './dns-workers/metrics-merge.ts';
+import { mergeMetrics } from './metrics-merge.ts';
 
 /** Taken from the primary alone when the workers' metrics are summed. */
 const PRIMARY_ONLY = new Set(['palisade_dns_zones_served', 'palisade_dns_revision_applied']);
@@ -69,7 +69,7 @@ export async function runNameServer(config: Config): Promise<void> {
     health,
     metrics: async () => {
       const own = dns.metrics.render();
-      const all = workers ? mergeMetrics([own, ...(await workers.metrics())], PRIMARY_ONLY) + workersMetrics(workers) : own;
+      const all = workers ? mergeMetrics([own, ...(await workers.metrics())], { firstOnly: PRIMARY_ONLY }) + workersMetrics(workers) : own;
       return all + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
     },
     log: log.child({ component: 'sync' }),

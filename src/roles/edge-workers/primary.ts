@@ -37,7 +37,7 @@ import { closeOnSignal } from '../shutdown.ts';
 import { StartupError } from '../startup-error.ts';
 import { ConnectionDispatch } from './dispatch.ts';
 import type { EdgeItems, FromWorker, Scheme, ToWorker } from './messages.ts';
-import { mergeMetrics } from './metrics-merge.ts';
+import { mergeMetrics } from '../metrics-merge.ts';
 import { Bans, BandwidthSenders, FillLocks, type LockReply } from './node-shares.ts';
 import { WorkerPool, type WorkerSlot } from './worker-pool.ts';
 import { WORKER_SHUTDOWN_MS } from './worker.ts';
@@ -272,7 +272,7 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
       `palisade_edge_cache_disk_bytes ${janitor.bytes}`,
     ];
     const own = `# HELP palisade_edge_revision_applied Change-feed revision this edge has applied.\n# TYPE palisade_edge_revision_applied gauge\npalisade_edge_revision_applied ${feed.applied}\n# HELP palisade_edge_uptime_reports_sent Uptime reports the API accepted since start.\n# TYPE palisade_edge_uptime_reports_sent gauge\npalisade_edge_uptime_reports_sent ${reporter.sent}\n# HELP palisade_edge_uptime_reports_dropped Uptime reports dropped undelivered since start (the oldest, past 30 kept).\n# TYPE palisade_edge_uptime_reports_dropped gauge\npalisade_edge_uptime_reports_dropped ${reporter.dropped}\n`;
-    return mergeMetrics(stats.values(), ALIKE) + own + `${lines.join('\n')}\n` + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
+    return mergeMetrics(stats.values(), { largest: ALIKE }) + own + `${lines.join('\n')}\n` + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
   };
   const listener: NotifyListener = new NotifyListener({
     secret: sync.secret!,
