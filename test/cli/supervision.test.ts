@@ -66,7 +66,8 @@ async function othersKeepAnswering(parts: ('api' | 'dns' | 'edge')[], during: ()
 }
 
 beforeAll(async () => {
-  env = { PALISADE_DATA_DIR: tempDir() };
+  // Reports every 300 ms, backends checked every 200 ms: the uptime test below sees node 0 soon.
+  env = { PALISADE_DATA_DIR: tempDir(), PALISADE_EDGE_REPORT_MS: '300', PALISADE_EDGE_CHECK_INTERVAL_MS: '200' };
   const created = await runAdminCli(env, ['user', 'create', '--name', 'sup', '--email', 'sup@example.org']);
   key = JSON.parse(created.stdout).key.api_key;
   server = await startServe(env);
@@ -134,6 +135,18 @@ describe('serve: parts under a supervisor', () => {
     expect((await api('POST', '/domains/sup.example/dnsrecords', { name: 'after', type: 1, value: '203.0.113.8' })).status).toBe(201);
     const { ms } = await until('the new record', async () => ((await dig(server.dnsPort, 'after.sup.example', 'A')).answer.length > 0 ? true : undefined), 5_000);
     expect(ms).toBeLessThan(500);
+  });
+
+  it("the edge part's uptime reports reach the API part through the supervisor, as node 0's", async () => {
+    const { value } = await until(
+      'uptime measures from node 0',
+      async () => {
+        const u = (await (await api('GET', '/domains/sup.example/uptime')).json()) as { nodes: Record<string, unknown>; minute: { summary: { checks: number } } };
+        return u.minute.summary.checks > 0 && '0' in u.nodes ? u : undefined;
+      },
+      15_000,
+    );
+    expect(Object.keys(value.nodes)).toEqual(['0']);
   });
 
   it('SIGTERM stops every part and the supervisor within the bound', async () => {
