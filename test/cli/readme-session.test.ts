@@ -25,6 +25,8 @@ const startLine = () => /```sh\n(PALISADE_[^\n]*npm start)\n```/.exec(readme)?.[
 // tried again briefly first — a person pasting is slower than the parts passing a change on).
 const STRICT = `
 set -euo pipefail
+# What the session starts in the background (its backend) goes with it, even when a step fails.
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 curl() {
   local attempt
   for attempt in 1 2 3 4 5; do
