@@ -1,7 +1,7 @@
 // Opens the store the configuration names: Redis when a URL is given (several API processes
 // share it), else the embedded LMDB store in the data directory.
 import { mkdirSync } from 'node:fs';
-import { EmbeddedStore } from './embedded.ts';
+import { EmbeddedStore } from './lmdb/index.ts';
 import { RedisStore } from './redis.ts';
 import type { Store } from './types.ts';
 
