@@ -2,7 +2,7 @@
 // share it), else the embedded LMDB store in the data directory.
 import { mkdirSync } from 'node:fs';
 import { EmbeddedStore } from './lmdb/index.ts';
-import { RedisStore } from './redis.ts';
+import { RedisStore } from './redis/index.ts';
 import type { Store } from './types.ts';
 
 export interface StoreConfig {
