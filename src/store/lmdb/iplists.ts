@@ -15,7 +15,6 @@ export type IpListHead = IpListSummary;
 export class LmdbIpLists implements IpListStore {
   constructor(private readonly core: LmdbCore) {}
 
-  // ---- IP lists
 
   // An IP list is kept as a head (['iplist', id]: everything but the entries, and their count)
   // and its entries in sorted blocks of at most IP_BLOCK (['ipb', id, first entry] → entries):

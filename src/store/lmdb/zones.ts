@@ -12,8 +12,6 @@ import { END, ignore, type Key, type LmdbCore } from './core.ts';
 export class LmdbZones implements ZoneStore {
   constructor(private readonly core: LmdbCore) {}
 
-  // ---- zones
-  //
   // A zone is kept in parts, so that changing a record costs the same in a zone of 20 records
   // and of 200,000: its head (['zone', name]: the domain and the record count), each record
   // as JSON text in the `records` database (key [zone, id]), and an index of the records at each
