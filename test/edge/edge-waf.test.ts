@@ -15,7 +15,7 @@ import { until } from '../helpers/until.ts';
 import { attackCases, benignCases, benignSet, multipart, ownAttacks, requestFor, type CorpusRequest } from '../helpers/waf-corpus.ts';
 
 /** What docs/edge.md reports at the default level (1); the test fails if the edge does worse. */
-const MIN_HELD_OUT = 0.5; // half the corpus is base64, decoded from level 2 on
+const MIN_HELD_OUT_PER_CLASS = 0.9;
 const MIN_OWN_PER_CLASS = 0.9;
 const MAX_BENIGN = 0.05;
 
@@ -108,7 +108,7 @@ describe('edge: baseprotection (WAF)', () => {
     expect(reached - reachedBefore).toBe(passed);
     const sum = (m: Map<string, { blocked: number; total: number }>) => [...m.values()].reduce((a, b) => [a[0]! + b.blocked, a[1]! + b.total], [0, 0]);
     const [h, ht] = sum(heldOut);
-    expect(h! / ht!).toBeGreaterThanOrEqual(MIN_HELD_OUT);
+    for (const [cls, { blocked, total }] of heldOut) expect(blocked / total, cls).toBeGreaterThanOrEqual(MIN_HELD_OUT_PER_CLASS);
     for (const [cls, { blocked, total }] of own) expect(blocked / total, cls).toBeGreaterThanOrEqual(MIN_OWN_PER_CLASS);
 
     let falsePositives = 0;
@@ -207,8 +207,8 @@ describe('edge: baseprotection (WAF)', () => {
     for (let i = 0; i < 100 && (await status(`/other?q=${attack}`)) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
     await until('the log-only line', () => /"rule":942100.*would refuse \(log only\)/.test(server.output())).catch(() => undefined);
     expect(server.output()).toMatch(/"rule":942100.*would refuse \(log only\)/);
-    // Level 2 reads base64; level 1 does not.
-    const encoded = encodeURIComponent(Buffer.from("1' union select password from users--").toString('base64'));
+    // Level 2 reads print( as a call (Python's too); level 1 does not.
+    const encoded = encodeURIComponent('print(1)');
     expect(await status(`/other?x=${encoded}`)).toBe(200);
     expect((await api('PATCH', '/domains/tuned.example', { waf_mode: 'block', waf_level: 2 })).status).toBe(200);
     for (let i = 0; i < 100 && (await status(`/other?x=${encoded}`)) !== 403; i++) await new Promise((r) => setTimeout(r, 50));

@@ -5,7 +5,7 @@
 // (settings.ts) decide what counts.
 import type { IncomingHttpHeaders } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { decodedForms } from './decode.ts';
+import { base64Text, decodedForms } from './decode.ts';
 import { otherInjection } from './injection.ts';
 import { requestInputs, type Input } from './inputs.ts';
 import { pathAttack } from './paths.ts';
@@ -76,7 +76,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   const seen: Array<Set<string> | undefined> = [];
   for (const input of inputs) {
     // (From level 2 a word may be base64 of an attack: read it then.)
-    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value))) continue;
+    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value) && (input.value.length < 8 || base64Text(input.value) === undefined))) continue;
     if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
       const way = (input.plus ? 4 : 0) + (input.path ? 2 : 0) + (input.body ? 1 : 0);
       const values = (seen[way] ??= new Set<string>());
@@ -84,7 +84,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
       values.add(input.value);
     }
     const skip = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
-    for (const form of decodedForms(input.value, input.plus === true, settings.level >= 2)) {
+    for (const form of decodedForms(input.value, input.plus === true, true)) {
       const rule = detect(form, input, settings.level, skip);
       if (rule !== undefined) return { status: 403, rule, class: BY_ID.get(rule)?.class ?? 'injection', where: input.where };
     }

@@ -15,7 +15,9 @@ export const LFI = {
 
 /** The path a server would resolve: slashes, no ";params" in segments, NFKC, no empty segments. */
 export function normalPath(text: string, ascii = !/[^\x00-\x7f]/.test(text)): string {
-  let t = ascii ? text : text.normalize('NFKC');
+  // NFKC folds full-width dots and slashes; the slashes it keeps (division, fraction, big
+  // solidus and set minus) are folded as Windows' best-fit mapping does.
+  let t = ascii ? text : text.normalize('NFKC').replace(/[\u2215\u2044\u29f8]/g, '/').replace(/[\u2216\u29f9]/g, '\\');
   if (t.includes('\\')) t = t.replace(/\\/g, '/');
   if (t.includes(';')) t = t.replace(/;[^/?#]*(?=\/|$)/g, '');
   return t.includes('//') ? t.replace(/\/{2,}/g, '/') : t;
@@ -27,7 +29,7 @@ const CLIMB = /(?:^|\/)\.\.\/\.\.(?:\/|$)|(?:^|\/)\.\.\/(?:\.\/)*(?:etc|windows|
 const SYSTEM_FILES =
   /\/(?:etc\/(?:passwd|shadow|group|gshadow|hosts|issue|sudoers|crontab|master\.passwd|security\/passwd)|windows\/(?:system32|win\.ini|repair)|winnt\/system32|proc\/self\/|proc\/\d+\/(?:environ|cmdline|maps)|\.ssh\/(?:id_\w+|authorized_keys)|\.aws\/credentials)\b|(?:^|[/\s])(?:boot\.ini|win\.ini|system\.ini|ntuser\.dat|web-inf\/web\.xml|\.htpasswd)\b/;
 const WRAPPERS = /\b(?:php|expect|phar|zip|glob|file|jar|compress\.zlib|compress\.bzip2|ogg|ssh2\.\w+|rar|gopher|dict|netdoc|data):\/\/|\bphp:\/\/(?:filter|input)|\bjar:[a-z]+:[^\s]*!\//;
-const UNC = /^\/\/[^/\s]+\/[^/\s]|\\\\[^\\\s]+\\[a-z]\$/;
+const UNC = /^\/\/[^/\s]+\/[^/\s]|^\\\\[^\\\s]+\\[^\\\s]|\\\\[^\\\s]+\\[a-z]\$/;
 
 /**
  * The traversal or inclusion rule `form` (decoded, lower case) matches; `inPath`: the form is the

@@ -75,8 +75,17 @@ function runsCommand(text: string, at: number, separator: string): boolean {
   // Nothing after it, or another separator: "…;id", "|whoami&", "; ls; ".
   if (/^\s*(?:$|[;|&`)\n]|\$\()/.test(rest)) return !WORDS.has(name) && (!AMBIGUOUS.has(name) || separator !== '\n');
   if (!/^\s/.test(rest)) return false;
-  const arg = rest.trimStart().split(/\s/, 1)[0]!;
+  // The argument ends where the command does: a blank, a separator, or the substitution's close.
+  const arg = rest.trimStart().split(/[\s;|&`)]/, 1)[0]!;
   return argumentShape(arg, name) || (!AMBIGUOUS.has(name) && !/^[a-z]+$/.test(arg));
+}
+
+/** Three words of prose outside code spans ("run `ls -la` to see", not "127.0.0.1 `id`"). */
+function isProse(t: string): boolean {
+  const outside = t.replace(/`+[^`]*`+/g, ' ');
+  let words = 0;
+  for (const _ of outside.matchAll(/(?<![\w/.-])[a-z]{2,}(?![\w/.-])/g)) if (++words >= 3) return true;
+  return false;
 }
 
 /** Where a separator may start (a quick scan for the next candidate). */
@@ -109,6 +118,9 @@ function separatorAt(t: string, i: number): string | undefined {
 /** The command injection rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
 export function commandInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
   const t = shellNormal(form);
+  // Prose (a forum post, a comment, a question) quotes code in Markdown: at level 1 its code
+  // spans and fenced blocks are quoted, not run. Anywhere else a backtick substitutes.
+  const prose = level < 2 && t.includes('`') && isProse(t);
   if (t.includes('{') && /\(\s*\)\s*\{[^}]{0,60}\}\s*;/.test(t)) return RCE.shellshock;
   if (form.includes('$') && /\$\{ifs\}|\$ifs\b|\$\(\(\s*[\d$]/.test(form)) return RCE.substitution;
   for (let from = 0; from < t.length; ) {
@@ -124,10 +136,16 @@ export function commandInjection(form: string, level: number, words = triggerWor
     const at = index + sep.length;
     from = at;
     if (sep === '`') {
-      // A backtick glued to a word or after an operator substitutes; after a blank it is usually a
-      // Markdown code span ("run `ls -la` to see").
       const before = t[index - 1];
-      if (level < 2 && before !== undefined && /\s/.test(before)) continue;
+      if (prose && (before === undefined || /\s/.test(before))) {
+        // A code span ("run `ls -la | head -5` to see") or a fenced block (```sh … ```): skipped whole.
+        const fence = t.startsWith('```', index);
+        const end = fence ? t.indexOf('```', index + 3) : t.indexOf('`', at);
+        if (end > index) {
+          from = end + (fence ? 3 : 1);
+          continue;
+        }
+      }
       // Runs of backticks are Markdown fences (```python), not substitutions.
       if (before === '`' || t[at] === '`') continue;
       const close = t.indexOf('`', at);

@@ -30,7 +30,8 @@ const KEYWORDS = new Set([
   'using', 'binary', 'interval', 'delay', 'time', 'if', 'elseif', 'while', 'loop', 'return', 'returns', 'varchar', 'nvarchar', 'char', 'int', 'integer', 'sysname',
 ]);
 /** Keywords that are also functions when a '(' follows (and then are functions). */
-const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
+// (Operator words before a parenthesis compare with it: "1 rlike (select 1)", "x in (…)".)
+const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'like', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'between', 'sounds', 'escape', 'collate', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
 
 /** Each word's type, the first set in this order that holds it (one lookup per word). */
 const WORD_TYPES = new Map<string, string>();

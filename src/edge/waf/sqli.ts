@@ -112,6 +112,8 @@ function condition(t: Tokens, i: number, weak: boolean, quoted: boolean, level: 
   while (t[k]?.type === ')') k++;
   const op = t[k];
   if (op?.type === 'o') {
+    // "' or 1 in (select @@version)": compared with a subquery.
+    if (t[k + 1]?.type === '(' && subquery(t, k + 1)) return SQLI.subquery;
     let m = k + 1;
     while (t[m]?.type === '(' || (t[m]?.type === 'o' && UNARY.has(t[m]!.text))) m++;
     const b = t[m];

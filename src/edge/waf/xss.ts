@@ -37,6 +37,8 @@ const EVENTS = new Set(
 /** Tags that run or load script by themselves (level 1), and ones that can be made to (level 2). */
 const SCRIPT_TAGS = /<\/?(?:script|iframe|object|embed|svg|math|applet|meta|base|frameset|frame|xml|portal|isindex|xss)(?=[\s/>]|$)/;
 const MORE_TAGS = /<\/?(?:style|link|template|img|image|video|audio|source|input|form|button|details|marquee|body|a|div|p|select|textarea|keygen|noscript|animate|set|use)(?=[\s/>]|$)/;
+/** A style sheet that loads or runs something: @import, expression(), behaviors, bindings, script URLs. */
+const STYLE_LOADS = /<style[\s>/][^<]{0,400}(?:@import|expression\s*\(|behavior\s*:|-moz-binding|url\s*\(\s*['"]?\s*(?:java|vb)script:)/;
 /** A character that ends the code before a call: the value then sits in script. */
 const CODE_BEFORE = /(?:^|[;(){}[\],=+\-*/|&!?:<>'"`~^]|javascript:)\s*$/;
 const SINKS = /\b(?:alert|prompt|confirm|print|eval|atob)\s*(?:\(|`)|\b(?:alert|prompt|confirm|print|eval)\s*\.\s*(?:call|apply|bind)\s*\(|\(\s*(?:alert|prompt|confirm|print|eval)\s*\)\s*[(`]|\[\s*['"`](?:alert|prompt|confirm|eval)['"`]\s*\]\s*[(`]/g;
@@ -128,6 +130,7 @@ function scan(text: string, level: number, words = triggerWords(text)): number |
     if (SCRIPT_TAGS.test(text)) return XSS.tag;
     if (tagHandler(text)) return XSS.handler;
     if (BREAKOUT.test(text)) return XSS.breakout;
+    if (text.includes('<style') && STYLE_LOADS.test(text)) return XSS.tag;
     if (level >= 2 && MORE_TAGS.test(text)) return XSS.tag;
   }
   // A handler needs '=', a script URL ':' (single characters: the quickest searches come first).
