@@ -184,6 +184,9 @@ export function base64Text(text: string): string | undefined {
   return decoded.length > 0 && printable / decoded.length > 0.95 ? decoded : undefined;
 }
 
+const STRAY_PERCENT = /%(?![0-9a-f]{2}|u[0-9a-f]{4})(?=[a-z])/i;
+const STRAY_PERCENT_ALL = new RegExp(STRAY_PERCENT.source, 'gi');
+
 /** At most this many rounds of percent-decoding (double and triple encoding). */
 const ROUNDS = 3;
 
@@ -192,7 +195,7 @@ const ROUNDS = 3;
  * round by round, each also with HTML references and JavaScript escapes decoded, NUL bytes
  * removed, in lower case. `plus`: '+' means a space (query and form values).
  */
-export function decodedForms(value: string, plus = false, base64 = false): string[] {
+export function decodedForms(value: string, plus = false): string[] {
   // A handful at most: a list with === is cheaper than a Set, which hashes every (long) form.
   const forms: string[] = [];
   const keep = (t: string) => {
@@ -217,13 +220,10 @@ export function decodedForms(value: string, plus = false, base64 = false): strin
     add(next);
     current = next;
   }
+  // Classic ASP drops a '%' that starts no escape (%U%N%I%O%N is UNION there).
+  if (current.includes('%') && STRAY_PERCENT.test(current)) add(current.replace(STRAY_PERCENT_ALL, ''));
   // Escapes can hide percent-encoding and the other way round (\u0025 → %): one more round on the decoded text.
   const mixed = escapeDecode(entityDecode(current));
   if (mixed !== current && mixed.includes('%')) add(percentDecode(mixed));
-  if (base64) {
-    // The value itself, or once percent-decoded ('=' and '/' travel encoded in URLs).
-    const b64 = base64Text(value) ?? base64Text(percentDecode(value));
-    if (b64) add(b64);
-  }
   return forms;
 }
