@@ -227,7 +227,11 @@ const POWERSHELL = /\b(?:iex|invoke-expression)\s*(?:\(|\s[$('"])|\binvoke-webre
 const RUNTIME = /\bruntime\s*\.\s*getruntime\s*\(\s*\)\s*\.\s*exec\b|\bnew\s+java\.lang\.processbuilder\b|\bprocessbuilder\s*\(|__import__\s*\(\s*['"](?:os|subprocess|pty)['"]|\bos\s*\.\s*(?:system|popen|exec\w*)\s*\(|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\brequire\s*\(\s*['"]child_process['"]|\bwscript\s*\.\s*shell\b|\bchild_process\b\s*[.)]/;
 /** YAML tags that build objects of the host language (deserialisation gadgets). */
 /** PHP and Java gadgets: phpinfo(), call_user_func, Drupal render arrays, Spring's class loader, Java serialisation. */
-const GADGETS = /\bphpinfo\s*\(\s*\)|\bcall_user_func(?:_array)?\b|\binvokefunction\b|\[\s*#(?:post_render|pre_render|lazy_builder|access_callback)\s*\]|\bclass\.(?:module\.)?classloader\b|^\s*(?:ro0ab|aced0005)|\bo:\d+:"[\w\\]+":\d+:\{/;
+const GADGETS = /\bphpinfo\s*\(\s*\)|\bcall_user_func(?:_array)?\b|\binvokefunction\b|\[\s*#(?:post_render|pre_render|lazy_builder|access_callback)\s*\]|\bclass\.(?:module\.)?classloader\b/;
+/** Java's serialised objects, base64 or hex (deserialisation gadgets ride in them). */
+const JAVA_SERIAL = /^\s*(?:ro0ab|aced0005)/;
+/** PHP's serialised objects (object injection): O:8:"stdClass":0:{…}. */
+const PHP_OBJECT = /\bo:\d+:"[\w\\]+":\d+:\{/;
 const YAML_TAG = /!!(?:[a-z]+)\/(?:object|name|module|apply|new)(?::|\/)|!ruby\/(?:object|hash|struct)|!!javax?\.|!!com\.|!!org\./;
 
 function interpreter(form: string, formWords: number): boolean {
@@ -235,6 +239,8 @@ function interpreter(form: string, formWords: number): boolean {
   const words = joined === form ? formWords : triggerWords(joined);
   if ((words & TRIGGERS.powershell) !== 0 && POWERSHELL.test(joined)) return true;
   if (form.includes('<?') && PHP_CODE.test(form)) return true;
-  if (GADGETS.test(form)) return true;
+  if ((words & TRIGGERS.gadgets) !== 0 && GADGETS.test(form)) return true;
+  if (form.includes(':"') && PHP_OBJECT.test(form)) return true;
+  if (JAVA_SERIAL.test(form)) return true;
   return ((words & TRIGGERS.calls) !== 0 && joined.includes('(') && CALLS.test(joined)) || ((words & TRIGGERS.runtime) !== 0 && RUNTIME.test(joined)) || (form.includes('!') && YAML_TAG.test(form));
 }

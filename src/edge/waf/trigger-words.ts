@@ -28,6 +28,8 @@ const GROUPS = {
   runtime: 'runtime java processbuilder os subprocess pty require wscript child_process',
   /** shell.ts: POWERSHELL. */
   powershell: 'iex invoke start webclient downloadstring downloadfile frombase64string diagnostics',
+  /** shell.ts: GADGETS. */
+  gadgets: 'phpinfo call_user_func call_user_func_array invokefunction post_render pre_render lazy_builder access_callback classloader',
   /** injection.ts: SERVER_JS. */
   serverJs: 'db do while for this sleep',
   /** paths.ts: SYSTEM_FILES. */
