@@ -17,7 +17,7 @@ import { runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-pali
 import { bodyInputs } from '../src/edge/waf/body-parse.ts';
 import { firstFinding } from '../src/edge/waf/inspect.ts';
 import { wafSettings } from '../src/edge/waf/settings.ts';
-import { attackCases, benignCases, benignSet, ownAttacks, requestFor, type CorpusRequest } from '../test/helpers/waf-corpus.ts';
+import { attackCases, benignCases, benignSet, corpusPart, ownAttacks, requestFor, type CorpusRequest } from '../test/helpers/waf-corpus.ts';
 
 const MODSEC_MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
 const CRS_RULES = '/usr/share/modsecurity-crs/rules';
@@ -138,10 +138,12 @@ http {
     ['GoTestWAF held-out part', corpus('held-out')],
     ['own attack set', ownAttacks().map((a) => [a.class, a])],
     ['independent set 2 (tuned on after its first look)', ownAttacks('held-out-2.jsonl').map((a) => [a.class, a])],
-    ['independent set 3 (never tuned on)', ownAttacks('held-out-3.jsonl').map((a) => [a.class, a])],
+    ['independent set 3 (tuned on after its first look)', ownAttacks('held-out-3.jsonl').map((a) => [a.class, a])],
+    ['independent set 4, half never looked at (split by payload hash)', ownAttacks('held-out-4.jsonl').filter((a) => corpusPart(a.payload) === 'held-out').map((a) => [a.class, a])],
+    ['independent set 4, the half tuned on', ownAttacks('held-out-4.jsonl').filter((a) => corpusPart(a.payload) === 'tuning').map((a) => [a.class, a])],
     ['GoTestWAF benign texts (false positives)', benignCases().flatMap((c): Array<[string, CorpusRequest]> => (requestFor(c) ? [['benign texts', requestFor(c)!]] : []))],
     ['realistic benign set (false positives)', benignSet().map((r) => [r.kind, r])],
-    ['independent benign sets 2 and 3 (false positives; api-operators refused by design)', [...benignSet('held-out-2.jsonl'), ...benignSet('held-out-3.jsonl')].map((r) => [r.kind, r])],
+    ['independent benign sets 2, 3 and 4 (false positives; api-operators refused by design)', [...benignSet('held-out-2.jsonl'), ...benignSet('held-out-3.jsonl'), ...benignSet('held-out-4.jsonl')].map((r) => [r.kind, r])],
   ];
   const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`.padStart(7);
   for (const [title, cases] of sets) {

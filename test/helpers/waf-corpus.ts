@@ -132,7 +132,7 @@ export interface BenignRequest extends CorpusRequest {
  * GraphQL, forum posts, uploads of real files) and `held-out-2.jsonl` (written independently of
  * the detectors: base64 tokens and documents, prose, code, APIs, browser headers, real paths).
  */
-export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' = 'requests.jsonl'): BenignRequest[] {
+export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' = 'requests.jsonl'): BenignRequest[] {
   const dir = join(FIXTURES, 'waf-benign');
   return readFileSync(join(dir, file), 'utf8')
     .split('\n')
@@ -161,7 +161,7 @@ export interface OwnAttack extends CorpusRequest {
  * Attacks written for this project (test/fixtures/waf-attacks), each placed where its line says:
  * `attacks.jsonl` by the detectors' authors, `held-out-2.jsonl` independently of them.
  */
-export function ownAttacks(file: 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' = 'attacks.jsonl'): OwnAttack[] {
+export function ownAttacks(file: 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' = 'attacks.jsonl'): OwnAttack[] {
   return readFileSync(join(FIXTURES, 'waf-attacks', file), 'utf8')
     .split('\n')
     .filter(Boolean)

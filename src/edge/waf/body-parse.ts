@@ -106,7 +106,7 @@ export function jsonInputs(source: string, where: string): Input[] {
       }
     }
     const key = followedByColon(source, j + 1, Math.min(j + 40, n));
-    if (value !== '') out.push({ where: key ? whereKey : where, param: key ? value.slice(0, 100) : undefined, value, body: true });
+    if (value !== '') out.push({ where: key ? whereKey : where, param: key ? value.slice(0, 100) : undefined, value, body: true, ...(key && { key: true }) });
     i = j + 1;
   }
   const between = outside.join('');

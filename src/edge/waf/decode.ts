@@ -184,6 +184,7 @@ export function base64Text(text: string): string | undefined {
   return decoded.length > 0 && printable / decoded.length > 0.95 ? decoded : undefined;
 }
 
+const FULL_WIDTH = /[\uff01-\uff5e]/;
 const STRAY_PERCENT = /%(?![0-9a-f]{2}|u[0-9a-f]{4})(?=[a-z])/i;
 const STRAY_PERCENT_ALL = new RegExp(STRAY_PERCENT.source, 'gi');
 
@@ -215,11 +216,14 @@ export function decodedForms(value: string, plus = false): string[] {
   if (!plus || once === value) add(value);
   let current = value;
   for (let round = 0; round < ROUNDS; round++) {
-    const next = round === 0 ? once : percentDecode(current);
+    // A backend that decodes twice uses the same decoder twice ('+' a space in forms and queries).
+    const next = round === 0 ? once : percentDecode(current, plus);
     if (next === current) break;
     add(next);
     current = next;
   }
+  // Full-width forms (＜ＳＣＲＩＰＴ＞, ＇ ＯＲ): apps that normalise Unicode (NFKC, Windows best-fit) read ASCII.
+  if (FULL_WIDTH.test(current)) add(current.normalize('NFKC'));
   // Classic ASP drops a '%' that starts no escape (%U%N%I%O%N is UNION there).
   if (current.includes('%') && STRAY_PERCENT.test(current)) add(current.replace(STRAY_PERCENT_ALL, ''));
   // Escapes can hide percent-encoding and the other way round (\u0025 → %): one more round on the decoded text.

@@ -18,6 +18,8 @@ export interface Input {
   body?: boolean;
   /** A whole markup document (XML): only the markup rules read it whole, its text is read apart. */
   markup?: boolean;
+  /** A JSON object's key (a query operator there is an injection: {"user": {"$ne": null}}). */
+  key?: boolean;
 }
 
 /**

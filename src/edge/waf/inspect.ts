@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { structured } from './body-parse.ts';
 import { base64Text, decodedForms, percentDecode } from './decode.ts';
 import { withoutQuotedCode } from './quoted-code.ts';
-import { otherInjection } from './injection.ts';
+import { INJECTION, operatorKey, otherInjection } from './injection.ts';
 import { requestInputs, type Input } from './inputs.ts';
 import { pathAttack } from './paths.ts';
 import { INJECTION_RULES } from './rules/injection.ts';
@@ -50,6 +50,11 @@ export function protocolFinding(method: string, url: string, headers: IncomingHt
   return undefined;
 }
 
+/** A body field that is HTML an editor made: it starts with a tag and closes one ("<p>…</p>…"). */
+function htmlFragment(form: string): boolean {
+  return /^\s*<[a-z][a-z0-9]*[\s>]/.test(form) && /<\/[a-z][a-z0-9]*>/.test(form);
+}
+
 /** The detectors, in order; each answers with a rule id or undefined. They share one scan for trigger words. */
 function detect(form: string, input: Input, level: number, skip: (rule: number) => boolean): number | undefined {
   const words = triggerWords(form);
@@ -60,8 +65,9 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
     if ((rule = pathAttack(form, false, level, words)) !== undefined && !skip(rule)) return rule;
     return undefined;
   }
+  if (input.key && form.startsWith('$') && operatorKey(form, level) && !skip(INJECTION.nosql)) return INJECTION.nosql;
   if ((rule = sqlInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
-  if ((rule = crossSiteScripting(form, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = crossSiteScripting(form, level, words, input.body === true && htmlFragment(form))) !== undefined && !skip(rule)) return rule;
   if ((rule = commandInjection(form, level, words, input.body === true)) !== undefined && !skip(rule)) return rule;
   if ((rule = otherInjection(form, input.body === true, level, words)) !== undefined && !skip(rule)) return rule;
   if ((rule = pathAttack(form, input.path === true, level, words)) !== undefined && !skip(rule)) return rule;
@@ -72,7 +78,10 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
 /** A NUL, raw or percent-encoded (once or twice). */
 const NUL = /\0|%(?:25)?00/;
 
-/** A single word (letters, digits, _ . @, single hyphens): no detector can match it as it is. */
+/** The single words a detector does match: Spring's class loader path, Java serialisation (shell.ts's gadgets). */
+const GADGET_WORD = /classloader|^ro0ab|^aced0005/i;
+
+/** A single word (letters, digits, _ . @, single hyphens): no detector but the gadgets' can match it as it is. */
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
 
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
@@ -81,7 +90,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   const seen: Array<Set<string> | undefined> = [];
   for (const input of inputs) {
     // (A word may be base64 of an attack: it is read when it decodes to text; from level 2 any word is.)
-    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value) && (input.value.length < 8 || base64Text(input.value) === undefined))) continue;
+    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value) && !GADGET_WORD.test(input.value) && (input.value.length < 8 || base64Text(input.value) === undefined))) continue;
     if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
       const way = (input.plus ? 4 : 0) + (input.path ? 2 : 0) + (input.body ? 1 : 0);
       const values = (seen[way] ??= new Set<string>());
@@ -95,7 +104,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
     if (found) return found;
     // Base64 that decodes to text is read as what it is: a document (SAML's XML, a JSON
     // cookie) by its structure, anything else as text.
-    const b64 = base64Text(input.value) ?? (input.value.includes('%') ? base64Text(percentDecode(input.value, input.plus === true)) : undefined) ?? dataUrlText(input.value);
+    const b64 = base64Text(input.value) ?? (input.value.includes('%') ? base64Text(percentDecode(input.value, input.plus === true)) : undefined) ?? dataUrlText(input.value.includes('%') ? percentDecode(input.value, input.plus === true) : input.value);
     if (b64 === undefined) continue;
     for (const inner of structured(b64, '', `${input.where} (base64)`)) {
       const deeper = inputFinding({ ...inner, param: input.param }, settings.level, skip);
@@ -105,12 +114,12 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   return undefined;
 }
 
-const DATA_URL = /^\s*data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]{8,16384}=*)\s*$/i;
+const DATA_URL = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]{8,16384}=*)/i;
 
-/** A data: URL's base64 content as text (an SVG image's script is in there), if it is text. */
+/** The base64 content of the first data: URL in a value as text (an SVG image's script is in there), if it is text. */
 function dataUrlText(value: string): string | undefined {
   if (!value.includes(';base64,')) return undefined;
-  const m = DATA_URL.exec(value);
+  const m = DATA_URL.exec(value.length > 65_536 ? value.slice(0, 65_536) : value);
   return m ? base64Text(m[1]!) : undefined;
 }
 

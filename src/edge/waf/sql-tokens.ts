@@ -19,7 +19,7 @@ export interface SqlToken {
 }
 
 const STATEMENTS = new Set(['select', 'insert', 'update', 'delete', 'replace', 'merge', 'values', 'with']);
-const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk']);
+const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'prepare', 'do', 'perform', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk']);
 const UNION = new Set(['union', 'intersect', 'except', 'minus']);
 const LOGIC = new Set(['and', 'or', 'xor']);
 const OPERATOR_WORDS = new Set(['not', 'like', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'in', 'between', 'sounds', 'div', 'mod', 'escape', 'collate', 'glob', 'match', 'against']);
@@ -45,8 +45,9 @@ const MORE = /\s*\S/y;
 
 const NUMBER = /^(?:0x[0-9a-f]+|0b[01]+|\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)$/;
 
-const isSpace = (c: number) => c <= 32 || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff;
-const isWord = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36 || (c >= 65 && c <= 90) || c > 127;
+// (An undecodable byte — U+FFFD, as %A0 becomes — separates tokens: MySQL reads 0xA0 as a blank.)
+const isSpace = (c: number) => c <= 32 || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff || c === 0xfffd;
+const isWord = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36 || (c >= 65 && c <= 90) || (c > 127 && !isSpace(c));
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /**
@@ -127,7 +128,13 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
         j++;
         while (j < n && isDigit(text.charCodeAt(j))) j++;
       }
-      const word = text.slice(i, j);
+      let word = text.slice(i, j);
+      // MySQL ends a number in exponent form where letters follow: "1e0union" is 1e0 union.
+      const exponent = /^(?:\d+\.?\d*|\.\d+)e\d+(?=[a-z_])/.exec(word);
+      if (exponent) {
+        word = exponent[0];
+        j = i + word.length;
+      }
       out.push({ type: NUMBER.test(word) ? '1' : 'n', text: word });
       i = j;
       continue;
@@ -158,9 +165,17 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       i += 2;
       continue;
     }
-    if ('=<>!|&^~+-*/%:'.includes(text[i]!)) {
+    // PostgreSQL's cast (::jsonb, ::text) changes no shape: skipped with its type name.
+    if (c === 58 /* : */ && next === 58) {
+      let j = i + 2;
+      while (j < n && isSpace(text.charCodeAt(j))) j++;
+      while (j < n && isWord(text.charCodeAt(j))) j++;
+      i = j;
+      continue;
+    }
+    if ('=<>!|&^~+-*/%:@'.includes(text[i]!)) {
       let j = i + 1;
-      while (j < n && '=<>!'.includes(text[j]!) && j - i < 3) j++;
+      while (j < n && '=<>!@'.includes(text[j]!) && j - i < 3) j++;
       out.push({ type: 'o', text: text.slice(i, j) });
       i = j;
       continue;

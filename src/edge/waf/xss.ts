@@ -36,7 +36,9 @@ const EVENTS = new Set(
 
 /** Tags that run or load script by themselves (level 1), and ones that can be made to (level 2). */
 const SCRIPT_TAGS = /<\/?(?:script|iframe|object|embed|svg|math|applet|meta|base|frameset|frame|xml|portal|isindex|xss)(?=[\s/>]|$)/;
-const SCRIPT_TAGS_IN_DOCUMENT = /<\/?(?:script|iframe|object|embed|applet|meta|base|frameset|frame|portal|isindex|foreignobject)(?=[\s/>]|$)/;
+// (An editor's HTML embeds iframes — videos, maps — by their URL; one that runs script has srcdoc,
+// a script URL or a handler, read by the other rules.)
+const SCRIPT_TAGS_IN_DOCUMENT = /<\/?(?:script|object|embed|applet|meta|base|frameset|frame|portal|isindex|foreignobject)(?=[\s/>]|$)|\bsrcdoc\s*=/;
 const MORE_TAGS = /<\/?(?:style|link|template|img|image|video|audio|source|input|form|button|details|marquee|body|a|div|p|select|textarea|keygen|noscript|animate|set|use)(?=[\s/>]|$)/;
 /** A style sheet that loads or runs something: @import, expression(), behaviors, bindings, script URLs. */
 const STYLE_LOADS = /<style[\s>/][^<]{0,400}(?:@import|expression\s*\(|behavior\s*:|-moz-binding|url\s*\(\s*['"]?\s*(?:java|vb)script:)/;
