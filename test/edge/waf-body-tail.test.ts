@@ -14,7 +14,7 @@ const binary = Buffer.alloc(300_000, 0x89);
 
 /** Feeds `rest` in chunks of `size` after `prefix`; true once refused. */
 function watch(prefix: Buffer, rest: Buffer, size: number, type = 'multipart/form-data; boundary=bnd'): boolean {
-  const tail = bodyTail(prefix, type, refuses);
+  const tail = bodyTail(prefix, prefix.length, type, refuses);
   if (!tail) return false;
   for (let at = 0; at < rest.length; at += size) if (tail.chunk(rest.subarray(at, at + size))) return true;
   return tail.end();
@@ -47,6 +47,16 @@ describe('body tail', () => {
     const text = Buffer.from(`${'lorem ipsum '.repeat(20_000)}\n${attack}`);
     expect(watch(text.subarray(0, 1000), text.subarray(1000), 8192, 'text/plain')).toBe(true);
     expect(watch(text.subarray(0, 1000), Buffer.from('lorem ipsum '.repeat(20_000)), 8192, 'text/plain')).toBe(false);
-    expect(bodyTail(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0]), 'image/png', refuses)).toBeUndefined();
+    expect(bodyTail(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0]), 6, 'image/png', refuses)).toBeUndefined();
+  });
+
+  it('reads what was read past the limit before the watch began (the bytes handed back beyond the inspected ones)', () => {
+    const whole = Buffer.concat([part('file', binary, 'a.bin'), part('q', attack), part('r', 'x'), Buffer.from('--bnd--\r\n')]);
+    // All of it was read at once, only the first 1000 bytes were inspected.
+    const tail = bodyTail(whole, 1000, 'multipart/form-data; boundary=bnd', refuses)!;
+    expect(tail.end()).toBe(false);
+    let found = false;
+    bodyTail(whole, 1000, 'multipart/form-data; boundary=bnd', (inputs) => (found ||= refuses(inputs)));
+    expect(found).toBe(true);
   });
 });

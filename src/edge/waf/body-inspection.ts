@@ -27,8 +27,11 @@ export type BodyVerdict =
   | { kind: 'none' }
   /** Read whole: forward `body`; `inputs` are what the rules read. */
   | { kind: 'read'; body: Buffer; inputs: Input[] }
-  /** Read in part (`bytes`) and handed back to the request stream (the proxy reads it as if untouched). */
-  | { kind: 'prefix'; inputs: Input[]; bytes: Buffer }
+  /**
+   * Read in part: the first `inspected` of `bytes` were inspected; all of `bytes` were handed back
+   * to the request stream (the proxy reads it as if untouched).
+   */
+  | { kind: 'prefix'; inputs: Input[]; bytes: Buffer; inspected: number }
   /** Refused before the rules: a protocol finding. */
   | { kind: 'refused'; finding: Finding }
   /** The client ended the body early. */
@@ -99,7 +102,7 @@ export async function readForInspection(req: IncomingMessage, settings: Pick<Waf
   if (!read.more) return { kind: 'read', body: read.bytes, inputs };
   // Handed back: the proxy reads the request stream from its first byte again.
   req.unshift(read.bytes);
-  return { kind: 'prefix', inputs, bytes: decoded.bytes };
+  return { kind: 'prefix', inputs, bytes: read.bytes, inspected: limit };
 }
 
 /**

@@ -27,17 +27,19 @@ export interface BodyTail {
 }
 
 /**
- * A watcher for the body's bytes after `prefix` (the bytes already inspected), or undefined
- * when there is nothing more to read in it (binary content).
+ * A watcher for the body's bytes after `prefix` (the bytes read so far, of which the first
+ * `inspected` were inspected), or undefined when there is nothing more to read in it (binary).
  */
-export function bodyTail(prefix: Buffer, contentType: string, read: ReadInputs): BodyTail | undefined {
+export function bodyTail(prefix: Buffer, inspected: number, contentType: string, read: ReadInputs): BodyTail | undefined {
   const type = contentType.toLowerCase();
   if (type.startsWith('multipart/')) {
     const boundary = /boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
-    if (boundary) return new MultipartTail(prefix, boundary[1] ?? boundary[2]!, read);
+    if (boundary) return new MultipartTail(prefix, Math.min(inspected, prefix.length), boundary[1] ?? boundary[2]!, read);
   }
   if (isBinary(prefix)) return undefined;
-  return new TextTail(type, read);
+  const tail = new TextTail(type, read);
+  if (inspected < prefix.length) tail.chunk(prefix.subarray(inspected));
+  return tail;
 }
 
 /** Text: a ring of the last TAIL_BYTES, read once at the end. */
@@ -81,13 +83,15 @@ class MultipartTail implements BodyTail {
 
   constructor(
     prefix: Buffer,
+    inspected: number,
     private readonly boundary: string,
     private readonly read: ReadInputs,
   ) {
     this.delimiter = Buffer.from(`--${boundary}`);
     this.type = `multipart/form-data; boundary=${boundary}`;
-    // The part that straddles the limit is read again whole, from its delimiter.
-    const last = prefix.lastIndexOf(this.delimiter);
+    // The part that straddles the limit is read again whole, from its delimiter, and so is every
+    // part after it among the bytes read past the limit.
+    const last = prefix.lastIndexOf(this.delimiter, Math.max(0, inspected - 1));
     if (last >= 0) this.scan(prefix.subarray(last));
   }
 

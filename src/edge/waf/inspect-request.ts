@@ -42,19 +42,30 @@ export async function inspectRequest(req: IncomingMessage, method: string, url: 
   const body = read.kind === 'read' ? read.body : undefined;
   const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain);
   if (finding || read.kind !== 'prefix') return { finding, logOnly, body };
-  return { logOnly, tail: watchTail(read.bytes, String(headers['content-type'] ?? ''), url.split('?', 1)[0]!, settings, logOnly) };
+  return { logOnly, tail: watchTail(read.bytes, read.inspected, String(headers['content-type'] ?? ''), url.split('?', 1)[0]!, settings, logOnly) };
 }
 
 /** A watch over the rest of a body past the limit; in log-only mode it records and never stops. */
-function watchTail(prefix: Buffer, contentType: string, path: string, settings: ReturnType<typeof wafSettings>, logOnly: boolean): BodyWatch | undefined {
+function watchTail(prefix: Buffer, inspected: number, contentType: string, path: string, settings: ReturnType<typeof wafSettings>, logOnly: boolean): BodyWatch | undefined {
   const watch: BodyWatch = { chunk: () => false, end: () => false };
-  const tail = bodyTail(prefix, contentType, (inputs) => {
+  const tail = bodyTail(prefix, inspected, contentType, (inputs) => {
     watch.finding ??= firstFinding(inputs, path, settings);
     return watch.finding !== undefined && !logOnly;
   });
   if (!tail) return undefined;
+  // The proxy reads the body from its first byte again: the bytes handed back were read already.
+  let skip = prefix.length;
   // Once refused (or, logging only, once found) the rest is not read.
-  watch.chunk = (bytes) => (watch.finding ? !logOnly : tail.chunk(bytes));
+  watch.chunk = (bytes) => {
+    if (watch.finding) return !logOnly;
+    if (skip >= bytes.length) {
+      skip -= bytes.length;
+      return false;
+    }
+    const rest = skip > 0 ? bytes.subarray(skip) : bytes;
+    skip = 0;
+    return tail.chunk(rest);
+  };
   watch.end = () => (watch.finding ? !logOnly : tail.end());
   return watch;
 }

@@ -74,7 +74,6 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
   return undefined;
 }
 
-/** The first rule any input matches, given the domain's settings. */
 /** A NUL, raw or percent-encoded (once or twice). */
 const NUL = /\0|%(?:25)?00/;
 
@@ -84,6 +83,7 @@ const GADGET_WORD = /classloader|^ro0ab|^aced0005/i;
 /** A single word (letters, digits, _ . @, single hyphens): no detector but the gadgets' can match it as it is. */
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
 
+/** The first rule any input matches, given the domain's settings. */
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
   // Short values repeat (JSON keys of every object in an array, flags): each is read once, per
   // way of reading it (plus, path, body).
