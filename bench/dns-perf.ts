@@ -6,8 +6,9 @@
 //   - `palisade serve` (its name server part pinned), RRL off;
 //   - NSD (one server process) and PowerDNS (bind backend, packet cache, one receiver thread);
 //   - diagnostics, labelled as such: the stripped harness (bench/dns/server-process.ts: the
-//     DnsServer alone, no feed, no GeoIP), cached and uncached, and `palisade dns` with its answer
-//     cache off (PALISADE_DNS_CACHE=false: the uncached path as shipped).
+//     DnsServer alone, no feed, no GeoIP), cached and uncached; `palisade dns` with its answer
+//     cache off (PALISADE_DNS_CACHE=false: the uncached path as shipped); and the runtime's floor,
+//     a bare dgram socket sending precomputed replies with the ID patched (bench/dns/bare-socket.ts).
 // Rounds are interleaved (every server once per round), dnsperf on the other core. Each run prints
 // qps, queries per server CPU-second (user + system of the server's processes, from /proc), lost,
 // and the response codes (non-NOERROR count, any rcode the mix cannot produce); the summary gives
@@ -110,9 +111,9 @@ const fmtRun = (r: Run) =>
     .map(([code, n]) => `${code} ${n}`)
     .join(', ') || 'none'})  unexpected ${r.unexpected}`;
 
-/** The harness process (bench/dns/server-process.ts) on the server core. */
-async function harness(cache: boolean): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, '--import', 'tsx', fileURLToPath(new URL('./dns/server-process.ts', import.meta.url))], {
+/** A harness process (bench/dns/server-process.ts, or bare-socket.ts) on the server core. */
+async function harness(cache: boolean, script = './dns/server-process.ts'): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, '--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))], {
     env: { ...process.env, BENCH_ZONES: String(ZONES), BENCH_CACHE: cache ? '1' : '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -188,6 +189,9 @@ async function qps(): Promise<void> {
       children.push(h.child);
       servers.push({ name: `diagnostic: stripped harness, ${cache ? 'cached' : 'uncached'}`, port: h.port, pids: () => processTree(h.child.pid!), diagnostic: true });
     }
+    const bare = await harness(true, './dns/bare-socket.ts');
+    children.push(bare.child);
+    servers.push({ name: 'diagnostic: bare dgram socket, reply ID-patched', port: bare.port, pids: () => processTree(bare.child.pid!), diagnostic: true });
 
     // Warm-up: every server answers the whole mix once (fills caches, compiles hot paths).
     for (const s of servers) dnsperf(s.port, queries, 2);

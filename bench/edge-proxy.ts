@@ -19,19 +19,21 @@
 //   npm run bench:edge                  (needs wrk, nginx and taskset: Debian wrk, nginx-light, util-linux)
 //   BENCH_SECONDS=20 BENCH_ROUNDS=5 npm run bench:edge
 //   BENCH_WORKERS=0 npm run bench:edge  (without the workers part)
+//   BENCH_PROFILE_DIR=docs/perf/edge    CPU profiles of the hit and miss paths and their top frames, then stop
 //   BENCH_RATE=5000                     the fixed rate of the latency part (open loop, bench/edge/open-loop.ts)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
 import { generateApiKey, hashApiKey } from '../src/model/user.ts';
 import { openStore } from '../src/store/index.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
+import { cpuSeconds, processTree } from './dns/servers.ts';
 import { memoryBreakdown } from './edge/memory.ts';
 import { median, spread } from './stats.ts';
 
@@ -54,6 +56,9 @@ for (const tool of ['wrk', 'nginx', 'taskset']) {
   }
 }
 const MEMORY_REPORT = new URL('./edge/memory-report.mjs', import.meta.url).href;
+const PROFILER = new URL('./edge/profiler.mjs', import.meta.url).href;
+/** BENCH_PROFILE_DIR: profile the edge's hit and miss paths (a CPU profile each, and its top frames), then stop. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR ? resolvePath(process.env.BENCH_PROFILE_DIR) : undefined;
 const NGINX = spawnSync('sh', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).stdout.trim();
 
 const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-edge-'));
@@ -129,6 +134,16 @@ interface WrkResult {
   /** Answers other than 2xx/3xx, and socket errors (connect, read, write, timeout). */
   non2xx: number;
   errors: number;
+  /** CPU time (user + system) the server's processes spent per answered request, µs. */
+  cpuUs?: number;
+}
+
+/** wrk as below, with the CPU time of the server's processes (`pid` and its children) over the run. */
+function measured(pid: number, url: string, host: string, seconds: number): WrkResult {
+  const pids = processTree(pid);
+  const before = cpuSeconds(pids);
+  const r = wrk(url, host, seconds);
+  return { ...r, cpuUs: ((cpuSeconds(pids) - before) * 1e6) / (r.rps * seconds) };
 }
 
 /**
@@ -151,7 +166,7 @@ function wrk(url: string, host: string, seconds: number, cpu = OTHER_CPU, close 
 }
 
 const roundLine = (round: number, name: string, r: WrkResult, width = 22) =>
-  `  round ${round} ${name.padEnd(width)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${r.p99.toFixed(2)} ms   non-2xx ${r.non2xx}${r.errors ? `   socket errors ${r.errors}` : ''}`;
+  `  round ${round} ${name.padEnd(width)} ${String(Math.round(r.rps)).padStart(7)} req/s${r.cpuUs === undefined ? '' : `   ${r.cpuUs.toFixed(1).padStart(5)} CPU-µs/req`}   p99 ${r.p99.toFixed(2)} ms   non-2xx ${r.non2xx}${r.errors ? `   socket errors ${r.errors}` : ''}`;
 
 /**
  * "a/b = median (min–max over rounds)", the rounds paired as they ran; withheld when any round of
@@ -163,6 +178,15 @@ function ratioLine(label: string, a: WrkResult[], b: WrkResult[], target: string
   const ratios = a.map((r, i) => r.rps / b[i]!.rps);
   const [lo, hi] = spread(ratios);
   return `  ${label} = ${median(ratios).toFixed(2)} (${lo.toFixed(2)}–${hi.toFixed(2)} over ${ratios.length} rounds; target ${target})`;
+}
+
+/** The same per-core ratio from CPU time per request (a/b of µs: the share of nginx's speed), steady on a busy machine. */
+function cpuRatioLine(label: string, a: WrkResult[], b: WrkResult[]): string {
+  const refused = [...a, ...b].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+  if (refused > 0) return `  ${label}: NO RATIO — ${refused} non-2xx answers or socket errors in its rounds`;
+  const ratios = a.map((r, i) => r.cpuUs! / b[i]!.cpuUs!);
+  const [lo, hi] = spread(ratios);
+  return `  ${label} = ${median(ratios).toFixed(2)} (${lo.toFixed(2)}–${hi.toFixed(2)} over ${ratios.length} rounds)`;
 }
 
 async function main(): Promise<void> {
@@ -235,7 +259,8 @@ async function main(): Promise<void> {
         ...common,
         ...edgeEnv,
         // Reports where its memory goes on SIGUSR2 (bench/edge/memory.ts).
-        NODE_OPTIONS: `--import ${MEMORY_REPORT}`,
+        NODE_OPTIONS: `--import ${MEMORY_REPORT}${PROFILE_DIR ? ` --import ${PROFILER}` : ''}`,
+        ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
         // One process, as the edge was before workers (the workers part below has the others).
         PALISADE_EDGE_WORKERS: '1',
         PALISADE_DATA_DIR: join(dir, `edge${i}`),
@@ -278,7 +303,7 @@ async function main(): Promise<void> {
   // The platform's ceiling on this machine: a bare Node http server answering the same 1 KB from memory.
   const barePort = await freePort();
   const bareBody = readFileSync(join(dir, 'www', 'file.css'));
-  start(PROXY_CPU, process.execPath, [
+  const bareNode = start(PROXY_CPU, process.execPath, [
     '-e',
     `const b=Buffer.from(${JSON.stringify(bareBody.toString('base64'))},'base64');require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'text/css','content-length':b.length});r.end(b)}).listen(${barePort},'127.0.0.1')`,
   ]);
@@ -293,12 +318,15 @@ async function main(): Promise<void> {
     'nginx cache hit': [`http://127.0.0.1:${nginxPort}/file.css`, 'hit.bench.example'],
     'bare node fixed reply': [`http://127.0.0.1:${barePort}/`, 'bare'],
   } as const;
+  /** Whose CPU time each target's requests cost. */
+  const serverPid = (name: keyof typeof targets) => (name.startsWith('edge') ? edge.child.pid! : name.startsWith('nginx') ? nginxProxy.pid! : bareNode.pid!);
   type Target = keyof typeof targets;
+  if (PROFILE_DIR) return profile(edge.child, { hit: targets['edge cache hit'], miss: targets['edge miss (proxied)'] });
   for (const [url, host] of Object.values(targets)) wrk(url, host, 2);
   const rounds = new Map<Target, WrkResult[]>(Object.keys(targets).map((name) => [name as Target, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, [url, host]] of Object.entries(targets) as Array<[Target, readonly [string, string]]>) {
-      const r = wrk(url, host, SECONDS);
+      const r = measured(serverPid(name), url, host, SECONDS);
       console.log(roundLine(round + 1, name, r));
       rounds.get(name)!.push(r);
     }
@@ -307,11 +335,14 @@ async function main(): Promise<void> {
   for (const [name, results] of rounds) {
     const rps = results.map((r) => r.rps);
     const [lo, hi] = spread(rps);
-    console.log(`  ${name.padEnd(22)} ${String(Math.round(median(rps))).padStart(7)} req/s (${Math.round(lo)}–${Math.round(hi)})   p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms   non-2xx ${results.reduce((sum, r) => sum + r.non2xx, 0)}`);
+    console.log(`  ${name.padEnd(22)} ${String(Math.round(median(rps))).padStart(7)} req/s (${Math.round(lo)}–${Math.round(hi)})   ${median(results.map((r) => r.cpuUs!)).toFixed(1)} CPU-µs/req   p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms   non-2xx ${results.reduce((sum, r) => sum + r.non2xx, 0)}`);
   }
   const r = (name: Target) => rounds.get(name)!;
   console.log(ratioLine('miss path: edge/nginx', r('edge miss (proxied)'), r('nginx miss (proxied)'), '≥ 0.35'));
   console.log(ratioLine('cache hit: edge/nginx', r('edge cache hit'), r('nginx cache hit'), '≥ 0.7'));
+  console.log(cpuRatioLine('CPU per request, miss: nginx/edge', r('nginx miss (proxied)'), r('edge miss (proxied)')));
+  console.log(cpuRatioLine('CPU per request, hit: nginx/edge', r('nginx cache hit'), r('edge cache hit')));
+  console.log(cpuRatioLine('CPU per request, ceiling: nginx hit/bare Node', r('nginx cache hit'), r('bare node fixed reply')));
   console.log(ratioLine('ceiling: bare Node http fixed reply/nginx cache hit', r('bare node fixed reply'), r('nginx cache hit'), 'none: no routing, no logs, no proxy'));
   console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
   console.log(`  edge memory after the runs: ${await memoryBreakdown(edge.child)}`);
@@ -329,6 +360,25 @@ async function main(): Promise<void> {
   console.log('  target: edge hit p99 ≤ 5 ms, 0 lost');
 
   if (WORKERS_PART) await workersPart({ backendPort, proxyHeaders, apiUrl, common, consumers: consumers.slice(2), syncPorts: syncPorts.slice(2), nodes: workerNodes.map((n) => n.id) });
+}
+
+/** CPU profiles of the edge's hit and miss paths under wrk (bench/edge/profiler.mjs), and their top frames. */
+async function profile(edge: ChildProcess, paths: Record<'hit' | 'miss', readonly [string, string]>): Promise<void> {
+  mkdirSync(PROFILE_DIR!, { recursive: true });
+  for (const [name, [url, host]] of Object.entries(paths)) {
+    wrk(url, host, 2);
+    edge.kill('SIGTTIN');
+    await sleep(200);
+    const r = wrk(url, host, SECONDS);
+    writeFileSync(join(PROFILE_DIR!, 'next'), name);
+    edge.kill('SIGTTOU');
+    while (!existsSync(join(PROFILE_DIR!, `${name}.done`))) await sleep(100);
+    rmSync(join(PROFILE_DIR!, `${name}.done`));
+    const top = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./profile-top.ts', import.meta.url)), join(PROFILE_DIR!, `${name}.cpuprofile`), '40'], { encoding: 'utf8' });
+    const text = `edge ${name} path: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${Math.round(r.rps)} req/s, non-2xx ${r.non2xx}; CPU profile (200 µs sampling) of the edge process\n\n${top.stdout}`;
+    writeFileSync(join(PROFILE_DIR!, `${name}.txt`), text);
+    console.log(text);
+  }
 }
 
 /** The edges of the workers part: workers, balance, and whether wrk's connections count as many clients. */

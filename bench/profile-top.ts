@@ -23,7 +23,8 @@ const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
 const frame = (n: Node) => {
-  const url = n.callFrame.url.replace(/^.*\/(node_modules\/|src\/|dist\/)/, '$1');
+  // Paths from the project's folder on (the first node_modules/, src/, dist/ or bench/).
+  const url = n.callFrame.url.replace(/^file:\/\/.*?\/(node_modules|src|dist|bench)\//, '$1/');
   return `${n.callFrame.functionName || '(anonymous)'} ${url ? `${url}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
 };
 const self = new Map<string, number>();
@@ -46,4 +47,4 @@ const pct = (us: number) => `${((us / all) * 100).toFixed(1).padStart(5)}%`;
 console.log(`${(all / 1e6).toFixed(2)} s sampled\n\nself time:`);
 for (const [f, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${pct(us)}  ${f}`);
 console.log('\ntotal time (frames of src/ or dist/):');
-for (const [f, us] of [...total].filter(([f]) => /(src|dist)\//.test(f)).sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${pct(us)}  ${f}`);
+for (const [f, us] of [...total].filter(([f]) => / (src|dist)\//.test(f)).sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${pct(us)}  ${f}`);
