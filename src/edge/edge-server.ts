@@ -368,8 +368,11 @@ export class EdgeServer {
    * protocol checks, the body read up to the domain's limit, the rules). Returns the refusal, or the
    * body it read whole (a body read in part was handed back to the request stream).
    */
-  private async baseProtection(x: Exchange): Promise<Outcome | undefined> {
-    if (!x.domain.baseprotection) return undefined;
+  private baseProtection(x: Exchange): StageResult {
+    return x.domain.baseprotection ? this.protect(x) : undefined;
+  }
+
+  private async protect(x: Exchange): Promise<Outcome | undefined> {
     const verdict = await this.inspect(x.req, x.res, x.domain.domain, x.host, x.url, x.client);
     if ('refused' in verdict) {
       if (!x.res.headersSent) this.page(x.res, 400, PAGES.badRequest());
@@ -498,18 +501,27 @@ export class EdgeServer {
     return { status: 413, domain: x.domain.domain };
   }
 
-  /** The cache (cachelevel): a fresh hit is served here; otherwise what the proxy is to fill, if anything. */
-  private async cached(x: Exchange): Promise<Outcome | undefined> {
-    const { req, res, domain } = x;
+  /**
+   * The cache (cachelevel): a fresh hit is served here; otherwise what the proxy is to fill, if
+   * anything. A fresh entry in memory is answered at once; only disk and fill locks are waited for.
+   */
+  private cached(x: Exchange): StageResult {
+    const { req, domain } = x;
     // Keyed by the Host the backend receives (the port included): an answer built from it is only
     // ever served to requests that send the same.
     const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', x.scheme, String(req.headers.host ?? x.host), x.url, req.headers);
     if (!decision.cache) return undefined;
     x.cacheKey = decision.key;
+    const found: Settled = this.cache.lookup(domain.domain, x.cacheKey, req.headers);
+    if (found.fresh) return this.cacheFound(x, found);
     // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
     const fills = req.method === 'GET' && req.headers.range === undefined;
-    let found: Settled = this.cache.lookup(domain.domain, x.cacheKey, req.headers);
-    if (!found.fresh) found = await this.cache.settle(domain.domain, x.cacheKey, req.headers, found, fills);
+    return this.cache.settle(domain.domain, x.cacheKey, req.headers, found, fills).then((settled) => this.cacheFound(x, settled));
+  }
+
+  /** A fresh entry served (HIT), or what the proxy is to know: EXPIRED or MISS, and the fill lock. */
+  private cacheFound(x: Exchange, found: Settled): Outcome | undefined {
+    const { req, res, domain } = x;
     if (found.entry && found.fresh) {
       // A small hit the bucket can pay for at once goes out directly.
       const sink = this.sink(domain);
