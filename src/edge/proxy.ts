@@ -64,17 +64,31 @@ export interface ProxyOptions {
   allowPrivateBackends: boolean;
 }
 
-/** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
-export function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const named = new Set(
-    String(headers.connection ?? '')
+/** What a `Connection` header names (lower case): its options, and headers that stay on this hop. */
+const NAMES_NONE: ReadonlySet<string> = new Set();
+const NAMES_CLOSE: ReadonlySet<string> = new Set(['close']);
+
+function connectionNames(value: string | string[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return NAMES_NONE;
+  // The common values, without splitting: keep-alive is hop-by-hop already.
+  if (value === 'keep-alive' || value === 'Keep-Alive') return NAMES_NONE;
+  if (value === 'close' || value === 'Close') return NAMES_CLOSE;
+  return new Set(
+    String(value)
       .toLowerCase()
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
   );
+}
+
+/** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
+export function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const named = connectionNames(headers.connection);
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  // for…in, not Object.entries: no array per header on every request and every response.
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name) || REQUEST_ONLY.has(name) || named.has(name)) continue;
     out[name] = value;
   }
@@ -115,11 +129,22 @@ export class Proxy {
     });
   }
 
+  /** Backends as parsed, by their text (parsed once, not per request; bounded: cleared when full). */
+  private readonly backends = new Map<string, Backend | undefined>();
+
+  private backendOf(text: string): Backend | undefined {
+    if (this.backends.has(text)) return this.backends.get(text);
+    if (this.backends.size >= 10_000) this.backends.clear();
+    const backend = parseBackend(text);
+    this.backends.set(text, backend);
+    return backend;
+  }
+
   /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
   /** `body`: the request body when it was read already (the WAF inspected it). */
   async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, body?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
-    const backend = parseBackend(domain.backend);
-    const failover = domain.failover ? parseBackend(domain.failover) : undefined;
+    const backend = this.backendOf(domain.backend);
+    const failover = domain.failover ? this.backendOf(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = body !== undefined || ((req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding']);
     if (failover && this.health.serving(backend, failover) === failover) {
