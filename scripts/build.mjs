@@ -72,6 +72,7 @@ async function bundleConsole() {
   if (!script || !style) throw new Error(`the console bundle lacks a script or a style sheet: ${outputs.join(', ')}`);
   const page = readFileSync(join(consoleApp, 'index.html'), 'utf8').replace('{{script}}', `assets/${script}`).replace('{{style}}', `assets/${style}`);
   writeFileSync(join(out, 'index.html'), page);
+  cpSync(join(consoleApp, 'icon.svg'), join(out, 'icon.svg'));
 }
 
 async function build() {

@@ -31,6 +31,7 @@ const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 /** The files of one build, by name (index.html and its hashed assets). */
@@ -81,6 +82,7 @@ export async function consoleRoutes(app: FastifyInstance, options: { dir?: strin
     // The page itself is asked for again every time and never kept in a back/forward cache (a
     // signed-out tab must not come back showing data); the assets' names change with their content.
     if (name === 'index.html') void reply.header('cache-control', 'no-store');
+    else if (name === 'icon.svg') void reply.header('cache-control', 'public, max-age=86400');
     else void reply.header('cache-control', 'public, max-age=31536000, immutable');
     return sent;
   };

@@ -8,7 +8,8 @@ export interface ChartSeries {
   color: string;
 }
 
-export function TimeChart({ title, times, series, unit, outages, max }: { title: string; times: number[]; series: ChartSeries[]; unit: string; outages: boolean[]; max?: number }) {
+/** `span`: the period shown, in Unix seconds (the API's `from` to now), whatever the measures cover. */
+export function TimeChart({ title, times, series, unit, outages, max, span }: { title: string; times: number[]; series: ChartSeries[]; unit: string; outages: boolean[]; max?: number; span: [number, number] }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
@@ -34,7 +35,7 @@ export function TimeChart({ title, times, series, unit, outages, max }: { title:
       width: Math.max(280, element.clientWidth),
       height: 220,
       plugins: [shade],
-      scales: { x: { time: true }, y: max === undefined ? { auto: true } : { range: [0, max] } },
+      scales: { x: { time: true, range: () => span }, y: max === undefined ? { auto: true } : { range: [0, max] } },
       axes: [{}, { label: unit, size: 56 }],
       series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${Math.round(v * 10) / 10} ${unit}`) }))],
     };
@@ -45,6 +46,6 @@ export function TimeChart({ title, times, series, unit, outages, max }: { title:
       removeEventListener('resize', resize);
       chart.destroy();
     };
-  }, [times, series, outages, unit, max]);
+  }, [times, series, outages, unit, max, span]);
   return <figure class="chart" role="img" aria-label={title} ref={box} />;
 }

@@ -29,7 +29,12 @@ export function UptimeTab({ domain }: { domain: string }) {
       { label: 'p95', color: '#b45309', values: figures.map((f) => f?.response_ms.p95 ?? null) },
     ];
     const outages = figures.map(isOutage);
-    return { times, availability, response, outages, periods: periods.filter((_p, i) => outages[i]) };
+    const step = { minute: 60, hour: 3600, day: 86_400 }[resolution];
+    // From the first measure (not before the API's window) to now: a new domain's few minutes fill the chart.
+    const measured = times.filter((_t, i) => figures[i] && (figures[i].checks > 0 || figures[i].requests > 0));
+    const from = Math.max(Date.parse(data[resolution].from) / 1000, (measured[0] ?? 0) - step);
+    const span: [number, number] = [from, Math.max(Date.now() / 1000, (times[times.length - 1] ?? 0) + step)];
+    return { span, times, availability, response, outages, periods: periods.filter((_p, i) => outages[i]) };
   }, [data, resolution, node]);
   const nodeIds = data ? Object.keys({ ...data.nodes, ...data.minute.summary.nodes, ...data.day.summary.nodes }) : [];
   return (
@@ -60,14 +65,14 @@ export function UptimeTab({ domain }: { domain: string }) {
               Refresh
             </button>
           </div>
-          {chart.times.length === 0 ? (
+          {chart.availability[0]!.values.every((v) => v === null) && chart.response[0]!.values.every((v) => v === null) ? (
             <p class="empty">No measures yet: the edges report every half minute once the domain receives traffic or checks.</p>
           ) : (
             <>
               <h3>Availability</h3>
-              <TimeChart title={`Availability per ${resolution}, in per cent; outages shaded`} times={chart.times} series={chart.availability} unit="%" outages={chart.outages} max={100} />
+              <TimeChart title={`Availability per ${resolution}, in per cent; outages shaded`} times={chart.times} series={chart.availability} unit="%" outages={chart.outages} max={100} span={chart.span} />
               <h3>Response time</h3>
-              <TimeChart title={`Backend response time per ${resolution}, p50 and p95, in milliseconds`} times={chart.times} series={chart.response} unit="ms" outages={chart.outages} />
+              <TimeChart title={`Backend response time per ${resolution}, p50 and p95, in milliseconds`} times={chart.times} series={chart.response} unit="ms" outages={chart.outages} span={chart.span} />
             </>
           )}
           <h3>Outages</h3>
