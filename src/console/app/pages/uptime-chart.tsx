@@ -40,6 +40,7 @@ export function TimeChart({ title, times, series, unit, outages, max, span }: { 
       series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${Math.round(v * 10) / 10} ${unit}`) }))],
     };
     const chart = new uPlot(options, [times, ...series.map((s) => s.values)] as uPlot.AlignedData, element);
+    performance.mark('palisade:chart-drawn');
     const resize = () => chart.setSize({ width: Math.max(280, element.clientWidth), height: 220 });
     addEventListener('resize', resize);
     return () => {

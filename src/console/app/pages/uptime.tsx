@@ -14,7 +14,8 @@ const figuresOf = (period: UptimePeriod, node: string): Figures | undefined => (
 const isOutage = (f: Figures | undefined) => Boolean(f && (f.checks_failed > 0 || (f.checks === 0 && f.requests_failed > 0)));
 
 export function UptimeTab({ domain }: { domain: string }) {
-  const loaded = useLoad(() => get<Uptime>(`/domains/${seg(domain)}/uptime`), [domain]);
+  // Marks for bench/console.ts: the answer's arrival here, each chart drawn (uptime-chart.tsx).
+  const loaded = useLoad(() => get<Uptime>(`/domains/${seg(domain)}/uptime`).then((d) => (performance.mark('palisade:uptime-data'), d)), [domain]);
   const [resolution, setResolution] = useState<Resolution>('minute');
   const [node, setNode] = useState('all');
   const data = loaded.data;
@@ -49,7 +50,7 @@ export function UptimeTab({ domain }: { domain: string }) {
             {data.since && ` since ${when(data.since)}`}
             {data.flapping && ' (changing often: events are held until it settles)'}
           </p>
-          {nodeIds.length > 0 && (
+          {Object.keys(data.nodes).length > 0 && (
             <ul class="node-states" aria-label="State per edge node">
               {Object.entries(data.nodes).map(([id, n]) => (
                 <li key={id}>
