@@ -102,6 +102,8 @@ describe('console: served', () => {
     expect((await fetch(consoleUrl('assets/nothing.js'))).status).toBe(404);
     expect((await fetch(consoleUrl('assets/index.html'))).status).toBe(404);
     expect((await fetch(`${server.url}/console`, { redirect: 'manual' })).headers.get('location')).toBe('/console/');
+    // One URL for the page: a query (a key pasted into one would be logged) is refused.
+    expect((await fetch(consoleUrl('?key=abc'))).status).toBe(400);
   });
 });
 
@@ -253,6 +255,23 @@ describe('console: one customer', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     expect(found).toEqual({});
     expect(alice.faults).toEqual([]);
+    // The check sees what it is for: an input without a label, planted, is a critical violation.
+    await page.evaluate(() => document.querySelector('main')!.append(document.createElement('input')));
+    expect((await seriousViolations(page)).map((v) => v.id)).toContain('label');
+  });
+
+  it('the browser enforces the CSP: an inline script planted in the page is refused and reported', async () => {
+    const probe = await watchedPage(browser);
+    await probe.page.goto(consoleUrl());
+    await probe.page.getByLabel('API key').waitFor();
+    await probe.page.evaluate(() => {
+      const script = document.createElement('script');
+      script.textContent = 'document.title = "inline ran"';
+      document.body.append(script);
+    });
+    await until('the refusal reported', () => probe.faults.some((f) => f.startsWith('csp:')), 5_000, 50);
+    expect(await probe.page.title()).not.toBe('inline ran');
+    await probe.page.context().close();
   });
 });
 
