@@ -159,7 +159,7 @@ describe('console: one customer', () => {
 
     await page.getByRole('link', { name: 'Name servers' }).click();
     await page.getByRole('button', { name: 'Activate name servers' }).click();
-    await shows(page.locator('#ns-state'), 'Active');
+    await shows(page.locator('#ns-state'), 'Active: our name servers answer');
     await screenshot(page, 'nameservers');
     const answer = async (subnet: string) => (await dig(server.dnsPort, `shop.${DOMAIN}`, 'A', [`+subnet=${subnet}`])).answer.map((r) => r.data);
     // RIPE NCC's own network is in the Netherlands in the bundled database; TEST-NET is nowhere.
@@ -259,7 +259,8 @@ describe('console: one customer', () => {
     await page.getByRole('link', { name: 'Certificates' }).click();
     await shows(page.locator('.task h2'), DOMAIN);
     // The page follows the task by itself (every 2 s) until the certificate is there.
-    await shows(page.locator('.task .state'), 'Issued', 30_000);
+    await page.locator('.task[data-state="done"]').waitFor({ timeout: 30_000 });
+    expect(await page.locator('.task .state strong').textContent()).toBe('Issued');
     await screenshot(page, 'certificates');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download ZIP' }).click()]);
     expect(download.suggestedFilename()).toBe(`${DOMAIN}.zip`);

@@ -64,10 +64,13 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return results.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-/** Waits until the locator (its first match) holds the text (playwright-core has no assertion library). */
+/**
+ * Waits until the locator (one of its matches) holds the text, case and all ("Active" is not
+ * "Not active"); playwright-core has no assertion library.
+ */
 export async function shows(locator: Locator, text: string, timeout = 10_000): Promise<void> {
   try {
-    await locator.filter({ hasText: text }).first().waitFor({ timeout });
+    await locator.filter({ hasText: new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) }).first().waitFor({ timeout });
   } catch {
     const now = (await locator.first().textContent({ timeout: 100 }).catch(() => null)) ?? '(nothing there)';
     throw new Error(`expected ${locator.toString()} to show "${text}" within ${timeout} ms; it shows: ${now.slice(0, 500)}`);
