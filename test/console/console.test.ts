@@ -168,6 +168,37 @@ describe('console: one customer', () => {
     expect(alice.faults).toEqual([]);
   }, 60_000);
 
+  it('zone files: offered exactly when the API’s OpenAPI document has them; then exported, and imported after a dry run’s diff', async () => {
+    const { page } = alice;
+    const paths = (await (await fetch(`${server.url}/openapi.json`)).json()).paths as Record<string, Record<string, unknown>>;
+    const offered = Boolean(paths['/domains/{domain}/zonefile']?.post && paths['/domains/{domain}/zonefile']?.get);
+    await page.goto(consoleUrl(`#/domains/${DOMAIN}/records`));
+    await shows(page.locator('#record-list'), '192.0.2.31');
+    if (!offered) {
+      await shows(page.locator('#no-zonefiles'), 'not offered');
+      expect(await page.getByRole('button', { name: 'Export zone file' }).count()).toBe(0);
+      return;
+    }
+    const [exported] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export zone file' }).click()]);
+    const zone = readFileSync((await exported.path())!, 'utf8');
+    expect(zone).toContain('192.0.2.1');
+    // The exported file plus one record: the dry run lists it, changes nothing; applying adds it.
+    await page.getByLabel(/Import a zone file/).fill(`${zone}\nmail 300 IN A 192.0.2.25\n`);
+    await page.getByRole('button', { name: 'Preview the changes' }).click();
+    await shows(page.locator('#zonefile-diff'), '1 to add, 0 to change, 0 to remove');
+    await shows(page.locator('#zonefile-diff'), '192.0.2.25');
+    await screenshot(page, 'zonefile-preview');
+    expect(await page.locator('#record-list').textContent()).not.toContain('192.0.2.25');
+    await page.getByRole('button', { name: 'Apply these changes' }).click();
+    await shows(page.getByRole('status'), 'Imported: 1 added');
+    await shows(page.locator('#record-list'), '192.0.2.25');
+    // A bad line refuses the whole file, naming its line.
+    await page.getByLabel(/Import a zone file/).fill(`${zone}\nbroken 300 IN A 192.0.2.300\n`);
+    await page.getByRole('button', { name: 'Preview the changes' }).click();
+    await shows(page.getByRole('alert'), 'line');
+    expect(alice.faults).toEqual([]);
+  });
+
   it('settings: every field shown; a bad value is refused at its field and nothing is lost', async () => {
     const { page } = alice;
     await page.getByRole('link', { name: 'Settings' }).click();

@@ -36,13 +36,22 @@ export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
 }
 
+/** A body that is not JSON: its text and media type (a zone file is text/dns). */
+export class TextBody {
+  constructor(
+    readonly text: string,
+    readonly type: string,
+  ) {}
+}
+
 async function send(method: string, path: string, body?: unknown, key = storedKey()): Promise<Response> {
   if (!key) throw new Problem(401, 'UNAUTHORIZED', 'signed out');
   const headers: Record<string, string> = { 'x-auth-key': key, accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] = body instanceof TextBody ? body.type : 'application/json';
+  const payload = body === undefined ? undefined : body instanceof TextBody ? body.text : JSON.stringify(body);
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', credentials: 'omit' });
+    response = await fetch(path, { method, headers, body: payload, cache: 'no-store', credentials: 'omit' });
   } catch {
     throw new Problem(0, 'NETWORK', 'the service could not be reached; check your connection and try again');
   }
@@ -81,6 +90,18 @@ export async function whoIs(key: string): Promise<Me> {
 /** A file the API sends (the certificate ZIP), as a Blob. */
 export async function download(path: string): Promise<Blob> {
   return (await send('GET', path)).blob();
+}
+
+/**
+ * Whether the API offers an operation, read from its OpenAPI document (key-free, sent with an
+ * ETag: asked once per page load): the console shows what this API can do, before and after an
+ * upgrade alike.
+ */
+let openapi: Promise<{ paths?: Record<string, Record<string, unknown>> }> | undefined;
+export async function offers(method: string, path: string): Promise<boolean> {
+  openapi ??= fetch('/openapi.json', { credentials: 'omit' }).then((r) => (r.ok ? r.json() : {}), () => ({}));
+  const document = await openapi;
+  return Boolean(document.paths?.[path]?.[method.toLowerCase()]);
 }
 
 /** Path segments are encoded (an IP list's prefix "192.0.2.0/24" travels as 192.0.2.0%2F24). */

@@ -1,10 +1,11 @@
 // A domain's DNS records: the table (filtered by name and type, a page at a time), the form that
 // adds one or changes the one being edited, and removal.
 import { useState } from 'preact/hooks';
-import { api, page, seg, type Page } from '../api.ts';
+import { api, offers, page, seg, type Page } from '../api.ts';
 import { RECORD_TYPES, type DnsRecord, type Domain } from '../types.ts';
 import { Loading, ProblemNote, SelectField, TextField, useAction, useLoad } from '../ui.tsx';
 import { GeoPicker } from './geo-picker.tsx';
+import { ZoneFile } from './zonefile.tsx';
 
 interface RecordDraft {
   name: string;
@@ -96,6 +97,8 @@ export function RecordsTab({ domain }: { domain: Domain }) {
   if (filter.type) query.set('type', filter.type);
   const path = trail[trail.length - 1] ?? `${base}?${query}`;
   const list = useLoad<Page<DnsRecord>>(() => page<DnsRecord>(path), [path]);
+  // Zone files only where this API offers them (its OpenAPI document says so).
+  const zoneFiles = useLoad(() => Promise.all([offers('POST', '/domains/{domain}/zonefile'), offers('GET', '/domains/{domain}/zonefile')]).then(([a, b]) => a && b), []);
   const remove = async (record: DnsRecord) => {
     if (!confirm(`Remove the ${record.type_name} record ${record.name} → ${record.value}?`)) return;
     await removal.run(() => api('DELETE', `${base}/${record.id}`));
@@ -104,7 +107,11 @@ export function RecordsTab({ domain }: { domain: Domain }) {
   return (
     <section aria-labelledby="records-title">
       <h2 id="records-title">DNS records</h2>
-      <p class="hint">Zone file import and export are not offered here yet.</p>
+      {zoneFiles.data === false && (
+        <p class="hint" id="no-zonefiles">
+          Zone file import and export are not offered by this service yet.
+        </p>
+      )}
       <form
         role="search"
         class="inline"
@@ -171,6 +178,7 @@ export function RecordsTab({ domain }: { domain: Domain }) {
           Next page
         </button>
       </nav>
+      {zoneFiles.data === true && <ZoneFile domain={domain.domain} onImported={list.reload} />}
       <h3>{editing ? `Change the ${editing.type_name} record ${editing.name}` : 'Add a record'}</h3>
       <RecordForm
         key={editing?.id ?? 'new'}
