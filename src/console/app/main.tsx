@@ -117,14 +117,31 @@ function Console({ me }: { me: Me }) {
 function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [checking, setChecking] = useState(() => storedKey() !== null);
+  const [unreachable, setUnreachable] = useState(false);
   useEffect(() => {
-    // A revoked key signs the tab out at its next call.
+    // A revoked key signs the tab out at its next call (a 401, whoIs's included).
     whenUnauthorized(signOut);
     const key = storedKey();
     if (!key) return;
-    whoIs(key).then(setMe, () => signOut()).finally(() => setChecking(false));
+    // Any other failure (the service unreachable a moment) keeps the key: "Try again" asks again.
+    whoIs(key).then(setMe, () => setUnreachable(true)).finally(() => setChecking(false));
   }, []);
   if (checking) return <p role="status">Signing in…</p>;
+  if (unreachable)
+    return (
+      <main id="main" class="signin">
+        <PageTitle>Palisade console</PageTitle>
+        <p role="alert">The service did not answer. Check your connection and try again.</p>
+        <div class="actions">
+          <button type="button" onClick={() => location.reload()}>
+            Try again
+          </button>
+          <button type="button" class="secondary" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </main>
+    );
   if (!me) return <SignIn onSignedIn={setMe} />;
   return <Console me={me} />;
 }
