@@ -80,7 +80,7 @@ const NAV: Array<[string, string, Route['page'][]]> = [
   ['#/webhooks', 'Webhooks', ['webhooks']],
 ];
 
-function Console({ me }: { me: Me }) {
+function Console({ me }: { me: Me | null }) {
   const route = useRoute();
   // A new view: the focus goes to its heading, so a screen reader announces where the user is.
   useEffect(() => document.getElementById('page-title')?.focus(), [route.page]);
@@ -102,7 +102,7 @@ function Console({ me }: { me: Me }) {
             ))}
           </ul>
         </nav>
-        <span class="account">{me.name}</span>
+        <span class="account">{me?.name ?? ''}</span>
         <button type="button" class="secondary" onClick={signOut}>
           Sign out
         </button>
@@ -116,17 +116,17 @@ function Console({ me }: { me: Me }) {
 
 function App() {
   const [me, setMe] = useState<Me | null>(null);
-  const [checking, setChecking] = useState(() => storedKey() !== null);
+  const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
   const [unreachable, setUnreachable] = useState(false);
   useEffect(() => {
     // A revoked key signs the tab out at its next call (a 401, whoIs's included).
     whenUnauthorized(signOut);
     const key = storedKey();
     if (!key) return;
-    // Any other failure (the service unreachable a moment) keeps the key: "Try again" asks again.
-    whoIs(key).then(setMe, () => setUnreachable(true)).finally(() => setChecking(false));
+    // Asked beside the page's own first call, not before it (one round trip less to a usable
+    // page). Any failure but a 401 (the service unreachable a moment) keeps the key: "Try again".
+    whoIs(key).then(setMe, () => setUnreachable(true));
   }, []);
-  if (checking) return <p role="status">Signing in…</p>;
   if (unreachable)
     return (
       <main id="main" class="signin">
@@ -142,7 +142,7 @@ function App() {
         </div>
       </main>
     );
-  if (!me) return <SignIn onSignedIn={setMe} />;
+  if (!signedIn) return <SignIn onSignedIn={(who) => (setMe(who), setSignedIn(true))} />;
   return <Console me={me} />;
 }
 
