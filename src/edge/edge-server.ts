@@ -40,7 +40,7 @@ import { BandwidthLimits, type BandwidthShare } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
 import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
-import { inspectRequest } from './waf/inspect-request.ts';
+import { inspectRequest, type BodyWatch } from './waf/inspect-request.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { frontingRefusal } from './tls/fronting.ts';
@@ -322,7 +322,7 @@ export class EdgeServer {
    * protocol checks, the body read up to the domain's limit, the rules). Returns the refusal, or the
    * body it read whole (a body read in part was handed back to the request stream).
    */
-  private async baseProtection(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer }> {
+  private async baseProtection(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer; watch?: BodyWatch }> {
     const limited = this.clientLimits.check(client);
     if (limited) {
       const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
@@ -331,7 +331,7 @@ export class EdgeServer {
     const verdict = await inspectRequest(req, req.method ?? 'GET', url, req.headers, req.rawHeaders.length / 2, this.state.routes.get(domain));
     if (verdict.cut) return { refused: { status: 400, domain, via: 'body cut short' } };
     const { finding, body } = verdict;
-    if (!finding) return { body };
+    if (!finding) return { body, watch: verdict.tail };
     if (verdict.logOnly) {
       this.options.log.warn({ domain, client, rule: finding.rule, class: finding.class, where: finding.where }, 'waf: would refuse (log only)');
       return { body };
@@ -394,6 +394,7 @@ export class EdgeServer {
       return { status: 413, domain: domain.domain };
     }
     let inspectedBody: Buffer | undefined;
+    let bodyWatch: BodyWatch | undefined;
     if (domain.baseprotection) {
       const verdict = await this.baseProtection(req, res, domain.domain, host, url, client);
       if ('refused' in verdict) {
@@ -401,6 +402,7 @@ export class EdgeServer {
         return verdict.refused;
       }
       inspectedBody = verdict.body;
+      bodyWatch = verdict.watch;
     }
     // robots.txt exactly: with a query string it is whatever the backend makes of it.
     if (domain.sjschallenge && url !== '/robots.txt') {
@@ -447,7 +449,7 @@ export class EdgeServer {
       if (!verdict.store) return undefined;
       filling = true;
       return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
-    }, sink, inspectedBody);
+    }, sink, inspectedBody, bodyWatch);
     release();
     if (!filling) lock?.release();
     const unreachable = result.via === 'unreachable' || result.via === 'refused';
@@ -458,6 +460,16 @@ export class EdgeServer {
       this.uptime.requested(domain.domain, upstream, result.upstreamMs);
     }
     if (result.via === 'client-gone') return { status: res.headersSent ? res.statusCode : 499, cache: cacheStatus, via: result.via, domain: domain.domain };
+    const tail = bodyWatch?.finding;
+    if (tail) {
+      // The rest of a body past the inspection limit matched (or would have, logging only).
+      if (result.via !== 'body-refused') this.options.log.warn({ domain: domain.domain, client, rule: tail.rule, class: tail.class, where: tail.where }, 'waf: would refuse (log only)');
+      else if (!res.headersSent) {
+        this.clientLimits.refused(client);
+        const refused = this.refuse(res, domain.domain, 'waf', (ref) => PAGES.wafBlocked(host, ref), tail.status);
+        return { ...refused, via: `rule ${tail.rule} (${tail.class}) in ${tail.where}` };
+      } else res.destroy();
+    }
     if (unreachable && !res.headersSent) this.page(res, 502, PAGES.badGateway(host));
     else if (result.via === 'timeout' && !res.headersSent) this.page(res, 504, PAGES.gatewayTimeout(host));
     else if (result.via === 'too-large' && !res.headersSent) this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });

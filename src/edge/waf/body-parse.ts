@@ -213,7 +213,7 @@ function indexOfBlankLine(part: Buffer): number {
 }
 
 /** Text read by its declared type and by its look (JSON and forms are recognised whatever they are called). */
-function structured(t: string, type: string, where: string): Input[] {
+export function structured(t: string, type: string, where: string): Input[] {
   const lower = type.toLowerCase();
   const head = t.trimStart().slice(0, 1);
   if (lower.includes('json') || head === '{' || head === '[') return jsonInputs(t, where);

@@ -32,11 +32,16 @@ const HEADER_LINE = /(?:\r\n?|\n|[\u010a\u010d\u560a\u560d])[\t ]*[a-z][a-z0-9-]
 const MAIL = /(?:\r\n?|\n)[\t ]*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo)\b|(?:data|quit|rset|noop)[\t ]*(?:\r|\n|$)|[a-z]\d{1,4}\s+(?:capability|fetch|login|select|logout|append|list|store|uid)\b)/;
 
 function template(form: string): boolean {
+  // The next place of each closing mark, kept while ahead of the read (-1: none further): each
+  // is searched for once per occurrence, so "{{{{{{…" without a close stays linear.
+  const next = new Map<string, number>();
   for (const m of form.matchAll(TEMPLATE_OPEN)) {
     const open = m[0];
     if (open.startsWith('<#') || open.startsWith('[#')) return true;
     const close = open === '{{' ? '}}' : open === '{%' ? '%}' : open.startsWith('<%') ? '%>' : '}';
-    const end = form.indexOf(close, m.index + open.length);
+    const from = m.index + open.length;
+    let end = next.get(close);
+    if (end === undefined || (end !== -1 && end < from)) next.set(close, (end = form.indexOf(close, from)));
     const body = form.slice(m.index + open.length, end < 0 ? m.index + open.length + 200 : Math.min(end, m.index + open.length + 400));
     if (end < 0 && !open.startsWith('<%')) continue;
     if (open === '{%') {

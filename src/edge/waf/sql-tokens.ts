@@ -25,18 +25,23 @@ const LOGIC = new Set(['and', 'or', 'xor']);
 const OPERATOR_WORDS = new Set(['not', 'like', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'in', 'between', 'sounds', 'div', 'mod', 'escape', 'collate', 'glob', 'match', 'against']);
 const CLAUSES = new Set(['order', 'group', 'having', 'limit', 'procedure', 'into', 'offset', 'fetch', 'for']);
 const KEYWORDS = new Set([
-  'from', 'where', 'as', 'on', 'join', 'inner', 'outer', 'left', 'right', 'cross', 'natural', 'case', 'when', 'then', 'else', 'end', 'exists', 'all', 'distinct',
+  'from', 'where', 'as', 'on', 'join', 'inner', 'outer', 'left', 'right', 'cross', 'natural', 'case', 'when', 'then', 'else', 'end', 'exists', 'all', 'distinct', 'distinctrow',
   'true', 'false', 'null', 'unknown', 'table', 'database', 'schema', 'top', 'by', 'asc', 'desc', 'set', 'outfile', 'dumpfile', 'some', 'any', 'cast', 'convert',
   'using', 'binary', 'interval', 'delay', 'time', 'if', 'elseif', 'while', 'loop', 'return', 'returns', 'varchar', 'nvarchar', 'char', 'int', 'integer', 'sysname',
 ]);
 /** Keywords that are also functions when a '(' follows (and then are functions). */
-const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
+// (Operator words before a parenthesis compare with it: "1 rlike (select 1)", "x in (…)"; but
+// SQLite has a like() function.)
+const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'between', 'sounds', 'escape', 'collate', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
 
 /** Each word's type, the first set in this order that holds it (one lookup per word). */
 const WORD_TYPES = new Map<string, string>();
 for (const [type, words] of [['k', KEYWORDS], ['T', PROCEDURAL], ['B', CLAUSES], ['o', OPERATOR_WORDS], ['&', LOGIC], ['U', UNION], ['E', STATEMENTS]] as const) {
   for (const word of words) WORD_TYPES.set(word, type);
 }
+
+/** Anything but space from lastIndex on (sticky: only the space run before it is read). */
+const MORE = /\s*\S/y;
 
 const NUMBER = /^(?:0x[0-9a-f]+|0b[01]+|\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)$/;
 
@@ -90,12 +95,19 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       continue;
     }
     if ((c === 45 /* - */ && next === 45) || c === 35 /* # */) {
-      // The comment's first character after its marker tells "admin'#" from "'#btn'".
-      out.push({ type: 'c', text: (c === 35 ? '#' : '--') + (text[i + (c === 35 ? 1 : 2)] ?? '') });
+      // A line comment with more code on the next lines is space ("1'#x\nunion#y\nselect 1");
+      // one that runs to the end cuts the query off. Its first character after the marker tells
+      // "admin'#" from "'#btn'".
       const end = text.indexOf('\n', i);
-      if (end < 0) break;
-      i = end + 1;
-      continue;
+      if (end >= 0) {
+        MORE.lastIndex = end + 1;
+        if (MORE.test(text)) {
+          i = end + 1;
+          continue;
+        }
+      }
+      out.push({ type: 'c', text: (c === 35 ? '#' : '--') + (text[i + (c === 35 ? 1 : 2)] ?? '') });
+      break;
     }
     // Strings ('…' and "…"; a doubled quote or a backslash escapes) and `identifiers`.
     if (c === 39 || c === 34 || c === 96) {

@@ -44,7 +44,7 @@ const isValue = (t?: SqlToken) => !!t && (t.type === '1' || t.type === 's' || t.
 
 /** After a statement keyword: something a query selects (a column list, a value, a call), not prose. */
 function selects(t: Tokens, i: number): boolean {
-  while (t[i]?.type === 'k' && (t[i]!.text === 'all' || t[i]!.text === 'distinct' || t[i]!.text === 'top')) i++;
+  while (t[i]?.type === 'k' && (t[i]!.text === 'all' || t[i]!.text === 'distinct' || t[i]!.text === 'distinctrow' || t[i]!.text === 'top')) i++;
   const a = t[i];
   if (!a) return false;
   if (a.type === '1' || a.type === 'v' || a.type === 'f' || a.type === '(' || a.type === 's' || (a.type === 'o' && a.text === '*') || (a.type === 'k' && a.text === 'null')) return true;
@@ -55,7 +55,7 @@ function selects(t: Tokens, i: number): boolean {
 /** UNION [ALL|DISTINCT] [(] SELECT …, with t[i] the union. */
 function unionSelect(t: Tokens, i: number): boolean {
   let j = i + 1;
-  while (t[j] && ((t[j]!.type === 'k' && (t[j]!.text === 'all' || t[j]!.text === 'distinct')) || t[j]!.type === '(')) j++;
+  while (t[j] && ((t[j]!.type === 'k' && (t[j]!.text === 'all' || t[j]!.text === 'distinct' || t[j]!.text === 'distinctrow')) || t[j]!.type === '(')) j++;
   return t[j]?.type === 'E' && selects(t, j + 1);
 }
 
@@ -94,7 +94,7 @@ function subquery(t: Tokens, i: number): boolean {
     const x = t[j]!;
     if (x.type === '(') depth++;
     else if (x.type === ')' && --depth === 0) return j === i + 3 && isValue(t[i + 2]);
-    else if ((x.type === 'k' && x.text === 'from') || x.type === 'f') return selects(t, i + 2) || x.type === 'f';
+    else if ((x.type === 'k' && (x.text === 'from' || x.text === 'where')) || x.type === 'f') return selects(t, i + 2) || x.type === 'f';
   }
   return false;
 }
@@ -106,12 +106,21 @@ function condition(t: Tokens, i: number, weak: boolean, quoted: boolean, level: 
   const a = t[j];
   if (!a) return undefined;
   if (a.type === 'E' && t[j - 1]?.type === '(') return subquery(t, j - 1) ? SQLI.subquery : undefined;
+  // "' or exists(select …)", "' and not exists (select …)".
+  if ((a.type === 'k' && a.text === 'exists') || (a.type === 'o' && a.text === 'not' && t[j + 1]?.text === 'exists')) {
+    const open = a.text === 'not' ? j + 2 : j + 1;
+    return t[open]?.type === '(' && subquery(t, open) ? SQLI.subquery : undefined;
+  }
   if (a.type === 'f' && !weak) return SQLI.tautology;
   if (!isOperand(a)) return undefined;
   let k = j + 1;
   while (t[k]?.type === ')') k++;
+  // "not between", "not like", "not in": the operator is the second word.
+  if (t[k]?.type === 'o' && t[k]!.text === 'not' && t[k + 1]?.type === 'o') k++;
   const op = t[k];
   if (op?.type === 'o') {
+    // "' or 1 in (select @@version)": compared with a subquery.
+    if (t[k + 1]?.type === '(' && subquery(t, k + 1)) return SQLI.subquery;
     let m = k + 1;
     while (t[m]?.type === '(' || (t[m]?.type === 'o' && UNARY.has(t[m]!.text))) m++;
     const b = t[m];
@@ -195,11 +204,27 @@ function opening(t: Tokens, quoted: boolean, level: number): number | undefined 
   }
 }
 
+/**
+ * Out of a string, a later logic operator and a comparison of two literal values that the
+ * query's own quote completes ("' or x or '1'='1", "' and 1.e(1) or 'a'='a"): the first turn
+ * need not be the one that matters.
+ */
+function laterTautology(t: Tokens): number | undefined {
+  for (let i = 2; i < t.length - 2; i++) {
+    if (t[i]!.type !== '&') continue;
+    const [a, op, b, after] = [t[i + 1], t[i + 2], t[i + 3], t[i + 4]];
+    if (!isValue(a) || op?.type !== 'o' || !/^(?:=|<>|!=|<=>|like)$/.test(op.text) || !isValue(b)) continue;
+    // The query's quote completes the last string: "…'1'='1" ends inside it, or a comment cuts the rest.
+    if ((!after && b!.type === 's') || after?.type === 'c' || after?.type === '&' || after?.type === ';') return SQLI.tautology;
+  }
+  return undefined;
+}
+
 // Plain words only: the tokenizer decides whether a call follows (comments between included).
 const TIME_FUNCTIONS = /\b(?:sleep|pg_sleep|benchmark|dbms_lock\.sleep|dbms_pipe\.receive_message|randomblob)\b/g;
 const EXTRACTION = /\b(?:extractvalue|updatexml|load_file|group_concat|concat_ws|make_set|export_set|fn_varbintohexstr|utl_inaddr\.get_host_\w+|utl_http\.request|dbms_xmlgen\.\w+|xp_dirtree|xp_fileexist|sys_eval|sys_exec)\s*\(|\bchar\s*\(\s*\d+\s*,\s*\d+|\bconcat\s*\(\s*0x[0-9a-f]+/;
-const SCHEMA = /\b(?:xp_cmdshell|sp_executesql|sp_oacreate|sp_oamethod|sp_makewebtask|sp_addextendedproc|sp_configure|sp_password)\b|\b(?:information_schema|pg_catalog|mysql|sys|master\.dbo|master\.sys)\.(?:tables|columns|schemata|user|users|objects|sysobjects|syscolumns|pg_\w+|innodb_\w+|routines|processlist)\b|\bsysobjects\b|\bsyscolumns\b|\ball_tables\b|\buser_tables\b/;
-const PROBE = /['"`;()=<>!|&#@,*]|--|\/\*|\b(?:union|intersect|except|order|group|having|limit|waitfor|procedure|into|select)\b/;
+const SCHEMA = /\b(?:exec|execute)\s+(?:[a-z_]+\.{1,2}){0,2}(?:xp|sp)_[a-z_]+|\b(?:xp_cmdshell|xp_dirtree|xp_fileexist|xp_regread|xp_regwrite|xp_servicecontrol|xp_subdirs|sp_executesql|sp_oacreate|sp_oamethod|sp_makewebtask|sp_addextendedproc|sp_configure|sp_password)\b|\b(?:information_schema|pg_catalog|mysql|sys|master\.dbo|master\.sys)\.(?:tables|columns|schemata|user|users|objects|sysobjects|syscolumns|pg_\w+|innodb_\w+|routines|processlist)\b|\bsysobjects\b|\bsyscolumns\b|\ball_tables\b|\buser_tables\b/;
+const PROBE = /['"`;()=<>!|&#@,*]|--|\/\*|\b(?:union|intersect|except|order|group|having|limit|waitfor|procedure|into|select|or|and|xor|between|rlike|regexp)\b/;
 
 /** Something before index `at` that puts what follows in SQL (start, operator, keyword). */
 function sqlBefore(text: string, at: number): boolean {
@@ -207,6 +232,9 @@ function sqlBefore(text: string, at: number): boolean {
   if (before === '' && at - 24 <= 0) return true;
   return /[&|=<>(,+\-*/;'"!]$|\b(?:and|or|xor|select|where|not|if|then|when|having|exec|execute)$/.test(before);
 }
+
+const INNER_COMMENT = /(?<=[a-z])\/\*\*\/(?=[a-z])/;
+const INNER_COMMENT_ALL = new RegExp(INNER_COMMENT.source, 'g');
 
 const SUBQUERY_START = /\(\s*(?:\/\*|select\b)/y;
 
@@ -253,11 +281,18 @@ function inside(text: string, level: number, words: number): number | undefined 
  * the form's trigger words (trigger-words.ts), when the caller has them already.
  */
 export function sqlInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
+  // Filters that strip comments make UN/**/ION a UNION: read it so too.
+  if (form.includes('/**/') && INNER_COMMENT.test(form)) {
+    const joined = form.replace(INNER_COMMENT_ALL, '');
+    const found = sqlInjection(joined, level);
+    if (found) return found;
+  }
   if (!PROBE.test(form)) return words & TRIGGERS.extraction && EXTRACTION.test(form) ? SQLI.extraction : words & TRIGGERS.schema && SCHEMA.test(form) ? SQLI.schema : undefined;
   for (const quote of [undefined, "'", '"'] as const) {
     if (quote && !form.includes(quote)) continue;
     if (plainStart(form, quote)) continue;
-    const found = opening(fold(sqlTokens(form, quote)), quote !== undefined, level);
+    const t = fold(sqlTokens(form, quote));
+    const found = opening(t, quote !== undefined, level) ?? (quote ? laterTautology(t) : undefined);
     if (found) return found;
   }
   return inside(form, level, words);
