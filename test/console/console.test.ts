@@ -199,6 +199,28 @@ describe('console: one customer', () => {
     expect(alice.faults).toEqual([]);
   });
 
+  it('a record is changed in place (the keyboard taken to the form) and removed after confirming', async () => {
+    const { page } = alice;
+    await page.goto(consoleUrl(`#/domains/${DOMAIN}/records`));
+    const form = page.getByRole('form', { name: 'Add a record' });
+    await form.getByLabel('Name', { exact: true }).fill('tmp');
+    await form.getByLabel('Value').fill('192.0.2.77');
+    await form.getByRole('button', { name: 'Add record' }).click();
+    await shows(page.locator('#record-list'), '192.0.2.77');
+    await page.getByRole('button', { name: 'Edit A tmp 192.0.2.77' }).click();
+    const editing = page.getByRole('form', { name: /Change record/ });
+    await editing.waitFor();
+    await page.waitForFunction(() => document.activeElement?.closest('form')?.getAttribute('aria-label')?.startsWith('Change record'), undefined, { timeout: 2000 });
+    await editing.getByLabel('TTL (seconds)').fill('600');
+    await editing.getByRole('button', { name: 'Save record' }).click();
+    await shows(page.locator('#record-list tr', { hasText: '192.0.2.77' }), '600');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove A tmp 192.0.2.77' }).click();
+    await page.locator('#record-list tr', { hasText: '192.0.2.77' }).waitFor({ state: 'detached' });
+    const left = (await (await fetch(`${server.url}/domains/${DOMAIN}/dnsrecords?name=tmp`, { headers: { 'x-auth-key': aliceKey } })).json()) as unknown[];
+    expect(left).toEqual([]);
+  });
+
   it('settings: every field shown; a bad value is refused at its field and nothing is lost', async () => {
     const { page } = alice;
     await page.getByRole('link', { name: 'Settings' }).click();

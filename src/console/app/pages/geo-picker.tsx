@@ -1,6 +1,6 @@
 // Chooses a record's geo targets by searching countries and continents by name (GET /geo/targets
 // ?q=…); the chosen ones are listed with a button each to remove them.
-import { useEffect, useId, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { get } from '../api.ts';
 import type { GeoTarget } from '../types.ts';
 
@@ -24,6 +24,7 @@ export function GeoPicker({ value, onValue, error }: { value: number[]; onValue:
   const [text, setText] = useState('');
   const [results, setResults] = useState<GeoTarget[]>([]);
   const [names, setNames] = useState(0);
+  const searchBox = useRef<HTMLInputElement>(null);
   useEffect(() => {
     const wanted = text.trim();
     if (wanted.length < 2) return setResults([]);
@@ -70,7 +71,7 @@ export function GeoPicker({ value, onValue, error }: { value: number[]; onValue:
         <p class="hint">Everyone (no geo target).</p>
       )}
       <label for={id}>Search countries and continents</label>
-      <input id={id} type="search" value={text} autocomplete="off" aria-describedby={`${id}-found`} onInput={(e) => setText(e.currentTarget.value)} />
+      <input id={id} ref={searchBox} type="search" value={text} autocomplete="off" aria-describedby={`${id}-found`} onInput={(e) => setText(e.currentTarget.value)} />
       <p id={`${id}-found`} class="visually-hidden" aria-live="polite">
         {text.trim().length >= 2 ? `${results.length} places found` : ''}
       </p>
@@ -78,7 +79,7 @@ export function GeoPicker({ value, onValue, error }: { value: number[]; onValue:
         <ul class="results" aria-label="Places found">
           {results.map((t) => (
             <li key={t.id}>
-              <button type="button" class="link" disabled={value.includes(t.id)} onClick={() => (onValue([...value, t.id]), setText(''))}>
+              <button type="button" class="link" disabled={value.includes(t.id)} onClick={() => (onValue([...value, t.id]), setText(''), searchBox.current?.focus())}>
                 Add {t.name} ({t.kind === 'country' ? t.code : 'continent'})
               </button>
             </li>

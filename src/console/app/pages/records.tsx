@@ -99,6 +99,11 @@ export function RecordsTab({ domain }: { domain: Domain }) {
   const list = useLoad<Page<DnsRecord>>(() => page<DnsRecord>(path), [path]);
   // Zone files only where this API offers them (its OpenAPI document says so).
   const zoneFiles = useLoad(() => Promise.all([offers('POST', '/domains/{domain}/zonefile'), offers('GET', '/domains/{domain}/zonefile')]).then(([a, b]) => a && b), []);
+  // The form below takes the record; the keyboard goes there with it.
+  const edit = (record: DnsRecord) => {
+    setEditing(record);
+    requestAnimationFrame(() => document.querySelector<HTMLInputElement>('.record-form input')?.focus());
+  };
   const remove = async (record: DnsRecord) => {
     if (!confirm(`Remove the ${record.type_name} record ${record.name} → ${record.value}?`)) return;
     await removal.run(() => api('DELETE', `${base}/${record.id}`));
@@ -157,7 +162,7 @@ export function RecordsTab({ domain }: { domain: Domain }) {
                   <td>{r.priority ?? ''}</td>
                   <td>{r.target.length ? `${r.target.length} place${r.target.length > 1 ? 's' : ''}` : 'everyone'}</td>
                   <td class="row-actions">
-                    <button type="button" class="link" aria-label={`Edit ${r.type_name} ${r.name} ${r.value}`} onClick={() => setEditing(r)}>
+                    <button type="button" class="link" aria-label={`Edit ${r.type_name} ${r.name} ${r.value}`} onClick={() => edit(r)}>
                       Edit
                     </button>
                     <button type="button" class="link danger" aria-label={`Remove ${r.type_name} ${r.name} ${r.value}`} onClick={() => void remove(r)}>
