@@ -221,6 +221,24 @@ describe('console: one customer', () => {
     expect(left).toEqual([]);
   });
 
+  it('markup in customer data is shown as text, never run', async () => {
+    const { page } = alice;
+    const payload = '<img src=x onerror="document.title=`owned`"><script>document.title="owned"</script>';
+    await page.goto(consoleUrl(`#/domains/${DOMAIN}/records`));
+    const form = page.getByRole('form', { name: 'Add a record' });
+    await form.getByLabel('Name', { exact: true }).fill('html');
+    await form.getByLabel('Type').selectOption('TXT');
+    await form.getByLabel('Value').fill(payload);
+    await form.getByRole('button', { name: 'Add record' }).click();
+    await shows(page.locator('#record-list'), '<img src=x');
+    expect(await page.locator('#record-list img, #record-list script').count()).toBe(0);
+    expect(await page.title()).not.toBe('owned');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: /^Remove TXT html / }).click();
+    await page.locator('#record-list tr', { hasText: '<img' }).waitFor({ state: 'detached' });
+    expect(alice.faults).toEqual([]);
+  });
+
   it('settings: every field shown; a bad value is refused at its field and nothing is lost', async () => {
     const { page } = alice;
     await page.getByRole('link', { name: 'Settings' }).click();
