@@ -394,6 +394,25 @@ describe('console: sign-out and other customers', () => {
     }
     expect(await bob.page.content()).not.toContain('127.0.0.9');
     await screenshot(bob.page, 'other-customer');
+
+    // Bob's own 101 domains, two tagged differently: his list pages by 100 and filters by tag;
+    // Alice's console (below) shows none of them.
+    for (let i = 0; i <= 100; i++) {
+      const res = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': bobKey, 'content-type': 'application/json' }, body: JSON.stringify({ domain: `bob${String(i).padStart(3, '0')}.example`, backend: '192.0.2.80', tags: [i < 2 ? 'odd' : 'bulk'] }) });
+      expect(res.status).toBe(201);
+    }
+    await bob.page.goto(consoleUrl('#/domains'));
+    await bob.page.reload();
+    await bob.page.locator('#domain-list tbody tr:nth-child(100)').waitFor();
+    expect(await bob.page.locator('#domain-list tbody tr').count()).toBe(100);
+    await bob.page.getByRole('button', { name: 'Next page' }).click();
+    await shows(bob.page.locator('#domain-list'), 'bob100.example');
+    expect(await bob.page.locator('#domain-list tbody tr').count()).toBe(1);
+    await bob.page.getByRole('button', { name: 'Previous page' }).click();
+    await shows(bob.page.locator('#domain-list'), 'bob000.example');
+    await bob.page.getByLabel('Filter by tag').fill('odd');
+    await bob.page.getByRole('button', { name: 'Filter' }).click();
+    await bob.page.waitForFunction(() => document.querySelectorAll('#domain-list tbody tr').length === 2);
     await bob.page.context().close();
   });
 
@@ -401,6 +420,7 @@ describe('console: sign-out and other customers', () => {
     const { page } = alice;
     await page.goto(consoleUrl('#/domains'));
     await shows(page.locator('#domain-list'), DOMAIN);
+    expect(await page.locator('#domain-list').textContent()).not.toContain('bob0');
     await page.goto(consoleUrl(`#/domains/${DOMAIN}/records`));
     await shows(page.locator('#record-list'), '192.0.2.31');
     await page.getByRole('button', { name: 'Sign out' }).click();
