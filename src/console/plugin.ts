@@ -8,10 +8,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { problem, sendProblem } from '../api/problem.ts';
-import { makeDocument, sendDocument, type PublicDocument } from '../api/public-documents.ts';
+import { makeDocument, prepareDocument, type PublicDocument } from '../api/public-documents.ts';
 
 /** From dist/console/ and from src/console/ alike (sources run through tsx read the same build). */
 export const CONSOLE_BUILD_DIR = fileURLToPath(new URL('../../dist/console-app/', import.meta.url));
@@ -68,7 +68,7 @@ export async function consoleRoutes(app: FastifyInstance, options: { dir?: strin
   };
   const schema = { hide: true, querystring: Type.Object({}, { additionalProperties: false }) };
 
-  const serve = async (name: string, reply: FastifyReply, request: Parameters<typeof sendDocument>[0]) => {
+  const serve = async (name: string, reply: FastifyReply, request: FastifyRequest) => {
     secure(reply);
     let loaded: Files;
     try {
@@ -78,13 +78,13 @@ export async function consoleRoutes(app: FastifyInstance, options: { dir?: strin
     }
     const doc = loaded.get(name);
     if (!doc) return sendProblem(reply, problem('NOT_FOUND', `no console file ${name}`));
-    const sent = sendDocument(request, reply, doc);
+    const body = prepareDocument(request, reply, doc);
     // The page itself is asked for again every time and never kept in a back/forward cache (a
     // signed-out tab must not come back showing data); the assets' names change with their content.
     if (name === 'index.html') void reply.header('cache-control', 'no-store');
     else if (name === 'icon.svg') void reply.header('cache-control', 'public, max-age=86400');
     else void reply.header('cache-control', 'public, max-age=31536000, immutable');
-    return sent;
+    return body ? reply.send(body) : reply.send();
   };
 
   // /console (no slash) is sent to /console/ so the page's relative asset paths resolve under it.

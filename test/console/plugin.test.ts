@@ -40,9 +40,12 @@ describe('console files', () => {
     const page = await app.inject({ method: 'GET', url: '/console/' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
+    expect(page.headers['cache-control']).toBe('no-store');
     const again = await app.inject({ method: 'GET', url: '/console/', headers: { 'if-none-match': String(page.headers.etag) } });
     expect(again.statusCode).toBe(304);
-    expect((await app.inject({ method: 'GET', url: '/console/assets/app-ABC.js' })).statusCode).toBe(200);
+    const asset = await app.inject({ method: 'GET', url: '/console/assets/app-ABC.js' });
+    expect(asset.statusCode).toBe(200);
+    expect(asset.headers['cache-control']).toContain('immutable');
   });
 
   it('refuses names outside the build: other files, index.html under assets, paths that climb', async () => {
