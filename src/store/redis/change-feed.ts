@@ -1,6 +1,6 @@
 // The change feed (Redis store): snapshots read zone by zone after the revision, change entries
 // from a stream with their record differences in a hash beside it.
-import { ApiError } from '../../errors.ts';
+import { StoreError } from '../errors.ts';
 import { isProven } from '../../model/domain.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import { collectSnapshot } from '../snapshot.ts';
@@ -102,7 +102,7 @@ export class RedisChangeFeed implements Omit<ChangeFeedStore, 'onCommit' | 'comm
         const details = await this.core.redis.hmget(this.core.k('changedetails'), ...detailed.map((c) => String(c.revision)));
         detailed.forEach((change, i) => {
           const detail = details[i];
-          if (detail === null || detail === undefined) throw new ApiError('STORE_UNAVAILABLE', `the change at revision ${change.revision} has lost its detail`);
+          if (detail === null || detail === undefined) throw new StoreError('STORE_UNAVAILABLE', `the change at revision ${change.revision} has lost its detail`);
           change.records = JSON.parse(detail) as RecordDelta;
         });
       }

@@ -11,6 +11,7 @@
 // 503 STORE_UNAVAILABLE; the client reconnects by itself.
 import { Redis, type ChainableCommander } from 'ioredis';
 import { ApiError } from '../../errors.ts';
+import { StoreError } from '../errors.ts';
 import type { UserState } from '../../model/user.ts';
 import { ancestorsOf, overlapError, reversedName } from '../name-tree.ts';
 import type { MutationContext } from '../types.ts';
@@ -84,8 +85,9 @@ export class RedisCore {
       await this.connected();
       return await fn();
     } catch (error) {
-      if (error instanceof ApiError) throw error;
-      throw new ApiError('STORE_UNAVAILABLE', `the store (Redis) did not answer: ${(error as Error).message}`);
+      // The store's own refusals, and a mutation callback's rejection (the caller's ApiError), pass through.
+      if (error instanceof StoreError || error instanceof ApiError) throw error;
+      throw new StoreError('STORE_UNAVAILABLE', `the store (Redis) did not answer: ${(error as Error).message}`);
     }
   }
 
@@ -166,7 +168,7 @@ export class RedisCore {
         // Someone else committed in between: back off a little, then recompute.
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 1 + i * 2)));
       }
-      throw new ApiError('STORE_UNAVAILABLE', 'too much contention on one resource; try again');
+      throw new StoreError('STORE_UNAVAILABLE', 'too much contention on one resource; try again');
     });
   }
 
@@ -211,7 +213,7 @@ export class RedisCore {
 
 
   /** Which way a refused name overlaps (read after the script refused it, for the message). */
-  private async overlapReason(name: string, owner: number): Promise<ApiError> {
+  private async overlapReason(name: string, owner: number): Promise<StoreError> {
     const owners = await this.redis.hmget(this.k('zoneowners'), ...ancestorsOf(name));
     return overlapError(name, owners.some((o) => o !== null && Number(o) !== owner) ? 'under' : 'above');
   }
