@@ -27,7 +27,7 @@ export interface DeliveryOptions {
   allowPrivate: boolean;
 }
 
-/** The shared backoff (../retry-delay.ts), in whole ms as the delivery log shows it. */
+/** The shared backoff (../shared/retry-delay.ts), in whole ms as the delivery log shows it. */
 export const retryDelay = (baseMs: number, attempt: number, random = Math.random()): number => Math.round(sharedRetryDelay(baseMs, attempt, random));
 
 export class DeliveryWorker {
