@@ -315,6 +315,8 @@ export class RedisCore {
   }
 
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.redis.quit().catch(() => undefined);
+    // Also ends the connections to the Sentinels (the failover detector's), which QUIT leaves open.
+    this.redis.disconnect();
   }
 }
