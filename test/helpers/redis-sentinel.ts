@@ -26,6 +26,8 @@ export interface SentinelDeployment {
   restart(port: number, of: number): Promise<void>;
   /** Waits until the Sentinels name a primary other than `port` and it answers. */
   failedOver(from: number, timeoutMs: number): Promise<number>;
+  /** Waits until the Sentinels see every replica up and linked to the primary (ready for the next failover). */
+  settled(timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -52,10 +54,13 @@ function launch(command: string, args: string[], ready: string): Promise<ChildPr
 }
 
 function dataServer(port: number, replicaOf?: number): Promise<ChildProcess> {
+  // Its own empty directory: a replica writes the RDB it receives to disk, and a server started
+  // where one lies loads it (a "fresh" primary holding an earlier run's data).
+  const dir = tempDir('palisade-redis-');
   return launch(
     'redis-server',
     [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+      '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
       // Replicas get the data through the socket at once, and answer reads while syncing.
       '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0', '--repl-ping-replica-period', '1',
       ...(replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(replicaOf)]),
@@ -75,6 +80,7 @@ async function halt(child: ChildProcess | undefined): Promise<void> {
 
 /** Starts a primary, `replicas` replicas of it and three Sentinels, and waits until all see each other. */
 export async function startSentinelDeployment(replicas = 2): Promise<SentinelDeployment> {
+  const replicaCount = replicas;
   requireTool('redis-server', 'redis-server');
   requireTool('redis-sentinel', 'redis-sentinel');
   const dir = tempDir('palisade-sentinel-');
@@ -145,6 +151,18 @@ export async function startSentinelDeployment(replicas = 2): Promise<SentinelDep
         }
         if (Date.now() > until) throw new Error(`no failover from port ${from} within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    settled: async (timeoutMs) => {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const replicas = ((await ask.call('SENTINEL', 'replicas', MASTER_NAME).catch(() => [])) as string[][]).map((fields) => {
+          const at = (name: string) => fields[fields.indexOf(name) + 1];
+          return { flags: at('flags'), link: at('master-link-status') };
+        });
+        if (replicas.length === replicaCount && replicas.every((r) => r.flags === 'slave' && r.link === 'ok')) return;
+        if (Date.now() > until) throw new Error(`the replicas did not come back: ${JSON.stringify(replicas)}`);
+        await new Promise((r) => setTimeout(r, 200));
       }
     },
     stop: async () => {
