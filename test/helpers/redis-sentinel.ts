@@ -1,5 +1,5 @@
 // A real Redis deployment with Sentinel on loopback: one primary, its replicas and three
-// redis-sentinel processes that watch it (quorum 2, a primary is down after 1 s without an
+// redis-sentinel processes that watch it (quorum 2, a primary is down after 1.5 s without an
 // answer), for the failover tests and bench. The primary can be killed (SIGKILL) and brought
 // back on its port, where the Sentinels make it a replica of the new primary.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -26,6 +26,8 @@ export interface SentinelDeployment {
   restart(port: number, of: number): Promise<void>;
   /** Waits until the Sentinels name a primary other than `port` and it answers. */
   failedOver(from: number, timeoutMs: number): Promise<number>;
+  /** How many failovers the Sentinels made (their +switch-master), as the first one logged them. */
+  switches(): number;
   /** Waits until the Sentinels see every replica up and linked to the primary (ready for the next failover). */
   settled(timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
@@ -69,6 +71,14 @@ function dataServer(port: number, replicaOf?: number): Promise<ChildProcess> {
   );
 }
 
+/** One more data server on a free port, a replica of `of` (for tests of WAIT without Sentinels). */
+export async function startReplica(of: number): Promise<{ port: number; stop(): Promise<void> }> {
+  requireTool('redis-server', 'redis-server');
+  const port = await freePort();
+  const child = await dataServer(port, of);
+  return { port, stop: () => halt(child) };
+}
+
 async function halt(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   child.removeAllListeners('exit');
@@ -93,6 +103,7 @@ export async function startSentinelDeployment(replicas = 2): Promise<SentinelDep
     servers.set(port, await dataServer(port, ports[0]));
   }
   const sentinelPorts: number[] = [];
+  let sentinelLog = '';
   const sentinels: ChildProcess[] = [];
   for (let i = 0; i < 3; i++) {
     const port = await freePort();
@@ -106,13 +117,15 @@ export async function startSentinelDeployment(replicas = 2): Promise<SentinelDep
         'bind 127.0.0.1',
         `dir ${dir}`,
         `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${ports[0]} 2`,
-        `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
+        `sentinel down-after-milliseconds ${MASTER_NAME} 1500`,
         `sentinel failover-timeout ${MASTER_NAME} 5000`,
         `sentinel parallel-syncs ${MASTER_NAME} 2`,
         '',
       ].join('\n'),
     );
-    sentinels.push(await launch('redis-sentinel', [file], 'Sentinel ID is'));
+    const sentinel = await launch('redis-sentinel', [file], 'Sentinel ID is');
+    if (i === 0) sentinel.stdout!.on('data', (d: Buffer) => (sentinelLog += d.toString()));
+    sentinels.push(sentinel);
   }
   const ask = new Redis({ port: sentinelPorts[0], host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: true, maxRetriesPerRequest: 3 });
   await ask.connect();
@@ -130,6 +143,7 @@ export async function startSentinelDeployment(replicas = 2): Promise<SentinelDep
     masterName: MASTER_NAME,
     ports,
     primaryPort,
+    switches: () => sentinelLog.split('+switch-master').length - 1,
     kill: async (port) => {
       await halt(servers.get(port));
     },

@@ -83,8 +83,8 @@ export function clientOptions(connection: RedisConnection): { url?: string; opti
       // Ask the Sentinels again quickly while none knows a primary (a failover in progress).
       sentinelRetryStrategy: (times) => Math.min(100 + times * 100, 1000),
       sentinelCommandTimeout: 1000,
-      // Listen for the Sentinels' +switch-master: reconnect at once, not at the next failure.
-      failoverDetector: true,
+      // No failover detector: the killed primary's connection fails by itself, and the detector's
+      // disconnect racing a reconnect left the client ended for good (never reconnecting).
     },
   };
 }

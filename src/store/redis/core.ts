@@ -48,6 +48,7 @@ export class RedisCore {
   readonly minReplicas: number;
   private readonly waitTimeoutMs: number;
   private readonly commitListeners = new Set<() => void>();
+  private closing = false;
 
   constructor(options: RedisStoreOptions) {
     this.p = options.prefix ?? '{palisade}:';
@@ -58,6 +59,12 @@ export class RedisCore {
     this.redis = url === undefined ? new Redis(clientOpts) : new Redis(url, clientOpts);
     // Connection problems surface as 503s per request; the client reconnects by itself.
     this.redis.on('error', () => undefined);
+    // ioredis gives up for good ('end') when finding the primary fails outright (no Sentinel
+    // answering at that moment): start again, so that the store recovers whenever Redis does.
+    this.redis.on('end', () => {
+      if (this.closing) return;
+      (setTimeout(() => void this.redis.connect().catch(() => undefined), 500) as unknown as NodeJS.Timeout).unref();
+    });
     this.redis.defineCommand('palisadeCommit', { lua: COMMIT_SCRIPT });
   }
 
@@ -315,6 +322,7 @@ export class RedisCore {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.redis.quit().catch(() => undefined);
     // Also ends the connections to the Sentinels (the failover detector's), which QUIT leaves open.
     this.redis.disconnect();
