@@ -2,6 +2,52 @@
 // (floating promises crash servers; misused promises hide errors).
 import tseslint from 'typescript-eslint';
 
+// What each src/ folder may import (its README says the same, and why). An arrow back up — a
+// folder importing one it is beneath — fails `npm run check`. Entries are top-level folders
+// ('store'), files of one ('store/types.ts': that file only), or files at src/ ('errors.ts').
+// `roles` wires everything together and may import anything; nothing imports it but main.ts.
+const LAYERS = {
+  shared: [],
+  model: ['errors.ts', 'shared'],
+  geo: ['model', 'shared'],
+  store: ['model', 'shared', 'errors.ts'],
+  uptime: ['model', 'store', 'shared', 'errors.ts'],
+  ownership: ['model', 'store', 'shared', 'config.ts', 'errors.ts'],
+  certs: ['model', 'store', 'shared', 'config.ts', 'errors.ts'],
+  sync: ['model', 'store', 'dns/zone', 'shared', 'errors.ts'],
+  notify: ['model', 'store', 'uptime', 'ownership', 'sync/notifier.ts', 'shared', 'errors.ts'],
+  dns: ['model', 'geo', 'store/types.ts', 'store/contract', 'shared', 'errors.ts'],
+  edge: ['model', 'geo', 'store/types.ts', 'store/contract', 'sync', 'uptime', 'shared', 'errors.ts'],
+  api: ['model', 'store', 'sync', 'certs', 'notify', 'uptime', 'ownership', 'geo', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
+  cli: ['model', 'store', 'certs', 'notify', 'ownership', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
+};
+const FOLDERS = [...Object.keys(LAYERS), 'roles'];
+const ROOT_FILES = ['config.ts', 'errors.ts', 'log.ts', 'main.ts'];
+/** Packages only one folder speaks to. */
+const PACKAGES = { ioredis: ['store'], lmdb: ['store', 'sync', 'edge'], fastify: ['api'], '@fastify': ['api'] };
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+function importRules(folder) {
+  const allowed = LAYERS[folder];
+  const patterns = [];
+  const message = `src/${folder} may import only ${allowed.join(', ') || 'node: built-ins'} (see src/${folder}/README.md): an import the other way runs back up the layers.`;
+  for (const other of FOLDERS) {
+    if (other === folder) continue;
+    const parts = allowed.filter((a) => a.startsWith(`${other}/`)).map((a) => a.slice(other.length + 1));
+    if (allowed.includes(other)) continue;
+    // A relative import that climbs to src/ and enters `other`, except through the files allowed.
+    const except = parts.length === 0 ? '' : `(?!(${parts.map(escape).join('|')})(/|$))`;
+    patterns.push({ regex: `^(\\.\\./)+${escape(other)}/${except}`, message });
+  }
+  for (const file of ROOT_FILES) {
+    if (!allowed.includes(file)) patterns.push({ regex: `^(\\.\\./)+${escape(file)}$`, message });
+  }
+  for (const [pkg, users] of Object.entries(PACKAGES)) {
+    if (!users.includes(folder)) patterns.push({ regex: `^${escape(pkg)}(/|$)`, message: `${pkg} is spoken to only in src/${users.join(', src/')}.` });
+  }
+  return { files: [`src/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -15,6 +61,7 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  ...Object.keys(LAYERS).map(importRules),
   {
     // Tests read JSON answers of many shapes; typing each would add noise, not safety.
     files: ['test/**/*.ts'],

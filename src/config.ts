@@ -9,6 +9,7 @@ import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
 import { registrableDomainOf } from './model/registrable.ts';
+import { parseSentinels, type RedisConnection } from './store/redis/connection.ts';
 
 /** Response-rate limiting's defaults: 100 responses a second per client /24 (/56) and response category, every 2nd dropped one slipped as TC=1 (see docs/dns.md). */
 export const DNS_RRL_DEFAULTS = { rate: 100, slip: 2 } as const;
@@ -105,9 +106,14 @@ export interface ApiRateLimits {
 
 export interface Config {
   dataDir: string;
-  /** Set: the Redis store at this URL; unset: the embedded store in dataDir. */
+  /** Set: the Redis store at this URL; unset: the embedded store in dataDir (or Sentinels: `redis`). */
   redisUrl?: string;
   redisPrefix: string;
+  /**
+   * Set (REDIS_URL or PALISADE_REDIS_SENTINELS): the Redis store, where and how to reach it;
+   * unset: the embedded store.
+   */
+  redis?: RedisConnection;
   api: {
     host: string;
     port: number;
@@ -436,6 +442,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.certs.directoryUrl && !/^https?:\/\/[^\s]+$/.test(config.certs.directoryUrl)) problems.push(`PALISADE_ACME_DIRECTORY=${config.certs.directoryUrl}: must be an http:// or https:// URL`);
   if (config.certs.email && !/^[^@\s]+@[^@\s]+$/.test(config.certs.email)) problems.push(`PALISADE_ACME_EMAIL=${config.certs.email}: must be an e-mail address`);
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
+  config.redis = redisConnection(env, config.redisUrl, int, bool, problems);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   if (env.PALISADE_OWNERSHIP_PROOF !== undefined && !['required', 'off'].includes(env.PALISADE_OWNERSHIP_PROOF)) problems.push(`PALISADE_OWNERSHIP_PROOF=${env.PALISADE_OWNERSHIP_PROOF}: must be required or off`);
   if (env.PALISADE_DELEGATION_CHECK !== undefined && !['parent', 'resolver'].includes(env.PALISADE_DELEGATION_CHECK)) problems.push(`PALISADE_DELEGATION_CHECK=${env.PALISADE_DELEGATION_CHECK}: must be parent or resolver`);
@@ -444,4 +451,47 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * Where the Redis store is: REDIS_URL (one server), or PALISADE_REDIS_SENTINELS (host:port,…) and
+ * PALISADE_REDIS_MASTER_NAME (the primary the Sentinels follow: found again after a failover);
+ * PALISADE_REDIS_USERNAME / _PASSWORD for the data servers, PALISADE_REDIS_SENTINEL_USERNAME /
+ * _PASSWORD for the Sentinels, PALISADE_REDIS_TLS / PALISADE_REDIS_SENTINEL_TLS; and
+ * PALISADE_REDIS_MIN_REPLICAS (WAIT before a commit is answered, PALISADE_REDIS_WAIT_MS at most).
+ */
+function redisConnection(
+  env: Record<string, string | undefined>,
+  url: string | undefined,
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  bool: (name: string, fallback: boolean) => boolean,
+  problems: string[],
+): RedisConnection | undefined {
+  const sentinelText = env.PALISADE_REDIS_SENTINELS;
+  const minReplicas = int('PALISADE_REDIS_MIN_REPLICAS', 0, 0, 16);
+  const waitTimeoutMs = int('PALISADE_REDIS_WAIT_MS', 1000, 10, 4000);
+  const auth = {
+    ...(env.PALISADE_REDIS_USERNAME && { username: env.PALISADE_REDIS_USERNAME }),
+    ...(env.PALISADE_REDIS_PASSWORD && { password: env.PALISADE_REDIS_PASSWORD }),
+  };
+  if (!sentinelText) {
+    if (env.PALISADE_REDIS_MASTER_NAME) problems.push('PALISADE_REDIS_MASTER_NAME is set without PALISADE_REDIS_SENTINELS');
+    return url === undefined ? undefined : { url, ...auth, minReplicas, waitTimeoutMs };
+  }
+  if (url !== undefined) problems.push('REDIS_URL and PALISADE_REDIS_SENTINELS are both set: name one server, or the Sentinels that find the primary');
+  const { sentinels, problems: wrong } = parseSentinels(sentinelText);
+  for (const problem of wrong) problems.push(`PALISADE_REDIS_SENTINELS: ${problem}`);
+  const masterName = env.PALISADE_REDIS_MASTER_NAME;
+  if (!masterName) problems.push('PALISADE_REDIS_MASTER_NAME: the primary\'s name as the Sentinels know it is required with PALISADE_REDIS_SENTINELS');
+  return {
+    sentinels,
+    masterName,
+    ...auth,
+    ...(env.PALISADE_REDIS_SENTINEL_USERNAME && { sentinelUsername: env.PALISADE_REDIS_SENTINEL_USERNAME }),
+    ...(env.PALISADE_REDIS_SENTINEL_PASSWORD && { sentinelPassword: env.PALISADE_REDIS_SENTINEL_PASSWORD }),
+    tls: bool('PALISADE_REDIS_TLS', false),
+    sentinelTls: bool('PALISADE_REDIS_SENTINEL_TLS', false),
+    minReplicas,
+    waitTimeoutMs,
+  };
 }

@@ -45,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
         console.log(ADMIN_USAGE);
         return rest.length === 0 ? 2 : 0;
       }
-      const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+      const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisPrefix: config.redisPrefix, redis: config.redis });
       try {
         await runAdmin(store, rest, (value) => console.log(JSON.stringify(value, null, 2)), { secretKey: config.certs.secretKey });
         return 0;

@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyReply } from 'fastify';
 import { ApiError, ERROR_CATALOGUE, type ErrorCode, type FieldError } from '../errors.ts';
 import { fieldErrors } from './validation.ts';
+import { StoreError, type StoreErrorCode } from '../store/errors.ts';
 
 export interface ProblemBody {
   type: string;
@@ -42,8 +43,21 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
 };
 
+/** The store's refusals and failures as HTTP problems (a write not confirmed on replicas is 503: try again). */
+const STORE_CODES: Record<StoreErrorCode, ErrorCode> = {
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  DOMAIN_OVERLAP: 'DOMAIN_OVERLAP',
+  INVALID_CURSOR: 'VALIDATION',
+  LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
+  STORE_UNAVAILABLE: 'STORE_UNAVAILABLE',
+  STORAGE_FULL: 'STORAGE_FULL',
+  NOT_DURABLE: 'STORE_UNAVAILABLE',
+};
+
 /** Maps an error thrown anywhere in a request to its problem document. */
 export function toProblem(error: FastifyError | ApiError | Error): ProblemBody {
+  if (error instanceof StoreError) return { ...problem(STORE_CODES[error.code], error.message, error.errors), ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }) };
   if (error instanceof ApiError) return { ...problem(error.code, error.message, error.errors), ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }) };
   const fe = error as FastifyError;
   if (fe.validation) {

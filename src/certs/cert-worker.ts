@@ -9,7 +9,7 @@ import { certificateFromPem } from '../model/certificate.ts';
 import { isProven, type DomainState } from '../model/domain.ts';
 import { isActive, type NameProblem, type TaskState } from '../model/task.ts';
 import type { Store } from '../store/types.ts';
-import { coalesced } from '../sync/coalesce.ts';
+import { coalesced } from '../shared/coalesce.ts';
 import { AcmeAccount } from './acme-account.ts';
 import { IssueError, orderCertificate, type ChallengePublisher } from './acme-order.ts';
 import { certificateNames, issuanceReason, MAX_CERTIFICATE_NAMES } from './cert-names.ts';
@@ -18,9 +18,11 @@ import { isDue, OrderBudget, pickRuns } from './fair-share.ts';
 import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
-import type { EventBook } from '../notify/event-book.ts';
-import { retryDelay } from '../retry-delay.ts';
+import type { EventSink } from '../model/event.ts';
+import { retryDelay } from '../shared/retry-delay.ts';
 import { LeaseHolder } from '../store/lease-holder.ts';
+import { labelValue, metricHeader } from '../shared/prometheus.ts';
+import { StoreError } from '../store/errors.ts';
 
 const TICK_MS = 1000;
 /** The store's list of active tasks is read this often (tasks written by other processes); this process's own writes are followed as they happen. */
@@ -43,7 +45,7 @@ export interface CertWorkerOptions {
   /** The port edges answer plain HTTP on, as the CA reaches them. */
   httpPort: number;
   /** Where a task failed for good is told to its owner (the `certificate.failed` event). */
-  events?: Pick<EventBook, 'emit'>;
+  events?: EventSink;
 }
 
 /** The delay before attempt n+1 (see ../retry-delay.ts). */
@@ -135,20 +137,15 @@ export class CertWorker {
 
   /** Prometheus text: what this process's worker did. */
   metrics(): string {
-    const quote = (s: string) => s.replace(/["\\\n]/g, '_');
     return [
-      '# HELP palisade_cert_attempts_total Certificate issuance attempts by this process, by outcome.',
-      '# TYPE palisade_cert_attempts_total counter',
+      ...metricHeader('palisade_cert_attempts_total', 'counter', 'Certificate issuance attempts by this process, by outcome.'),
       `palisade_cert_attempts_total{outcome="issued"} ${this.counts.issued}`,
       `palisade_cert_attempts_total{outcome="failed"} ${this.counts.failed}`,
-      '# HELP palisade_cert_orders_total ACME orders placed by this process.',
-      '# TYPE palisade_cert_orders_total counter',
+      ...metricHeader('palisade_cert_orders_total', 'counter', 'ACME orders placed by this process.'),
       `palisade_cert_orders_total ${this.counts.orders}`,
-      '# HELP palisade_cert_failures_total Failed attempts by problem type (the CA\'s, or palisade:… before ordering).',
-      '# TYPE palisade_cert_failures_total counter',
-      ...[...this.failures].map(([type, n]) => `palisade_cert_failures_total{type="${quote(type)}"} ${n}`),
-      '# HELP palisade_cert_worker_leader Whether this process holds the certificate work\'s lease (1) or not (0).',
-      '# TYPE palisade_cert_worker_leader gauge',
+      ...metricHeader('palisade_cert_failures_total', 'counter', 'Failed attempts by problem type (the CA\'s, or palisade:… before ordering).'),
+      ...[...this.failures].map(([type, n]) => `palisade_cert_failures_total{type="${labelValue(type)}"} ${n}`),
+      ...metricHeader('palisade_cert_worker_leader', 'gauge', 'Whether this process holds the certificate work\'s lease (1) or not (0).'),
       `palisade_cert_worker_leader ${this.counts.leader}`,
       '',
     ].join('\n');
@@ -280,7 +277,7 @@ export class CertWorker {
 
   private describe(error: unknown): string {
     if (error instanceof IssueError) return error.message;
-    if (error instanceof ApiError) return `the store failed: ${error.message}`;
+    if (error instanceof StoreError || error instanceof ApiError) return `the store failed: ${error.message}`;
     const code = (error as { code?: string }).code;
     const message = (error as Error)?.message ?? String(error);
     if (code && NETWORK_CODES.has(code)) return `the CA (${this.options.config.directoryUrl}) could not be reached: ${message}`;

@@ -18,6 +18,7 @@ import type { Store } from '../store/types.ts';
 import type { ChallengePublisher, PendingChallenge } from './acme-order.ts';
 import { IssueError } from './acme-order.ts';
 import { dns01Owner } from './cert-names.ts';
+import { StoreError } from '../store/errors.ts';
 
 const POLL_MS = 100;
 
@@ -62,7 +63,9 @@ export class Dns01Publisher implements ChallengePublisher {
       });
       this.ids = delta.put.map((r) => r.id);
     } catch (error) {
-      if (error instanceof ApiError && error.code !== 'STORE_UNAVAILABLE' && error.code !== 'STORAGE_FULL') {
+      // Refused by the rules (the caller's ApiError) or by the store (a limit, the domain gone): told
+      // to the customer; the store failing is a failure of this attempt only.
+      if (error instanceof ApiError || (error instanceof StoreError && error.code !== 'STORE_UNAVAILABLE' && error.code !== 'STORAGE_FULL' && error.code !== 'NOT_DURABLE')) {
         throw new IssueError(error.message, challenges.map((c) => ({ name: c.name, type: 'palisade:dns-record', detail: error.message })));
       }
       throw error;
@@ -94,7 +97,7 @@ export class Dns01Publisher implements ChallengePublisher {
       })
       .catch((error: unknown) => {
         // The domain was removed meanwhile: its records went with it.
-        if (!(error instanceof ApiError && error.code === 'NOT_FOUND')) throw error;
+        if (!(error instanceof StoreError && error.code === 'NOT_FOUND')) throw error;
       });
     this.ids = [];
   }

@@ -15,6 +15,7 @@ import { createLogger } from '../log.ts';
 import { normaliseDomainName } from '../model/names.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { Ownership } from '../ownership/ownership.ts';
+import { StoreError } from '../store/errors.ts';
 
 export const ADMIN_USAGE = `usage: palisade admin <command>
   user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N] [--reserved-zones]
@@ -334,7 +335,7 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
 
 /** Store rejections (unknown user, node still in use) read as usage problems at the shell. */
 export function describeAdminError(error: unknown): string {
-  if (error instanceof ApiError || error instanceof UsageError) return error.message;
+  if (error instanceof ApiError || error instanceof StoreError || error instanceof UsageError) return error.message;
   if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return error.message;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }

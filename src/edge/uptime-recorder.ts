@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { BackendHealth, HealthObserver } from './backend-health.ts';
 import type { RoutingTable } from './routing.ts';
 import type { UpstreamOutcome } from './edge-metrics.ts';
-import { addSample, emptyMeasure, mergeInto, type Measure } from '../uptime/measure.ts';
-import { periodStart } from '../uptime/periods.ts';
+import { addSample, emptyMeasure, mergeInto, type Measure } from '../model/uptime-measure.ts';
+import { periodStart } from '../model/uptime-periods.ts';
 import type { DomainHealth, UptimeReport } from '../uptime/report.ts';
 
 export type Minutes = Map<number, Measure>;

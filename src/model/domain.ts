@@ -1,7 +1,7 @@
 // The Domain resource: its schemas (create, patch, response), defaults and the rules a
 // value must pass beyond its JSON type.
 import { Type, type Static } from 'typebox';
-import { countryByIsoCode } from '../geo/targets.ts';
+import { countryByIsoCode } from './geo-targets.ts';
 import type { FieldError } from '../errors.ts';
 import { BackendText, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
 import { checkBackend } from './backend.ts';

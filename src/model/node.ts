@@ -2,7 +2,7 @@
 // (`bind_node`) and IP lists (`nodes`).
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../errors.ts';
-import { countryByIsoCode } from '../geo/targets.ts';
+import { countryByIsoCode } from './geo-targets.ts';
 import { Nullable } from './common.ts';
 import { canonicalIp } from './ip.ts';
 

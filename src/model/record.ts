@@ -2,7 +2,7 @@
 // pass against the records already in its zone (CNAME exclusivity, duplicates, apex rules).
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../errors.ts';
-import { geoTargetById } from '../geo/targets.ts';
+import { geoTargetById } from './geo-targets.ts';
 import { Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
 import { canonicalRecordValue } from './record-values.ts';

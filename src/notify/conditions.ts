@@ -1,7 +1,7 @@
 // Conditions of a domain the customer is told of when they begin and when they end. Pure.
 import type { DomainState } from '../model/domain.ts';
 import type { EdgeNode } from '../model/node.ts';
-import type { EventType } from './events.ts';
+import type { EventType } from '../model/event.ts';
 
 export type ConditionKind = 'unserved' | 'delegation' | 'expiring';
 

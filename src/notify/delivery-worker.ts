@@ -3,14 +3,15 @@
 // PER_WEBHOOK to one webhook, so a slow or dead receiver delays only its own account's events.
 // A failed attempt (no answer, not 2xx) is tried again after retryBaseMs × 2^(n-1) (±20 %),
 // up to maxAttempts; each attempt is recorded on the delivery, which the customer can read.
-import { retryDelay as sharedRetryDelay } from '../retry-delay.ts';
-import { coalesced } from '../sync/coalesce.ts';
+import { retryDelay as sharedRetryDelay } from '../shared/retry-delay.ts';
+import { coalesced } from '../shared/coalesce.ts';
 import { DEFAULT_LEASE_TIMING, LeaseHolder } from '../store/lease-holder.ts';
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import type { DeliveryState, WebhookState } from './webhook-model.ts';
 import type { WebhookBook } from './webhook-book.ts';
 import { sendEvent } from './webhook-sender.ts';
+import { metricHeader } from '../shared/prometheus.ts';
 
 const TICK_MS = 250;
 const CONCURRENCY = 32;
@@ -26,7 +27,7 @@ export interface DeliveryOptions {
   allowPrivate: boolean;
 }
 
-/** The shared backoff (../retry-delay.ts), in whole ms as the delivery log shows it. */
+/** The shared backoff (../shared/retry-delay.ts), in whole ms as the delivery log shows it. */
 export const retryDelay = (baseMs: number, attempt: number, random = Math.random()): number => Math.round(sharedRetryDelay(baseMs, attempt, random));
 
 export class DeliveryWorker {
@@ -164,13 +165,11 @@ export class DeliveryWorker {
   metrics(): string {
     const c = this.counts;
     return [
-      '# HELP palisade_webhook_attempts_total Webhook delivery attempts by outcome (retried: failed, tried again later).',
-      '# TYPE palisade_webhook_attempts_total counter',
+      ...metricHeader('palisade_webhook_attempts_total', 'counter', 'Webhook delivery attempts by outcome (retried: failed, tried again later).'),
       `palisade_webhook_attempts_total{outcome="delivered"} ${c.delivered}`,
       `palisade_webhook_attempts_total{outcome="retried"} ${c.retried}`,
       `palisade_webhook_attempts_total{outcome="failed"} ${c.failed}`,
-      '# HELP palisade_notify_leader Whether this process holds the notification work\'s lease (1) or not (0).',
-      '# TYPE palisade_notify_leader gauge',
+      ...metricHeader('palisade_notify_leader', 'gauge', 'Whether this process holds the notification work\'s lease (1) or not (0).'),
       `palisade_notify_leader ${this.leader ? 1 : 0}`,
       '',
     ].join('\n');

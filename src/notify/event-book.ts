@@ -3,8 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Page, PageRequest, Store } from '../store/types.ts';
-import { newestFirstKey, type EventJson, type EventType } from './events.ts';
+import { newestFirstKey, type EventJson, type EventType } from '../model/event.ts';
 import type { WebhookBook } from './webhook-book.ts';
+import { metricHeader } from '../shared/prometheus.ts';
 
 export const KEEP_EVENTS = 1000;
 
@@ -44,7 +45,7 @@ export class EventBook {
   }
 
   metrics(): string {
-    const lines = ['# HELP palisade_events_total Events raised for customers, by type.', '# TYPE palisade_events_total counter'];
+    const lines = [...metricHeader('palisade_events_total', 'counter', 'Events raised for customers, by type.')];
     for (const [type, n] of this.counts) lines.push(`palisade_events_total{type="${type}"} ${n}`);
     return `${lines.join('\n')}\n`;
   }

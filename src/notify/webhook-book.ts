@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.ts';
 import type { Page, PageRequest, Store } from '../store/types.ts';
-import { newestFirstKey, type EventJson } from './events.ts';
+import { newestFirstKey, type EventJson } from '../model/event.ts';
 import { MAX_WEBHOOKS_PER_USER, type DeliveryState, type WebhookCreate, type WebhookState } from './webhook-model.ts';
 
 export const KEEP_DELIVERIES = 100;

@@ -1,6 +1,6 @@
 // Webhooks: where a customer's events are POSTed, and the record of each delivery.
 import { Type, type Static } from 'typebox';
-import { EventJson, EventTypeSchema } from './events.ts';
+import { EventJson, EventTypeSchema } from '../model/event.ts';
 
 export const MAX_WEBHOOKS_PER_USER = 10;
 

@@ -19,16 +19,16 @@ import { randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { ApiError } from '../errors.ts';
 import { isProven, type ClaimState, type DomainState, type VerificationSeen } from '../model/domain.ts';
 import { TYPE } from '../model/record-types.ts';
 import { txtStrings } from '../model/txt-strings.ts';
 import type { UserState } from '../model/user.ts';
-import type { EventBook } from '../notify/event-book.ts';
+import type { EventSink } from '../model/event.ts';
 import { ancestorsOf } from '../store/name-tree.ts';
 import type { Store, ZoneHead } from '../store/types.ts';
 import { parentDelegation, resolverDelegation, type DelegationLookup } from './delegation.ts';
 import { accountPair, delegatesToPair, pairForClaim, type Pair } from './pairs.ts';
+import { StoreError } from '../store/errors.ts';
 
 export const TOKEN_NAME = '_palisade-verify';
 
@@ -83,7 +83,7 @@ export class Ownership {
     private readonly store: Store,
     private readonly config: Config,
     private readonly log: Logger,
-    private readonly events?: EventBook,
+    private readonly events?: EventSink,
     private readonly hooks: OwnershipHooks = {},
   ) {
     const server = config.notify.resolver;
@@ -198,7 +198,7 @@ export class Ownership {
         await this.afterProof(proven.head, proven.released, doc);
         return proven.head;
       } catch (error) {
-        if (!(error instanceof ApiError) || error.code !== 'CONFLICT') throw error;
+        if (!(error instanceof StoreError) || error.code !== 'CONFLICT') throw error;
         doc.seen = { ...look.seen, note: `${look.seen.note ? `${look.seen.note}; ` : ''}another account holds ${name}, proven: its proof must lapse first` };
       }
     }

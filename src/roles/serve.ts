@@ -27,7 +27,7 @@ function partEnv(book: PortBook, name: PartName, toEnv: (ports: Record<string, n
 
 export async function serve(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
-  if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
+  if (!config.redis) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const book: PortBook = new Map();
   const specs: PartSpec[] = [
     { name: 'dns', args: ['dns', '--in-serve'], env: partEnv(book, 'dns', (p) => ({ PALISADE_DNS_PORT: String(p.dns) })) },
@@ -58,7 +58,7 @@ export async function serve(config: Config): Promise<void> {
   const edgeInfo = ports.get('edge')!;
   const pids = Object.fromEntries(running.status().map((p) => [p.name, p.pid]));
   log.info(
-    { dataDir: config.dataDir, store: config.redisUrl ? 'redis' : 'embedded', api: `http://${config.api.host}:${api}`, dns: `${config.dns.host}:${dnsInfo.ports.dns}`, edge: edgeInfo.info?.edge, zones: dnsInfo.info?.zones, parts: pids },
+    { dataDir: config.dataDir, store: config.redis ? 'redis' : 'embedded', api: `http://${config.api.host}:${api}`, dns: `${config.dns.host}:${dnsInfo.ports.dns}`, edge: edgeInfo.info?.edge, zones: dnsInfo.info?.zones, parts: pids },
     'palisade serving',
   );
 

@@ -3,17 +3,21 @@
 import { mkdirSync } from 'node:fs';
 import { EmbeddedStore } from './lmdb/index.ts';
 import { RedisStore } from './redis/index.ts';
+import type { RedisConnection } from './redis/connection.ts';
 import type { Store } from './types.ts';
 
 export interface StoreConfig {
   dataDir: string;
   changeRetention?: number;
+  /** One Redis server by URL (tests, tools); `redis` says more (Sentinels, auth, replicas). */
   redisUrl?: string;
   redisPrefix?: string;
+  redis?: RedisConnection;
 }
 
 export function openStore(config: StoreConfig): Store {
-  if (config.redisUrl) return new RedisStore({ url: config.redisUrl, prefix: config.redisPrefix, changeRetention: config.changeRetention });
+  const redis = config.redis ?? (config.redisUrl ? { url: config.redisUrl } : undefined);
+  if (redis) return new RedisStore({ ...redis, prefix: config.redisPrefix, changeRetention: config.changeRetention });
   mkdirSync(config.dataDir, { recursive: true });
   return new EmbeddedStore({ path: config.dataDir, changeRetention: config.changeRetention });
 }

@@ -27,7 +27,15 @@ export class LeaseHolder {
   /** Whether this process holds the lease now (asking or renewing when it is time). */
   async hold(): Promise<boolean> {
     if (Date.now() - this.checkedAt >= (this.held ? this.timing.renewMs : this.timing.askMs)) {
-      this.held = await this.store.tryLease(this.name, this.holder, this.timing.ttlMs);
+      try {
+        this.held = await this.store.tryLease(this.name, this.holder, this.timing.ttlMs);
+      } catch (error) {
+        // A holder that cannot renew stops working at once (the store may be failing over, and
+        // the lease may pass to a process that reaches the new primary first); it asks again at
+        // the next call.
+        this.held = false;
+        throw error;
+      }
       this.checkedAt = Date.now();
     }
     return this.held;

@@ -1,7 +1,7 @@
 // Domain names as a tree, for the rule both adapters enforce inside their atomic step: no account
 // holds a proven domain that equals, lies under or lies above another account's proven domain
 // (pending claims overlap freely: issue 26).
-import { ApiError } from '../errors.ts';
+import { StoreError } from './errors.ts';
 
 /** The proper ancestors of a name, nearest first: "b.a.example" → ["a.example", "example"]. */
 export function ancestorsOf(name: string): string[] {
@@ -29,9 +29,9 @@ export function nameOfReversed(reversed: string): string {
  */
 export const claimKey = (name: string, ownerId: number): string => `${name}#${ownerId}`;
 
-export function overlapError(name: string, where: 'under' | 'above'): ApiError {
+export function overlapError(name: string, where: 'under' | 'above'): StoreError {
   const message = `lies ${where} a domain another account has registered`;
-  return new ApiError('DOMAIN_OVERLAP', `${name} ${message}; a domain and the names under it belong to one account`, [
+  return new StoreError('DOMAIN_OVERLAP', `${name} ${message}; a domain and the names under it belong to one account`, [
     { field: 'domain', message },
   ]);
 }

@@ -11,7 +11,8 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { ConsumerState, Store } from '../store/types.ts';
-import { coalesced } from './coalesce.ts';
+import { coalesced } from '../shared/coalesce.ts';
+import { labelValue, metricHeader } from '../shared/prometheus.ts';
 
 export function signNotification(secret: string, timestamp: number, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
@@ -124,13 +125,12 @@ export class PushNotifier {
   /** Prometheus lines: pushes by consumer and outcome, and whether each consumer takes them now. */
   metrics(): string {
     const lines = [
-      '# HELP palisade_sync_pushes_total Change notifications sent to consumers, by outcome.',
-      '# TYPE palisade_sync_pushes_total counter',
+      ...metricHeader('palisade_sync_pushes_total', 'counter', 'Change notifications sent to consumers, by outcome.'),
     ];
-    const up = ['# HELP palisade_sync_consumer_up Whether the consumer took its last notification (1) or not (0).', '# TYPE palisade_sync_consumer_up gauge'];
+    const up = [...metricHeader('palisade_sync_consumer_up', 'gauge', 'Whether the consumer took its last notification (1) or not (0).')];
     for (const consumer of this.consumers) {
       const health = this.healthOf(consumer);
-      const label = `consumer="${consumer.name.replace(/["\\\n]/g, '_')}"`;
+      const label = `consumer="${labelValue(consumer.name)}"`;
       lines.push(`palisade_sync_pushes_total{${label},outcome="delivered"} ${health.delivered}`, `palisade_sync_pushes_total{${label},outcome="failed"} ${health.failed}`);
       up.push(`palisade_sync_consumer_up{${label}} ${health.failingSince === 0 ? 1 : 0}`);
     }

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { DomainState } from '../model/domain.ts';
 import type { Store } from '../store/types.ts';
-import type { EventBook } from '../notify/event-book.ts';
+import type { EventSink } from '../model/event.ts';
 import { failoverWanted, healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
 import type { DomainHealth } from './report.ts';
 
@@ -23,7 +23,7 @@ export class HealthTracker {
 
   constructor(
     private readonly store: Store,
-    private readonly events: EventBook,
+    private readonly events: EventSink,
     private readonly log: Logger,
   ) {}
 

@@ -4,9 +4,10 @@
 import type { Logger } from 'pino';
 import type { Store, UptimeRow } from '../store/types.ts';
 import type { HealthTracker } from './health-tracker.ts';
-import { RETENTION_MS } from './periods.ts';
-import { isMeasure } from './measure.ts';
+import { RETENTION_MS } from '../model/uptime-periods.ts';
+import { isMeasure } from '../model/uptime-measure.ts';
 import type { UptimeReport } from './report.ts';
+import { metricHeader } from '../shared/prometheus.ts';
 
 /**
  * A node's clock may be this far ahead; measures older than the hour retention are dropped (an
@@ -76,18 +77,14 @@ export class UptimeIntake {
   metrics(): string {
     const c = this.counts;
     return [
-      '# HELP palisade_uptime_reports_total Edge reports taken.',
-      '# TYPE palisade_uptime_reports_total counter',
+      ...metricHeader('palisade_uptime_reports_total', 'counter', 'Edge reports taken.'),
       `palisade_uptime_reports_total ${c.reports}`,
-      '# HELP palisade_uptime_measures_total Measures (a domain, a node, a minute) stored, and ignored (outside the retention or the clock).',
-      '# TYPE palisade_uptime_measures_total counter',
+      ...metricHeader('palisade_uptime_measures_total', 'counter', 'Measures (a domain, a node, a minute) stored, and ignored (outside the retention or the clock).'),
       `palisade_uptime_measures_total{outcome="stored"} ${c.measures}`,
       `palisade_uptime_measures_total{outcome="ignored"} ${c.ignored}`,
-      '# HELP palisade_uptime_duplicate_reports_total Reports sent again after they were taken (counted once).',
-      '# TYPE palisade_uptime_duplicate_reports_total counter',
+      ...metricHeader('palisade_uptime_duplicate_reports_total', 'counter', 'Reports sent again after they were taken (counted once).'),
       `palisade_uptime_duplicate_reports_total ${c.duplicates}`,
-      '# HELP palisade_uptime_verdicts_total Changed verdicts of a node on a domain\'s backend.',
-      '# TYPE palisade_uptime_verdicts_total counter',
+      ...metricHeader('palisade_uptime_verdicts_total', 'counter', 'Changed verdicts of a node on a domain\'s backend.'),
       `palisade_uptime_verdicts_total ${c.verdicts}`,
       '',
     ].join('\n');

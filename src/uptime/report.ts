@@ -2,7 +2,7 @@
 // each domain it watches, its state as this edge sees it and the measures gathered since its last
 // report, minute by minute. The schema bounds every count and size: a report is read whole.
 import { Type, type Static } from 'typebox';
-import { LATENCY_BOUNDS_MS } from './measure.ts';
+import { LATENCY_BOUNDS_MS } from '../model/uptime-measure.ts';
 
 export type DomainHealth = 'up' | 'down' | 'failover';
 

@@ -1,8 +1,8 @@
 // GET /domains/{domain}/uptime from the stored periods: per resolution a row per period (newest
 // last; periods without measures are there with null figures, so charts keep their time axis),
 // each with the nodes' figures added up and apart, and a summary of the whole window. Pure.
-import { emptyMeasure, mergeInto, quantile, type Measure } from './measure.ts';
-import { PERIOD_MS, periodStart, RESOLUTIONS, SHOWN, type Resolution } from './periods.ts';
+import { emptyMeasure, mergeInto, quantile, type Measure } from '../model/uptime-measure.ts';
+import { PERIOD_MS, periodStart, RESOLUTIONS, SHOWN, type Resolution } from '../model/uptime-periods.ts';
 import type { UptimePoint } from '../store/types.ts';
 import type { HealthDoc } from './health-rules.ts';
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin, UsageError } from '../../src/cli/admin.ts';
 import { ApiError } from '../../src/errors.ts';
+import { StoreError } from '../../src/store/errors.ts';
 import { startApi, type TestApi } from '../helpers/api-server.ts';
 
 let api: TestApi;
@@ -17,7 +18,7 @@ const refused = async (args: string[]) => {
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error instanceof UsageError || error instanceof ApiError, String(error)).toBe(true);
+  expect(error instanceof UsageError || error instanceof ApiError || error instanceof StoreError, String(error)).toBe(true);
   return (error as Error).message;
 };
 

@@ -3,6 +3,8 @@ import { Redis } from 'ioredis';
 import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import { RedisStore } from '../../src/store/redis/index.ts';
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts';
+import { startReplica } from '../helpers/redis-sentinel.ts';
+import { StoreError } from '../../src/store/errors.ts';
 import { storeContract } from './contract/index.ts';
 
 let redis: TestRedis;
@@ -80,5 +82,51 @@ describe('redis store IP list upgrade', () => {
     expect(changed.count).toBe(2500);
     expect((await again.getIpList(list.id))!.ips).toEqual(['10.9.0.0/16', ...ips.slice(1)].sort());
     await again.close();
+  });
+});
+
+describe('redis store with PALISADE_REDIS_MIN_REPLICAS', () => {
+  const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => e as StoreError);
+
+  it('answers a commit only once a replica holds it: NOT_DURABLE (made on the primary) while none does, and the feed hands nothing on', async () => {
+    const prefix = '{durable}:';
+    const store = new RedisStore({ url: redis.url, prefix, minReplicas: 1, waitTimeoutMs: 200 });
+    // No replica: the commit is made on the primary, but not answered as durable.
+    const error = await refusal(store.createUser({ name: 'alone', email: 'alone@example.org' }));
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error!.code).toBe('NOT_DURABLE');
+    expect(error!.retryAfter).toBe(1);
+    expect((await store.listUsers()).map((u) => u.name)).toEqual(['alone']);
+    // Nor does the change feed hand on what no replica holds (a failover could take it back).
+    expect((await refusal(store.changesSince(0, 100)))?.code).toBe('NOT_DURABLE');
+    const snapshot = await refusal(store.snapshot());
+    expect((snapshot as StoreError | undefined)?.code).toBe('NOT_DURABLE');
+    // With a replica linked, commits and the feed go on.
+    const replica = await startReplica(redis.port);
+    try {
+      const deadline = Date.now() + 10_000;
+      let user;
+      while (!user) {
+        user = await store.createUser({ name: 'kept', email: 'kept@example.org' }).catch((e: unknown) => {
+          if (!(e instanceof StoreError && e.code === 'NOT_DURABLE') || Date.now() > deadline) throw e;
+          return undefined;
+        });
+      }
+      const feed = await store.changesSince(0, 100);
+      expect('changes' in feed && feed.changes.map((c) => c.key)).toContain(String(user.id));
+      expect((await store.snapshot()).revision).toBeGreaterThan(0);
+      const copy = new Redis(replica.port);
+      expect(JSON.parse((await copy.get(`${prefix}user:${user.id}`))!)).toMatchObject({ name: 'kept' });
+      copy.disconnect();
+    } finally {
+      await replica.stop();
+      await store.close();
+    }
+  });
+
+  it('without it, a commit is answered once the primary has it', async () => {
+    const store = new RedisStore({ url: redis.url, prefix: '{fast}:', minReplicas: 0 });
+    expect((await store.createUser({ name: 'quick', email: 'quick@example.org' })).id).toBe(1);
+    await store.close();
   });
 });

@@ -6,11 +6,11 @@ import { DOMAIN_DEFAULTS, type DomainState } from '../../src/model/domain.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
 import { delegatesToUs, isExpiring, isUnserved } from '../../src/notify/conditions.ts';
 import { retryDelay } from '../../src/notify/delivery-worker.ts';
-import { newestFirstKey } from '../../src/notify/events.ts';
+import { newestFirstKey } from '../../src/model/event.ts';
 import { resolveReceiver } from '../../src/notify/webhook-sender.ts';
 import { failoverWanted, FLAP_LIMIT, healthEvents, NODE_SILENT_MS, settle, STABLE_MS, stateOf, withVerdict, type HealthDoc } from '../../src/uptime/health-rules.ts';
-import { addSample, bucketOf, emptyMeasure, isMeasure, LATENCY_BOUNDS_MS, mergeInto, quantile } from '../../src/uptime/measure.ts';
-import { SHOWN } from '../../src/uptime/periods.ts';
+import { addSample, bucketOf, emptyMeasure, isMeasure, LATENCY_BOUNDS_MS, mergeInto, quantile } from '../../src/model/uptime-measure.ts';
+import { SHOWN } from '../../src/model/uptime-periods.ts';
 import { windowOf, windowStart } from '../../src/uptime/uptime-stats.ts';
 
 describe('measures', () => {

@@ -2,7 +2,7 @@
 // countries with their codes and names — so nobody has to guess an ID.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { geoTargets } from '../../geo/targets.ts';
+import { geoTargets } from '../../model/geo-targets.ts';
 import { linkNext, pageByPosition, pageRequest } from '../paging.ts';
 import { errorResponses, PageQuery, pagedList } from '../schemas.ts';
 

@@ -7,6 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
+import { metricHeader } from '../../shared/prometheus.ts';
 
 export interface MetricsOptions {
   /** Other parts' metrics, appended to the API's. */
@@ -50,7 +51,7 @@ export const metricsRoutes: FastifyPluginAsync<MetricsOptions> = async (app, opt
   // address only when it fails (see plugins/rate-limit.ts); without, every request is.
   app.get('/metrics', { schema: { hide: true }, config: { credentials: tokenHash !== undefined } }, async (request, reply) => {
     checkOperator(request, reply, tokenHash);
-    const lines = ['# HELP palisade_api_requests_total HTTP requests answered, by method and status.', '# TYPE palisade_api_requests_total counter'];
+    const lines = [...metricHeader('palisade_api_requests_total', 'counter', 'HTTP requests answered, by method and status.')];
     for (const [key, n] of requests) {
       const [method, status] = key.split(' ');
       lines.push(`palisade_api_requests_total{method="${method}",status="${status}"} ${n}`);

@@ -3,7 +3,7 @@
 // the last 30 days by day, all nodes together and each apart.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { RESOLUTIONS, type Resolution } from '../../uptime/periods.ts';
+import { RESOLUTIONS, type Resolution } from '../../model/uptime-periods.ts';
 import type { HealthDoc } from '../../uptime/health-rules.ts';
 import { uptimeJson, windowOf, windowStart, type Window } from '../../uptime/uptime-stats.ts';
 import { DomainParams, errorResponses } from '../schemas.ts';

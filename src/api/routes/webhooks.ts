@@ -10,7 +10,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { notFound, unprocessable } from '../../errors.ts';
-import { EventJson, newestFirstKey } from '../../notify/events.ts';
+import { EventJson, newestFirstKey } from '../../model/event.ts';
 import { DeliveryJson, WebhookCreate, WebhookCreated, WebhookJson, type DeliveryState, type WebhookState } from '../../notify/webhook-model.ts';
 import { resolveReceiver } from '../../notify/webhook-sender.ts';
 import { linkNext, pageRequest } from '../paging.ts';

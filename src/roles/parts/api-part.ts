@@ -29,8 +29,8 @@ const METRICS_WAIT_MS = 2_000;
 export async function runApiPart(config: Config, inServe: boolean): Promise<void> {
   const channel = new PartChannel(inServe);
   const log = createLogger(config.logLevel).child(channel.supervised ? { part: 'api' } : {});
-  if (!config.redisUrl) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
-  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  if (!config.redis) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisPrefix: config.redisPrefix, redis: config.redis });
   const secrets = await openSecrets(store, config, log);
 
   const notifier = new PushNotifier(store, log.child({ component: 'sync' }));

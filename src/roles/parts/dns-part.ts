@@ -14,7 +14,7 @@ import { PartChannel } from '../supervisor/part-channel.ts';
 export async function runDnsPart(config: Config): Promise<void> {
   const channel = new PartChannel(true);
   const log = createLogger(config.logLevel).child({ part: 'dns' });
-  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisPrefix: config.redisPrefix, redis: config.redis });
   const geo = openGeo(config, log);
   const dns = newDnsServer(config, log, geo);
   const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));

@@ -21,7 +21,7 @@ const REPORT_TIMEOUT_MS = 120_000;
 export async function runEdgePart(config: Config): Promise<void> {
   const channel = new PartChannel(true);
   const log = createLogger(config.logLevel).child({ part: 'edge', component: 'edge' });
-  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix });
+  const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisPrefix: config.redisPrefix, redis: config.redis });
   // The API part checks the operator key against the store at its start; here it only opens keys.
   const box = config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined;
   const state = new EdgeState();

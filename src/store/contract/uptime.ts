@@ -1,6 +1,6 @@
 // Uptime measures as the edges report them, kept per minute, hour and day.
-import type { Measure } from '../../uptime/measure.ts';
-import type { Resolution } from '../../uptime/periods.ts';
+import type { Measure } from '../../model/uptime-measure.ts';
+import type { Resolution } from '../../model/uptime-periods.ts';
 
 /** One node's measure of one domain's backend over one minute (or a part of it: measures add up). */
 export interface UptimeRow {
@@ -22,7 +22,7 @@ export interface UptimePoint {
 /** Uptime measures. */
 export interface UptimeStore {
   /**
-   * Adds measures to their minute, hour and day (see ../uptime/periods.ts for how long each is
+   * Adds measures to their minute, hour and day (see ../../model/uptime-periods.ts for how long each is
    * kept). Cost grows with the rows, never with what is stored.
    */
   addUptime(rows: readonly UptimeRow[]): Promise<void>;

@@ -1,5 +1,5 @@
 // IP lists (embedded store).
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import { sortedIndex, type IpListState } from '../../model/iplist.ts';
 import type { UserState } from '../../model/user.ts';
 import { decodeIdCursor, encodeCursor } from '../cursor.ts';
@@ -28,7 +28,7 @@ export class LmdbIpLists implements IpListStore {
       const owner = this.core.get<UserState>(['user', draft.ownerId]);
       if (!owner) throw notFound(`user ${draft.ownerId}`);
       if (this.core.countPrefix('uipl', draft.ownerId) >= owner.limits.max_iplists) {
-        throw new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`);
+        throw new StoreError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`);
       }
       const id = tx.seq('iplist');
       const revision = tx.change('iplist', id, 'put');

@@ -1,5 +1,5 @@
 // Edge nodes (embedded store).
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import type { NodeStore, ZoneHead } from '../types.ts';
 import { END, type LmdbCore } from './core.ts';
@@ -41,7 +41,7 @@ export class LmdbNodes implements NodeStore {
       if (!this.core.get(['node', id])) return false;
       const users = this.usedBy(id);
       if (users.length > 0) {
-        throw new ApiError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
+        throw new StoreError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
       }
       this.core.del(['node', id]);
       tx.change('node', id, 'delete');

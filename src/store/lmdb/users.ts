@@ -1,6 +1,6 @@
 // Accounts and their API keys (embedded store). A user's domains and IP lists are counted from
 // the owner indexes ['udom', owner, name] and ['uipl', owner, id] that zones.ts and iplists.ts keep.
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../../model/user.ts';
 import type { UserPatch, UserStore } from '../types.ts';
 import { applyUserPatch } from '../user-patch.ts';
@@ -44,7 +44,7 @@ export class LmdbUsers implements UserStore {
       if (!this.core.get<UserState>(['user', id])) return false;
       const domains = this.core.countPrefix('udom', id);
       const lists = this.core.countPrefix('uipl', id);
-      if (domains + lists > 0) throw new ApiError('CONFLICT', `user ${id} still holds ${domains} domains and ${lists} IP lists (--force removes them first)`);
+      if (domains + lists > 0) throw new StoreError('CONFLICT', `user ${id} still holds ${domains} domains and ${lists} IP lists (--force removes them first)`);
       for (const key of this.core.db.getKeys({ start: ['ukey', id, 0], end: ['ukey', id, Number.MAX_SAFE_INTEGER] })) {
         const apiKey = this.core.get<ApiKeyState>(['apikey', key[2] as number]);
         if (apiKey) this.core.del(['keyhash', apiKey.hash]);

@@ -1,6 +1,6 @@
 // Zones, their records and claims of names (embedded store).
 import type { Transaction } from 'lmdb';
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import { isProven, settingsChange, withoutNsRevision, type DomainState } from '../../model/domain.ts';
 import type { RecordState } from '../../model/record.ts';
 import type { UserState } from '../../model/user.ts';
@@ -29,13 +29,13 @@ export class LmdbZones implements ZoneStore {
       // A pending claim may sit beside other accounts' claims of the name (issue 26); a proven
       // domain is first come, first served, and overlaps no other account's proven domain.
       const pending = !isProven(zone.domain);
-      if (holder && (!pending || holder.domain.ownerId === ownerId)) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
-      if (this.core.get(['claimz', name, ownerId])) throw new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      if (holder && (!pending || holder.domain.ownerId === ownerId)) throw new StoreError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      if (this.core.get(['claimz', name, ownerId])) throw new StoreError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
       if (!pending) this.core.checkNoOverlap(name, ownerId);
       const owner = this.core.get<UserState>(['user', ownerId]);
       if (!owner) throw notFound(`user ${ownerId}`);
       if (this.core.countPrefix('udom', ownerId) >= owner.limits.max_domains) {
-        throw new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`);
+        throw new StoreError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`);
       }
       ctx.finish();
       const primary = holder === undefined;
@@ -193,7 +193,7 @@ export class LmdbZones implements ZoneStore {
       const mine = this.claimOf(name, ownerId);
       if (!mine) throw notFound(`domain ${name}`);
       const holder = mine.primary ? undefined : this.core.get<ZoneHead>(['zone', name]);
-      if (holder && isProven(holder.domain)) throw new ApiError('CONFLICT', `${name} is held, proven, by another account: its proof must lapse first`);
+      if (holder && isProven(holder.domain)) throw new StoreError('CONFLICT', `${name} is held, proven, by another account: its proof must lapse first`);
       const next = mutate(mine.head);
       const revision = tx.change('zone', name, 'put');
       if (holder) this.dropClaim(name, holder.domain.ownerId, name, true);

@@ -1,6 +1,6 @@
 // Certificates and ACME challenges (Redis store): one document per domain, gone with the domain
 // (zones.ts drops them with the holder's zone).
-import { notFound } from '../../errors.ts';
+import { notFound } from '../errors.ts';
 import type { AcmeChallengeInput, AcmeChallengeState } from '../../model/acme-challenge.ts';
 import type { CertificateInput, CertificateState } from '../../model/certificate.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';

@@ -1,6 +1,6 @@
 // The change feed (Redis store): snapshots read zone by zone after the revision, change entries
 // from a stream with their record differences in a hash beside it.
-import { ApiError } from '../../errors.ts';
+import { StoreError } from '../errors.ts';
 import { isProven } from '../../model/domain.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import { collectSnapshot } from '../snapshot.ts';
@@ -32,6 +32,8 @@ export class RedisChangeFeed implements Omit<ChangeFeedStore, 'onCommit' | 'comm
       const nodesRevision = Number((await this.core.redis.get(this.core.k('nodesRevision'))) ?? 0);
       return { kind: 'header' as const, revision, nodesRevision, nodes: await this.core.documents<EdgeNode>(this.core.k('nodes'), 'node') };
     });
+    // With PALISADE_REDIS_MIN_REPLICAS, nothing is handed on before the replicas hold it.
+    await this.core.guard(() => this.core.durable());
     yield header;
     const names = await this.core.guard(async () => {
       await this.zones.splitZoneDocuments();
@@ -58,6 +60,7 @@ export class RedisChangeFeed implements Omit<ChangeFeedStore, 'onCommit' | 'comm
           return `{"domain":${JSON.stringify(head.domain)},"records":[${texts.join(',')}]}`;
         });
       });
+      await this.core.guard(() => this.core.durable());
       yield { kind: 'zones', json };
     }
   }
@@ -69,7 +72,11 @@ export class RedisChangeFeed implements Omit<ChangeFeedStore, 'onCommit' | 'comm
   changesSince(since: number, limit: number, maxBytes = CHANGES_MAX_BYTES, records = true): Promise<{ changes: Change[] } | { gone: true; oldest: number }> {
     return this.core.guard(async () => {
       const current = Number((await this.core.redis.get(this.core.k('rev'))) ?? 0);
-      if (since >= current) return { changes: [] };
+      if (since === current) return { changes: [] };
+      // A consumer ahead of the store saw revisions a failover took back (they never reached a
+      // replica): what it holds may differ from what the store now has at those revisions, so it
+      // starts again from a snapshot.
+      if (since > current) return { gone: true, oldest: Math.max(1, current - this.core.retention + 1) };
       const first = await this.core.redis.xrange(this.core.k('changes'), '-', '+', 'COUNT', 1);
       // The stream is trimmed roughly; record differences exactly `retention` back.
       const oldest = Math.max(first.length === 0 ? current + 1 : Number(first[0]![0].split('-')[0]), current - this.core.retention + 1);
@@ -102,10 +109,12 @@ export class RedisChangeFeed implements Omit<ChangeFeedStore, 'onCommit' | 'comm
         const details = await this.core.redis.hmget(this.core.k('changedetails'), ...detailed.map((c) => String(c.revision)));
         detailed.forEach((change, i) => {
           const detail = details[i];
-          if (detail === null || detail === undefined) throw new ApiError('STORE_UNAVAILABLE', `the change at revision ${change.revision} has lost its detail`);
+          if (detail === null || detail === undefined) throw new StoreError('STORE_UNAVAILABLE', `the change at revision ${change.revision} has lost its detail`);
           change.records = JSON.parse(detail) as RecordDelta;
         });
       }
+      // With PALISADE_REDIS_MIN_REPLICAS, no change is handed on before the replicas hold it.
+      if (changes.length > 0) await this.core.durable();
       return { changes };
     });
   }

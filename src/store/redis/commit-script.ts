@@ -20,10 +20,17 @@
 //   given (a record difference: customer text, never decoded here); the one `retention`
 //   revisions older is dropped
 //   retention: stream length to keep;  nodes: index of the nodes-revision key (node changes)
+//   mark: index of this commit's mark (a key named by a random id, kept markMs): the revision it
+//   took. A script run again with the same mark (a commit sent twice) returns that revision and
+//   writes nothing; a client whose answer was lost reads the mark to learn whether it was made.
 // Returns the new revision, -1 when a checked document changed (retry), -2 at the limit,
 // -3 on an overlap with another owner's domain.
 export const COMMIT_SCRIPT = `
 local plan = cjson.decode(ARGV[1])
+if plan.mark then
+  local done = redis.call('GET', KEYS[plan.mark])
+  if done then return tonumber(done) end
+end
 for _, c in ipairs(plan.checks) do
   local current = redis.call('GET', KEYS[c.k])
   if c.absent then
@@ -83,6 +90,7 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', plan.retention, rev .. '-0', 'c', cjs
 if plan.detail then redis.call('HSET', KEYS[plan.details], rev, ARGV[plan.detail]) end
 if rev > plan.retention then redis.call('HDEL', KEYS[plan.details], rev - plan.retention) end
 if plan.nodes then redis.call('SET', KEYS[plan.nodes], rev) end
+if plan.mark then redis.call('SET', KEYS[plan.mark], rev, 'PX', plan.markMs) end
 return rev
 `;
 

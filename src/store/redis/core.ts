@@ -9,22 +9,30 @@
 // All keys share one hash tag, so the store also runs on Redis Cluster (in one slot).
 // Redis unreachable: commands fail at once (no offline queue); Redis hung: within 5 s and the API answers
 // 503 STORE_UNAVAILABLE; the client reconnects by itself.
+import { randomBytes } from 'node:crypto';
 import { Redis, type ChainableCommander } from 'ioredis';
 import { ApiError } from '../../errors.ts';
+import { StoreError } from '../errors.ts';
 import type { UserState } from '../../model/user.ts';
 import { ancestorsOf, overlapError, reversedName } from '../name-tree.ts';
 import type { MutationContext } from '../types.ts';
 import { COMMIT_SCRIPT } from './commit-script.ts';
+import { clientOptions, type RedisConnection } from './connection.ts';
 import type { Attempt } from './plan.ts';
 
 const MAX_ATTEMPTS = 200;
+/** How long a commit's mark is kept: far longer than any client waits for its answer. */
+const COMMIT_MARK_MS = 10 * 60_000;
+/** How long a commit whose answer was lost is settled for (a failover's 503 window fits in it). */
+const SETTLE_MS = 15_000;
 
-export interface RedisStoreOptions {
-  url: string;
+export interface RedisStoreOptions extends RedisConnection {
   /** Key prefix; keep the {braces}: they pin every key to one Cluster slot. */
   prefix?: string;
   changeRetention?: number;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 declare module 'ioredis' {
   interface RedisCommander {
@@ -36,24 +44,27 @@ export class RedisCore {
   readonly redis: Redis;
   private readonly p: string;
   readonly retention: number;
+  /** Replicas a commit must reach before it is answered (PALISADE_REDIS_MIN_REPLICAS). */
+  readonly minReplicas: number;
+  private readonly waitTimeoutMs: number;
   private readonly commitListeners = new Set<() => void>();
+  private closing = false;
 
   constructor(options: RedisStoreOptions) {
     this.p = options.prefix ?? '{palisade}:';
     this.retention = options.changeRetention ?? 100_000;
-    this.redis = new Redis(options.url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 1000,
-      // Long enough for the largest atomic commit the limits allow (a 100,000-entry IP list is
-      // one script; under load it took over a second): a timed-out commit may still be applied,
-      // and would be answered 503 although made.
-      commandTimeout: 5000,
-      retryStrategy: (times) => Math.min(times * 100, 1000),
-      lazyConnect: false,
-    });
+    this.minReplicas = options.minReplicas ?? 0;
+    this.waitTimeoutMs = Math.min(options.waitTimeoutMs ?? 1000, 4000);
+    const { url, options: clientOpts } = clientOptions(options);
+    this.redis = url === undefined ? new Redis(clientOpts) : new Redis(url, clientOpts);
     // Connection problems surface as 503s per request; the client reconnects by itself.
     this.redis.on('error', () => undefined);
+    // ioredis gives up for good ('end') when finding the primary fails outright (no Sentinel
+    // answering at that moment): start again, so that the store recovers whenever Redis does.
+    this.redis.on('end', () => {
+      if (this.closing) return;
+      (setTimeout(() => void this.redis.connect().catch(() => undefined), 500) as unknown as NodeJS.Timeout).unref();
+    });
     this.redis.defineCommand('palisadeCommit', { lua: COMMIT_SCRIPT });
   }
 
@@ -84,8 +95,9 @@ export class RedisCore {
       await this.connected();
       return await fn();
     } catch (error) {
-      if (error instanceof ApiError) throw error;
-      throw new ApiError('STORE_UNAVAILABLE', `the store (Redis) did not answer: ${(error as Error).message}`);
+      // The store's own refusals, and a mutation callback's rejection (the caller's ApiError), pass through.
+      if (error instanceof StoreError || error instanceof ApiError) throw error;
+      throw new StoreError('STORE_UNAVAILABLE', `the store (Redis) did not answer: ${(error as Error).message}`);
     }
   }
 
@@ -109,6 +121,8 @@ export class RedisCore {
         const plan = await attempt();
         if ('unchanged' in plan) return plan.unchanged;
         const keys: string[] = [this.k('rev'), this.k('changes')];
+        // This commit's mark: how a lost answer is settled, and a commit sent twice applied once.
+        const mark = this.k('commit', randomBytes(12).toString('hex'));
         const index = (key: string) => {
           let at = keys.indexOf(key);
           if (at === -1) at = keys.push(key) - 1;
@@ -155,21 +169,94 @@ export class RedisCore {
           details: index(this.k('changedetails')),
           retention: this.retention,
           nodes: plan.change.kind === 'node' ? index(this.k('nodesRevision')) : undefined,
+          mark: index(mark),
+          markMs: COMMIT_MARK_MS,
         };
-        const revision = await this.redis.palisadeCommit(keys.length, ...keys, JSON.stringify(body), ...args);
+        const revision = await this.redis.palisadeCommit(keys.length, ...keys, JSON.stringify(body), ...args).catch((error: unknown) => this.settle(mark, error));
         if (revision === -2) throw plan.limit!.error;
         if (revision === -3) throw await this.overlapReason(plan.overlap!.name, plan.overlap!.owner);
         if (revision > 0) {
           for (const listener of this.commitListeners) listener();
+          if (this.minReplicas > 0) await this.confirmReplicated(mark);
           return plan.result(revision);
         }
         // Someone else committed in between: back off a little, then recompute.
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 1 + i * 2)));
       }
-      throw new ApiError('STORE_UNAVAILABLE', 'too much contention on one resource; try again');
+      throw new StoreError('STORE_UNAVAILABLE', 'too much contention on one resource; try again');
     });
   }
 
+
+  /**
+   * A commit whose answer was lost (the connection dropped, the primary failed over, no answer in
+   * time): its mark, read on the primary as soon as one answers, says whether it was made — its
+   * revision — or not (it is not on the primary now: it never ran, or ran on a primary that
+   * failed before passing it on). Only when no primary answers within SETTLE_MS is the outcome
+   * unknown, and said so.
+   */
+  private async settle(mark: string, cause: unknown): Promise<number> {
+    const why = (cause as Error)?.message ?? String(cause);
+    const deadline = Date.now() + SETTLE_MS;
+    for (;;) {
+      try {
+        await this.connected();
+        const done = await this.redis.get(mark);
+        if (done !== null) return Number(done);
+        const error = new StoreError('STORE_UNAVAILABLE', `the store (Redis) lost its answer to a commit (${why}); the commit was not made: try again`);
+        error.retryAfter = 1;
+        throw error;
+      } catch (error) {
+        if (error instanceof StoreError) throw error;
+        if (Date.now() >= deadline) {
+          const unknown = new StoreError('STORE_UNAVAILABLE', `the store (Redis) lost its answer to a commit (${why}) and no primary answered since: whether it was made is not known, read before trying again`);
+          unknown.retryAfter = 5;
+          throw unknown;
+        }
+        await sleep(200);
+      }
+    }
+  }
+
+  /**
+   * With PALISADE_REDIS_MIN_REPLICAS: waits until the last write of this connection (the commit)
+   * is on that many replicas, else throws NOT_DURABLE (made on the primary, not confirmed on the
+   * replicas: a failover now could lose it). An answer lost meanwhile is settled by the mark: a
+   * commit found on the primary after a failover was on the replica that became it.
+   */
+  private async confirmReplicated(mark: string): Promise<void> {
+    let acked: number;
+    try {
+      acked = await this.redis.wait(this.minReplicas, this.waitTimeoutMs);
+    } catch (error) {
+      await this.settle(mark, error);
+      return this.durable();
+    }
+    if (acked < this.minReplicas) throw this.notDurable(acked, 'the change was made on the primary but');
+  }
+
+  /**
+   * With PALISADE_REDIS_MIN_REPLICAS: everything written to the primary so far (by any process)
+   * is on that many replicas, else NOT_DURABLE. A write and WAIT: the replication stream is one
+   * ordered log, so a replica holding this write holds every write before it. Readers of the
+   * change feed call it after reading, so a consumer never applies a change a failover could
+   * take back.
+   */
+  async durable(): Promise<void> {
+    if (this.minReplicas === 0) return;
+    await this.redis.set(this.k('meta', 'barrier'), String(Date.now()));
+    const acked = await this.redis.wait(this.minReplicas, this.waitTimeoutMs);
+    if (acked < this.minReplicas) throw this.notDurable(acked, 'the newest changes are');
+  }
+
+  private notDurable(acked: number, what: string): StoreError {
+    const error = new StoreError(
+      'NOT_DURABLE',
+      `${what} not yet confirmed on ${this.minReplicas} replica${this.minReplicas === 1 ? '' : 's'} (${acked} within ${this.waitTimeoutMs} ms): a failover now could lose them; read before trying again`,
+    );
+    error.retryAfter = 1;
+    return error;
+  }
 
   onCommit(listener: () => void): () => void {
     this.commitListeners.add(listener);
@@ -211,7 +298,7 @@ export class RedisCore {
 
 
   /** Which way a refused name overlaps (read after the script refused it, for the message). */
-  private async overlapReason(name: string, owner: number): Promise<ApiError> {
+  private async overlapReason(name: string, owner: number): Promise<StoreError> {
     const owners = await this.redis.hmget(this.k('zoneowners'), ...ancestorsOf(name));
     return overlapError(name, owners.some((o) => o !== null && Number(o) !== owner) ? 'under' : 'above');
   }
@@ -235,6 +322,9 @@ export class RedisCore {
   }
 
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    this.closing = true;
+    await this.redis.quit().catch(() => undefined);
+    // Also ends the connections to the Sentinels (the failover detector's), which QUIT leaves open.
+    this.redis.disconnect();
   }
 }

@@ -1,5 +1,5 @@
 // Internal documents and leases (Redis store): no revision, since no consumer acts on them.
-import { ApiError } from '../../errors.ts';
+import { StoreError } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { DocKind, DocumentStore, Page, PageRequest } from '../types.ts';
 import type { RedisCore } from './core.ts';
@@ -78,7 +78,7 @@ export class RedisDocuments implements DocumentStore {
         if (after === undefined) return { before, after: before };
         if ((await this.core.redis.palisadeDocCas(this.core.k('doc', kind), this.core.k('docids', kind), id, text ?? '', JSON.stringify(after))) === 1) return { before, after };
       }
-      throw new ApiError('STORE_UNAVAILABLE', `the document ${kind}/${id} kept changing under 50 attempts to update it`);
+      throw new StoreError('STORE_UNAVAILABLE', `the document ${kind}/${id} kept changing under 50 attempts to update it`);
     });
   }
 

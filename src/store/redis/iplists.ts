@@ -1,5 +1,5 @@
 // IP lists (Redis store).
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import type { IpListState } from '../../model/iplist.ts';
 import { decodeIdCursor, encodeCursor } from '../cursor.ts';
 import type { IpEntryChange, IpListStore, IpListSummary, MutationContext, Page, PageRequest } from '../types.ts';
@@ -82,7 +82,7 @@ export class RedisIpLists implements IpListStore {
       limit: {
         key: this.core.k('uipl', list.ownerId),
         max: owner.limits.max_iplists,
-        error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`),
+        error: new StoreError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_iplists} IP lists`),
       },
       ops: [
         ...this.ipListOps(list, true),

@@ -1,5 +1,5 @@
 // Edge nodes (Redis store).
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import type { NodeStore, ZoneHead } from '../types.ts';
 import type { RedisCore } from './core.ts';
@@ -52,7 +52,7 @@ export class RedisNodes implements NodeStore {
       if (text === null) return { unchanged: false };
       const users = await this.usedBy(id);
       if (users.length > 0) {
-        throw new ApiError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
+        throw new StoreError('CONFLICT', `node ${id} is still named by ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}`);
       }
       return {
         checks: [[key, text]],

@@ -1,7 +1,7 @@
 // What a Redis store mutation hands to the commit script: the documents it read (checks), the
 // writes it makes (ops), its change entry, and the rules the script re-checks atomically.
 import { randomBytes } from 'node:crypto';
-import type { ApiError } from '../../errors.ts';
+import { StoreError } from '../errors.ts';
 import type { ChangeKind } from '../types.ts';
 
 export type Op =
@@ -25,7 +25,7 @@ export interface Plan<T> {
   change: { kind: ChangeKind; key: string; op: 'put' | 'delete'; settings?: string[] };
   /** The change's detail (a record delta) as JSON text: stored beside the entry as given. */
   detail?: string;
-  limit?: { key: string; max: number; error: ApiError };
+  limit?: { key: string; max: number; error: StoreError };
   /** A new domain: refused when it lies at, under or above another owner's domain. */
   overlap?: { name: string; owner: number };
   /** The result, given the committed revision. */

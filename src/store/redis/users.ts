@@ -1,5 +1,5 @@
 // Accounts and their API keys (Redis store).
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import { DEFAULT_LIMITS, type ApiKeyState, type UserState } from '../../model/user.ts';
 import type { UserPatch, UserStore } from '../types.ts';
 import { applyUserPatch } from '../user-patch.ts';
@@ -48,7 +48,7 @@ export class RedisUsers implements UserStore {
       const text = await this.core.redis.get(key);
       if (text === null) return { unchanged: false };
       const [domains, lists] = await Promise.all([this.core.redis.zcard(this.core.k('udom', id)), this.core.redis.zcard(this.core.k('uipl', id))]);
-      const conflict = new ApiError('CONFLICT', `user ${id} still holds ${domains} domains and ${lists} IP lists (--force removes them first)`);
+      const conflict = new StoreError('CONFLICT', `user ${id} still holds ${domains} domains and ${lists} IP lists (--force removes them first)`);
       if (domains + lists > 0) throw conflict;
       const keys = await this.core.documents<ApiKeyState>(this.core.k('ukeys', id), 'apikey');
       return {

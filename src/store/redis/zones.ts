@@ -1,5 +1,5 @@
 // Zones, their records and claims of names (Redis store).
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound, StoreError } from '../errors.ts';
 import { isProven, settingsChange, withoutNsRevision, type DomainState } from '../../model/domain.ts';
 import type { RecordState } from '../../model/record.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
@@ -152,7 +152,7 @@ export class RedisZones implements ZoneStore {
       const zone = (await this.core.withRecordIds(async (ctx) => build(ctx)))!;
       const name = zone.domain.domain;
       const ownerId = zone.domain.ownerId;
-      const taken = () => new ApiError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
+      const taken = () => new StoreError('CONFLICT', `${name} is already registered`, [{ field: 'domain', message: 'is already registered' }]);
       // A pending claim may sit beside other accounts' claims of the name (issue 26); a proven
       // domain is first come, first served, and overlaps no other account's proven domain.
       const pending = !isProven(zone.domain);
@@ -174,7 +174,7 @@ export class RedisZones implements ZoneStore {
         limit: {
           key: this.core.k('udom', ownerId),
           max: owner.limits.max_domains,
-          error: new ApiError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
+          error: new StoreError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
         },
         overlap: pending ? undefined : { name, owner: ownerId },
         ops: this.zoneOps(head, true, zone.records, primary),
@@ -250,7 +250,7 @@ export class RedisZones implements ZoneStore {
       const mine = await this.claimOf(name, ownerId);
       if (!mine) throw notFound(`domain ${name}`);
       const holder = mine.primary ? undefined : await this.head(name);
-      if (holder && isProven(holder.head.domain)) throw new ApiError('CONFLICT', `${name} is held, proven, by another account: its proof must lapse first`);
+      if (holder && isProven(holder.head.domain)) throw new StoreError('CONFLICT', `${name} is held, proven, by another account: its proof must lapse first`);
       const next = mutate(mine.head);
       const stored: ZoneHead = { domain: { ...next, domain: name, ownerId, created: mine.head.domain.created, updated: new Date().toISOString() }, recordCount: mine.head.recordCount };
       const ops: Op[] = [];

@@ -1,6 +1,6 @@
 // The Store contract, certificates and ACME challenges: run against every adapter by index.ts.
 import { expect, it } from 'vitest';
-import { expectApiError, zoneFor, type OpenStore } from './helpers.ts';
+import { expectStoreError, type OpenStore, zoneFor } from './helpers.ts';
 
 export function certificatesContract(open: OpenStore): void {
   it('certificates: one per domain, replaced whole, in the change feed, gone with their domain; every IP list listed across owners', async () => {
@@ -18,7 +18,7 @@ export function certificatesContract(open: OpenStore): void {
       notAfter: '2027-02-01T00:00:00.000Z',
       fingerprint,
     });
-    await expectApiError(store.putCertificate(cert('nowhere.example', 'x')), 'NOT_FOUND');
+    await expectStoreError(store.putCertificate(cert('nowhere.example', 'x')), 'NOT_FOUND');
     const before = await store.currentRevision();
     const first = await store.putCertificate(cert('c1.example', 'f1'));
     expect(first.revision).toBe(before + 1);
@@ -68,7 +68,7 @@ export function certificatesContract(open: OpenStore): void {
     const a = await store.createUser({ name: 'ha', email: 'ha@example.org' });
     for (const n of ['h1.example', 'h2.example']) await store.createZone((ctx) => zoneFor(n, a.id, ctx));
     const challenge = (domain: string, token: string) => ({ domain, tokens: [{ token, keyAuthorization: `${token}.thumb` }], expires: '2027-01-01T00:00:00.000Z' });
-    await expectApiError(store.putChallenge(challenge('nowhere.example', 'x'.repeat(43))), 'NOT_FOUND');
+    await expectStoreError(store.putChallenge(challenge('nowhere.example', 'x'.repeat(43))), 'NOT_FOUND');
     const before = await store.currentRevision();
     const first = await store.putChallenge(challenge('h1.example', 'a'.repeat(43)));
     expect(first.revision).toBe(before + 1);

@@ -1,7 +1,7 @@
 // The Store contract, the change feed: snapshots and change entries: run against every adapter by index.ts.
 import { expect, it } from 'vitest';
 import type { Zone } from '../../../src/store/types.ts';
-import { aRecord, zoneFor, type OpenStore } from './helpers.ts';
+import { aRecord, type OpenStore, zoneFor } from './helpers.ts';
 
 export function changeFeedContract(open: OpenStore): void {
   it('streams a snapshot: the header, then every served zone once, as JSON equal to the stored document', async () => {

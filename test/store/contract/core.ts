@@ -1,7 +1,7 @@
 // The Store contract, the core: revisions, atomic steps, durability, any text: run against every adapter by index.ts.
 import { expect, it } from 'vitest';
 import { ApiError } from '../../../src/errors.ts';
-import { aRecord, expectApiError, zoneFor, type OpenStore } from './helpers.ts';
+import { aRecord, expectApiError, type OpenStore, zoneFor } from './helpers.ts';
 
 export function coreContract(open: OpenStore): void {
   it('every mutation advances the revision by one and records a change in the same step', async () => {

@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { ApiError } from '../../../src/errors.ts';
 import { DOMAIN_DEFAULTS, type DomainState } from '../../../src/model/domain.ts';
 import type { RecordState } from '../../../src/model/record.ts';
+import { StoreError } from '../../../src/store/errors.ts';
 import type { MutationContext, Store, Zone } from '../../../src/store/types.ts';
 
 /** Opens a fresh, empty store of the adapter under test (`reopen`: the same data, opened again). */
@@ -26,6 +27,17 @@ export function aRecord(id: number, name: string, value: string): RecordState {
   return { id, name, type: 1, value, ttl: 300, priority: null, target: [] };
 }
 
+/** The store refused or failed with its own error (../../../src/store/errors.ts). */
+export async function expectStoreError(promise: Promise<unknown>, code: string): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StoreError);
+  expect((error as StoreError).code).toBe(code);
+}
+
+/** A mutation callback's rejection (the caller's ApiError) came back through the store untouched. */
 export async function expectApiError(promise: Promise<unknown>, code: string): Promise<void> {
   const error = await promise.then(
     () => undefined,

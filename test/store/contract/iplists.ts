@@ -1,7 +1,7 @@
 // The Store contract, IP lists: run against every adapter by index.ts.
 import { expect, it } from 'vitest';
 import { ApiError } from '../../../src/errors.ts';
-import { expectApiError, type OpenStore } from './helpers.ts';
+import { expectApiError, expectStoreError, type OpenStore } from './helpers.ts';
 
 export function ipListsContract(open: OpenStore): void {
   it('IP lists: owner-scoped, paged by id, limited in number', async () => {
@@ -13,12 +13,12 @@ export function ipListsContract(open: OpenStore): void {
     const l1 = await make('one');
     const l2 = await make('two');
     await make('three');
-    await expectApiError(make('four'), 'LIMIT_EXCEEDED');
+    await expectStoreError(make('four'), 'LIMIT_EXCEEDED');
     expect(l2.id).toBeGreaterThan(l1.id);
     const page = await store.listIpLists(u.id, { limit: 2 });
     expect(page.items.map((l) => l.name)).toEqual(['one', 'two']);
     expect((await store.listIpLists(u.id, { limit: 2, cursor: page.next })).items.map((l) => l.name)).toEqual(['three']);
-    await expectApiError(store.updateIpList(l1.id, other.id, (l) => l), 'NOT_FOUND');
+    await expectStoreError(store.updateIpList(l1.id, other.id, (l) => l), 'NOT_FOUND');
     const changed = await store.updateIpList(l1.id, u.id, (l) => ({ ...l, ips: ['192.0.2.1'] }));
     expect(changed.ips).toEqual(['192.0.2.1']);
     expect(changed.revision).toBeGreaterThan(l1.revision);
@@ -64,7 +64,7 @@ export function ipListsContract(open: OpenStore): void {
     );
     expect(await store.currentRevision()).toBe(before);
     const other = await store.createUser({ name: 'ipe2', email: 'ipe2@example.org' });
-    await expectApiError(store.changeIpEntries(list.id, other.id, { add: ['198.51.100.1'], del: [] }, () => undefined), 'NOT_FOUND');
+    await expectStoreError(store.changeIpEntries(list.id, other.id, { add: ['198.51.100.1'], del: [] }, () => undefined), 'NOT_FOUND');
     // A whole replacement (PATCH) and the pages of lists see the same entries.
     await store.updateIpList(list.id, u.id, (l) => ({ ...l, ips: ['203.0.113.0/24'] }));
     expect((await store.listIpLists(u.id, { limit: 10 })).items.map((l) => l.ips)).toEqual([['203.0.113.0/24']]);

@@ -1,9 +1,9 @@
 // The Store contract, zones, records and claims: run against every adapter by index.ts.
 import { expect, it } from 'vitest';
-import { ApiError } from '../../../src/errors.ts';
+import { StoreError } from '../../../src/store/errors.ts';
 import { type DomainState } from '../../../src/model/domain.ts';
 import type { MutationContext } from '../../../src/store/types.ts';
-import { aRecord, expectApiError, zoneFor, type OpenStore } from './helpers.ts';
+import { aRecord, expectStoreError, type OpenStore, zoneFor } from './helpers.ts';
 
 export function zonesContract(open: OpenStore): void {
   it('changes records in one revision, reading only the names asked for; the change entry carries the difference', async () => {
@@ -69,7 +69,7 @@ export function zonesContract(open: OpenStore): void {
     await store.changeRecords('rec.example', user.id, (view) => ({ put: [], del: [0, 1, 2].flatMap((i) => view.at(`bulk${i}`).map((r) => r.id)) }));
     // Another owner cannot change them; a settings change keeps them and the count.
     const other = await store.createUser({ name: 'rec2', email: 'rec2@example.org' });
-    await expectApiError(store.changeRecords('rec.example', other.id, () => ({ put: [], del: [w1!.id] })), 'NOT_FOUND');
+    await expectStoreError(store.changeRecords('rec.example', other.id, () => ({ put: [], del: [w1!.id] })), 'NOT_FOUND');
     const head = await store.updateZone('rec.example', user.id, (z) => ({ domain: { ...z.domain, ssl: true } }));
     expect(head.recordCount).toBe(3);
     expect((await store.getZone('rec.example'))!.records).toHaveLength(3);
@@ -87,10 +87,10 @@ export function zonesContract(open: OpenStore): void {
     const a = await store.createUser({ name: 'd', email: 'd@example.org', limits: { max_domains: 2 } });
     const b = await store.createUser({ name: 'e', email: 'e@example.org' });
     await store.createZone((ctx) => zoneFor('one.example', a.id, ctx));
-    await expectApiError(store.createZone((ctx) => zoneFor('one.example', b.id, ctx)), 'CONFLICT');
+    await expectStoreError(store.createZone((ctx) => zoneFor('one.example', b.id, ctx)), 'CONFLICT');
     await store.createZone((ctx) => zoneFor('two.example', a.id, ctx));
-    await expectApiError(store.createZone((ctx) => zoneFor('three.example', a.id, ctx)), 'LIMIT_EXCEEDED');
-    await expectApiError(store.updateZone('one.example', b.id, (z) => z), 'NOT_FOUND');
+    await expectStoreError(store.createZone((ctx) => zoneFor('three.example', a.id, ctx)), 'LIMIT_EXCEEDED');
+    await expectStoreError(store.updateZone('one.example', b.id, (z) => z), 'NOT_FOUND');
     expect(await store.deleteZone('one.example', b.id)).toBe(false);
     expect(await store.countZones(a.id)).toBe(2);
     expect(await store.countZones(b.id)).toBe(0);
@@ -123,10 +123,10 @@ export function zonesContract(open: OpenStore): void {
     const a = await store.createUser({ name: 'a', email: 'a@example.org' });
     const b = await store.createUser({ name: 'b', email: 'b@example.org' });
     await store.createZone((ctx) => zoneFor('a-domain.example', a.id, ctx));
-    await expectApiError(store.createZone((ctx) => zoneFor('shop.a-domain.example', b.id, ctx)), 'DOMAIN_OVERLAP');
-    await expectApiError(store.createZone((ctx) => zoneFor('deep.shop.a-domain.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+    await expectStoreError(store.createZone((ctx) => zoneFor('shop.a-domain.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+    await expectStoreError(store.createZone((ctx) => zoneFor('deep.shop.a-domain.example', b.id, ctx)), 'DOMAIN_OVERLAP');
     await store.createZone((ctx) => zoneFor('x.other.example', a.id, ctx));
-    await expectApiError(store.createZone((ctx) => zoneFor('other.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+    await expectStoreError(store.createZone((ctx) => zoneFor('other.example', b.id, ctx)), 'DOMAIN_OVERLAP');
     // Siblings and look-alike suffixes do not overlap.
     await store.createZone((ctx) => zoneFor('other-domain.example', b.id, ctx));
     await store.createZone((ctx) => zoneFor('xa-domain.example', b.id, ctx));
@@ -144,7 +144,8 @@ export function zonesContract(open: OpenStore): void {
       ]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-      expect((lost.reason as ApiError).code).toBe('DOMAIN_OVERLAP');
+      expect(lost.reason).toBeInstanceOf(StoreError);
+      expect((lost.reason as StoreError).code).toBe('DOMAIN_OVERLAP');
     }
   });
 
@@ -161,8 +162,8 @@ export function zonesContract(open: OpenStore): void {
     await store.changeRecords('brand.example', b.id, (_v, ctx) => ({ put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.66')], del: [] }));
     const mine = await store.createZone(pending('brand.example', a.id));
     expect(mine.domain).toMatchObject({ domain: 'brand.example', ownerId: a.id, claim: { verified: false } });
-    await expectApiError(store.createZone(pending('brand.example', a.id)), 'CONFLICT');
-    await expectApiError(store.createZone(pending('brand.example', b.id)), 'CONFLICT');
+    await expectStoreError(store.createZone(pending('brand.example', a.id)), 'CONFLICT');
+    await expectStoreError(store.createZone(pending('brand.example', b.id)), 'CONFLICT');
     const before = await store.currentRevision();
     const { delta } = await store.changeRecords('brand.example', a.id, (_v, ctx) => ({ put: [aRecord(ctx.nextRecordId(), 'www', '192.0.2.1'), aRecord(ctx.nextRecordId(), '@', '192.0.2.2')], del: [] }));
     // A claim beside the holder's is no consumer's business: its entry names no zone and carries no records.
@@ -200,11 +201,11 @@ export function zonesContract(open: OpenStore): void {
     expect(await store.deleteZone('shop.brand.example', b.id)).toBe(true);
     await store.createZone(pending('x.brand.example', c.id));
     // A proven domain of another account under, at or above a proven one: DOMAIN_OVERLAP as before.
-    await expectApiError(store.createZone((ctx) => zoneFor('y.brand.example', c.id, ctx)), 'DOMAIN_OVERLAP');
+    await expectStoreError(store.createZone((ctx) => zoneFor('y.brand.example', c.id, ctx)), 'DOMAIN_OVERLAP');
     // A pending claim beside a proven holder cannot be proven while the holder's proof stands.
     await store.createZone(pending('brand.example', c.id));
-    await expectApiError(store.proveClaim('brand.example', c.id, (h) => ({ ...h.domain, claim: { ...h.domain.claim!, verified: true } })), 'CONFLICT');
-    await expectApiError(store.proveClaim('nothing.example', c.id, (h) => h.domain), 'NOT_FOUND');
+    await expectStoreError(store.proveClaim('brand.example', c.id, (h) => ({ ...h.domain, claim: { ...h.domain.claim!, verified: true } })), 'CONFLICT');
+    await expectStoreError(store.proveClaim('nothing.example', c.id, (h) => h.domain), 'NOT_FOUND');
     expect(await store.deleteZone('brand.example', c.id)).toBe(true);
     expect((await store.getZoneHead('brand.example'))!.domain.ownerId).toBe(a.id);
     // The holder's proof lost: unserved, and no longer in the way of proven domains under it.
@@ -222,10 +223,10 @@ export function zonesContract(open: OpenStore): void {
     const b = await store.createUser({ name: 'b', email: 'b@example.org' });
     await store.createZone((ctx) => ({ ...zoneFor('legacy.example', a.id, ctx), domain: { ...zoneFor('legacy.example', a.id, ctx).domain, ns_active: true } }));
     expect((await store.snapshot()).zones.map((z) => z.domain.domain)).toEqual(['legacy.example']);
-    await expectApiError(store.createZone((ctx) => zoneFor('sub.legacy.example', b.id, ctx)), 'DOMAIN_OVERLAP');
+    await expectStoreError(store.createZone((ctx) => zoneFor('sub.legacy.example', b.id, ctx)), 'DOMAIN_OVERLAP');
     const claim = { verified: false, token: 't', nameservers: ['ns3.example.net', 'ns4.example.net'] as [string, string] };
     await store.createZone((ctx) => ({ ...zoneFor('legacy.example', b.id, ctx), domain: { ...zoneFor('legacy.example', b.id, ctx).domain, claim } }));
-    await expectApiError(store.proveClaim('legacy.example', b.id, (h) => ({ ...h.domain, claim: { ...claim, verified: true } })), 'CONFLICT');
+    await expectStoreError(store.proveClaim('legacy.example', b.id, (h) => ({ ...h.domain, claim: { ...claim, verified: true } })), 'CONFLICT');
     expect((await store.snapshot()).zones.map((z) => z.domain.ownerId)).toEqual([a.id]);
   });
 

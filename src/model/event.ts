@@ -35,3 +35,11 @@ export type EventJson = Static<typeof EventJson>;
 export function newestFirstKey(ms: number, unique: string): string {
   return `${String(9_999_999_999_999 - ms).padStart(13, '0')}${unique}`;
 }
+
+/**
+ * Where a part that raises customer events hands them (the notify folder's EventBook is one):
+ * the parts below notify (uptime, ownership, certificates) take one, so none imports notify.
+ */
+export interface EventSink {
+  emit(owner: number, type: EventType, domain: string | null, data: Record<string, unknown>): Promise<unknown>;
+}
