@@ -26,6 +26,8 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { nameserverRoutes } from './routes/nameservers.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
+import { bulkRecordRoutes } from './routes/records-bulk.ts';
+import { zoneFileRoutes } from './routes/zonefile.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { edgeSyncRoutes } from './routes/edge-sync.ts';
 import { certificateRoutes, followSsl } from './routes/certificates.ts';
@@ -163,6 +165,8 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
     await authed.register(meRoutes);
     await authed.register(domainRoutes);
     await authed.register(recordRoutes);
+    await authed.register(bulkRecordRoutes);
+    await authed.register(zoneFileRoutes);
     await authed.register(certificateRoutes);
     await authed.register(uptimeRoutes);
     await authed.register(webhookRoutes);
