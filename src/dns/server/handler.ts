@@ -11,6 +11,7 @@ import { encodeResponse, udpLimit, type ResponseSpec } from '../wire/response.ts
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from './fast-key.ts';
 import type { ServerCookies } from '../cookies/server-cookies.ts';
+import type { TransferResponder } from '../transfer/responder.ts';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -27,6 +28,8 @@ export interface HandlerOptions {
   onError?: (error: unknown) => void;
   /** DNS Cookies (RFC 7873/9018): answer cookies with ours; absent, cookies are ignored. */
   cookies?: ServerCookies;
+  /** Zone transfers and TSIG (../transfer): given first look at the few messages it wants. */
+  transfers?: TransferResponder;
 }
 
 export interface ClientAddress {
@@ -63,6 +66,29 @@ export class QueryHandler {
 
   /** The response bytes for a query packet, or undefined to send nothing. */
   handle(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
+    const transfers = this.options.transfers;
+    if (transfers !== undefined && transfers.wants(packet)) return this.transfer(transfers, packet, transport, client)?.[0];
+    return this.query(packet, transport, client);
+  }
+
+  /** Like handle(), but a zone transfer's several messages too (TCP). */
+  handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | undefined {
+    const transfers = this.options.transfers;
+    if (transfers !== undefined && transfers.wants(packet)) return this.transfer(transfers, packet, transport, client);
+    return this.query(packet, transport, client);
+  }
+
+  private transfer(transfers: TransferResponder, packet: Buffer, transport: Transport, client: ClientAddress): Buffer[] | undefined {
+    try {
+      return transfers.answer(packet, transport, client.address, (bare) => this.query(bare, transport, client)) ?? wrap(this.query(packet, transport, client));
+    } catch (error) {
+      this.metrics.internalErrors++;
+      this.options.onError?.(error);
+      return wrap(servfail(packet));
+    }
+  }
+
+  private query(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
     const started = performance.now();
     let response: Buffer | undefined;
     this.validCookie = false;
@@ -252,6 +278,8 @@ export class QueryHandler {
 }
 
 const NOWHERE: ClientLocation = {};
+
+const wrap = (response: Buffer | undefined): Buffer[] | undefined => (response ? [response] : undefined);
 
 /** A SERVFAIL for a packet whose handling failed, echoing what can be echoed safely. */
 function servfail(packet: Buffer): Buffer | undefined {

@@ -86,6 +86,18 @@ export class ZoneIndex {
   private timer: NodeJS.Timeout | undefined;
   /** Rebuild time spent in the current synchronous step (reset once it ends). */
   private stepSpent = 0;
+  /** Told of every zone installed (or no longer served: undefined), e.g. to NOTIFY secondaries. */
+  private readonly watchers = new Set<(name: string, zone: ZoneData | undefined) => void>();
+
+  /** Calls `watcher` after each zone is swapped in or stops being served; returns the unsubscribe. */
+  watch(watcher: (name: string, zone: ZoneData | undefined) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private told(name: string, zone: ZoneData | undefined): void {
+    for (const watcher of this.watchers) watcher(name, zone);
+  }
 
   constructor(
     private readonly settings: Pick<ZoneBuildContext, 'nameservers' | 'hostmaster'>,
@@ -114,6 +126,7 @@ export class ZoneIndex {
     this.zones.set(name, built);
     if (built.usesNodes) this.nodeDependent.add(name);
     else this.nodeDependent.delete(name);
+    if (this.watchers.size > 0) this.told(name, built);
   }
 
   /** Serves the zone if its name servers are active, else stops serving it. */
@@ -138,6 +151,7 @@ export class ZoneIndex {
     this.zones.delete(name);
     this.nodeDependent.delete(name);
     this.generation++;
+    if (this.watchers.size > 0) this.told(name, undefined);
   }
 
   /**
@@ -337,6 +351,7 @@ export class ZoneIndex {
     old.stale = true;
     this.zones.set(name, patched);
     if (patched.usesNodes) this.nodeDependent.add(name);
+    if (this.watchers.size > 0) this.told(name, patched);
     return true;
   }
 
@@ -408,6 +423,10 @@ export class ZoneIndex {
         this.nodesRevision = nodesRevision;
         for (const zone of old.values()) zone.stale = true;
         this.generation++;
+        if (this.watchers.size === 0) return;
+        // Watchers hear of the zones whose serial the swap changed, and of those it removed.
+        for (const [name, zone] of zones) if (old.get(name)?.serial !== zone.serial) this.told(name, zone);
+        for (const name of old.keys()) if (!zones.has(name)) this.told(name, undefined);
       },
     };
   }
