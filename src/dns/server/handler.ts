@@ -28,6 +28,8 @@ export interface HandlerOptions {
   onError?: (error: unknown) => void;
   /** DNS Cookies (RFC 7873/9018): answer cookies with ours; absent, cookies are ignored. */
   cookies?: ServerCookies;
+  /** This name server's identifier, sent to queries that ask (RFC 5001 NSID); absent: none. */
+  nsid?: Buffer;
   /** Zone transfers and TSIG (../transfer): given first look at the few messages it wants. */
   transfers?: TransferResponder;
 }
@@ -184,7 +186,13 @@ export class QueryHandler {
         answer: [],
         authority: [],
         additional: [],
-        edns: parsed.opt && { dnssecOk: parsed.opt.dnssecOk },
+        // RFC 7873 §5.2: NOTIMP, FORMERR (but for a malformed cookie) and the cookie-only query's
+        // NOERROR carry our cookie; RFC 5001: and our NSID when asked.
+        edns: parsed.opt && {
+          dnssecOk: parsed.opt.dnssecOk,
+          cookie: parsed.opt.cookie && this.cookieReply(parsed.opt.cookie.client, parsed.opt.cookie.server, client.address),
+          nsid: parsed.opt.nsid ? this.options.nsid : undefined,
+        },
       });
     }
     const { query } = parsed;
@@ -196,7 +204,7 @@ export class QueryHandler {
     const fast = this.cache && (spec.cacheable || spec.place) ? fastKey(packet) : undefined;
     if (this.cache && fast) {
       // Stored without the ECS and COOKIE options (the cached path adds each asker's own).
-      const plain = spec.edns?.clientSubnet || spec.edns?.cookie ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
+      const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
       const entry: CachedAnswer = {
         full: plain ? encodeResponse(plain) : full,
         truncated: plain && truncated ? encodeResponse({ ...plain, tc: true }) : truncated,
@@ -235,6 +243,7 @@ export class QueryHandler {
         dnssecOk: query.edns.dnssecOk,
         clientSubnet: query.edns.clientSubnet && { ...query.edns.clientSubnet, scopePrefix: 0 },
         cookie: query.edns.cookie && this.cookieReply(query.edns.cookie.client, query.edns.cookie.server, client.address),
+        nsid: query.edns.nsid ? this.options.nsid : undefined,
       },
       zones: [] as CachedAnswer['zones'],
       cacheable: false,
