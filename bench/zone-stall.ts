@@ -12,7 +12,7 @@ import { ZoneIndex } from '../src/dns/zone/index.ts';
 import { answer } from '../src/dns/engine/answer.ts';
 import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
 import { checkRecordInZone, renderRecord } from '../src/model/record.ts';
-import { EmbeddedStore } from '../src/store/embedded.ts';
+import { EmbeddedStore } from '../src/store/lmdb/index.ts';
 import type { Zone } from '../src/store/types.ts';
 import { startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
 import { startProbe } from './zone-stall/probe.ts';

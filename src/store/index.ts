@@ -1,8 +1,8 @@
 // Opens the store the configuration names: Redis when a URL is given (several API processes
 // share it), else the embedded LMDB store in the data directory.
 import { mkdirSync } from 'node:fs';
-import { EmbeddedStore } from './embedded.ts';
-import { RedisStore } from './redis.ts';
+import { EmbeddedStore } from './lmdb/index.ts';
+import { RedisStore } from './redis/index.ts';
 import type { Store } from './types.ts';
 
 export interface StoreConfig {

@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { edgeServes, pollTask, type TaskJson } from '../helpers/cert-tasks.ts';
 import { startChallSrv, startPebble, type TestChallSrv, type TestPebble } from '../helpers/pebble.ts';
 import { freePort } from '../helpers/redis-server.ts';

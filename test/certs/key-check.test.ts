@@ -8,7 +8,7 @@ import { prepareSecrets } from '../../src/certs/key-check.ts';
 import { SecretBox } from '../../src/certs/secret-box.ts';
 import { loadConfig } from '../../src/config.ts';
 import { certificateFromPem } from '../../src/model/certificate.ts';
-import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { makeCertificate } from '../helpers/certs.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 

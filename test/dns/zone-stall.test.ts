@@ -4,7 +4,7 @@
 // through its API, while another tenant's DNS queries and API reads are timed. Bound: 250 ms
 // (measured ~100 ms on the development machine; see bench:zone-stall).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { startProbe } from '../../bench/zone-stall/probe.ts';
 import { changeThroughApi, seedTenants, writeWorstZones } from '../../bench/zone-stall/run-writes.ts';
 import { worstZones } from '../../bench/zone-stall/worst-zones.ts';

@@ -7,7 +7,7 @@ import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import { Ownership } from '../../src/ownership/ownership.ts';
 import { accountPair, delegatesToPair, pairForClaim, poolPairs } from '../../src/ownership/pairs.ts';
 import { createLogger } from '../../src/log.ts';
-import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { testConfig } from '../helpers/config.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 

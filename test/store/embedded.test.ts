@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { open } from 'lmdb';
 import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
-import { EmbeddedStore } from '../../src/store/embedded.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-import { storeContract } from './contract.ts';
+import { storeContract } from './contract/index.ts';
 
 afterAll(removeTempDirs);
 

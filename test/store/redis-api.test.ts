@@ -1,7 +1,7 @@
 // Two API processes sharing one Redis: uniqueness, ids, revision order and no lost updates under
 // concurrency; 503 within a second while Redis is down, and recovery when it returns.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisStore } from '../../src/store/redis.ts';
+import { RedisStore } from '../../src/store/redis/index.ts';
 import { dig } from '../helpers/dig.ts';
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts';
 import { runAdminCli, START_TIMEOUT_MS, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
-import { RedisStore } from '../../src/store/redis.ts';
+import { RedisStore } from '../../src/store/redis/index.ts';
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts';
-import { storeContract } from './contract.ts';
+import { storeContract } from './contract/index.ts';
 
 let redis: TestRedis;
 let n = 0;

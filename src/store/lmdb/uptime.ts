@@ -6,9 +6,9 @@
 // write of a new period drops its periods past their retention at that resolution (a range of a
 // few keys), so storage stays bounded without a sweeper.
 import type { Database } from 'lmdb';
-import { addToDense, fromDense } from '../uptime/measure.ts';
-import { periodStart, RESOLUTIONS, RETENTION_MS, type Resolution } from '../uptime/periods.ts';
-import type { UptimePoint, UptimeRow } from './types.ts';
+import { addToDense, fromDense } from '../../uptime/measure.ts';
+import { periodStart, RESOLUTIONS, RETENTION_MS, type Resolution } from '../../uptime/periods.ts';
+import type { UptimePoint, UptimeRow } from '../types.ts';
 
 type Key = [string, Resolution, number, number];
 /** The measure as dense counts (see ../uptime/measure.ts). */

@@ -4,9 +4,9 @@
 // atomic step (each merge reads and writes one field); chunks keep Redis's other clients waiting
 // briefly at most.
 import type { Redis } from 'ioredis';
-import { expiresAt, periodStart, RESOLUTIONS, RETENTION_MS, PERIOD_MS, type Resolution } from '../uptime/periods.ts';
-import type { Measure } from '../uptime/measure.ts';
-import type { UptimePoint, UptimeRow } from './types.ts';
+import { expiresAt, periodStart, RESOLUTIONS, RETENTION_MS, PERIOD_MS, type Resolution } from '../../uptime/periods.ts';
+import type { Measure } from '../../uptime/measure.ts';
+import type { UptimePoint, UptimeRow } from '../types.ts';
 
 /** ARGV per row: node, measure JSON, then (key, expire-at ms) for the minute, hour and day. */
 export const UPTIME_SCRIPT = `
