@@ -9,6 +9,7 @@ import { servedRevision } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import type { Config } from '../../config.ts';
 import { importZoneFile } from '../../zonefile/import.ts';
+import { Slices } from '../../zonefile/slices.ts';
 import { writeZoneFile } from '../../zonefile/write.ts';
 import { DnsRecord } from '../../model/record.ts';
 import { DomainParams, errorResponses } from '../schemas.ts';
@@ -53,6 +54,25 @@ const ImportResult = Type.Object({
   unchanged: Type.Integer({ description: 'Records the file holds as they are' }),
   skipped: Type.Array(LineNote, { description: 'Lines not taken: the SOA and apex NS set (the service\'s), types not served' }),
 });
+
+/** JSON text of an object whose array fields may be long, pausing for the event loop between slices. */
+async function slicedJson(value: object): Promise<string> {
+  const slices = new Slices();
+  const parts: string[] = [];
+  for (const [field, item] of Object.entries(value)) {
+    if (!Array.isArray(item)) {
+      parts.push(`${JSON.stringify(field)}:${JSON.stringify(item)}`);
+      continue;
+    }
+    const out: string[] = [];
+    for (const element of item) {
+      if (slices.due()) await slices.pause();
+      out.push(JSON.stringify(element));
+    }
+    parts.push(`${JSON.stringify(field)}:[${out.join(',')}]`);
+  }
+  return `{${parts.join(',')}}`;
+}
 
 export const zoneFileRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['dns records'];
@@ -101,9 +121,11 @@ export const zoneFileRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ImportResult, ...errorResponses(404, 409, 413, 415, 422) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const name = zoneName(request.params.domain);
-      return importZoneFile(app.store, name, request.user.id, request.body, { dryRun: request.query.dry_run === true, maxRecords: request.user.limits.max_records_per_domain });
+      const outcome = await importZoneFile(app.store, name, request.user.id, request.body, { dryRun: request.query.dry_run === true, maxRecords: request.user.limits.max_records_per_domain });
+      // 20,000 records make megabytes of JSON: written in slices, not in one step (the schema documents the shape).
+      return reply.type('application/json; charset=utf-8').send((await slicedJson(outcome)) as never);
     },
   );
 };
