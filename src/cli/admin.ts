@@ -399,7 +399,9 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
 
 /** Store rejections (unknown user, node still in use) read as usage problems at the shell. */
 export function describeAdminError(error: unknown): string {
-  if (error instanceof ApiError || error instanceof UsageError) return error.message;
+  // Each field at fault on its own line (a zone file's errors name their lines).
+  if (error instanceof ApiError) return [error.message, ...error.errors.map((e) => `  ${e.field}: ${e.message}`)].join('\n');
+  if (error instanceof UsageError) return error.message;
   if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return error.message;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
