@@ -106,6 +106,9 @@ describe('zone transfers to a Knot secondary', () => {
     for (let i = 0; i < 100; i++) expect((await api('POST', '/domains/second.example/dnsrecords', { name: `n${i}`, type: 1, value: `192.0.2.${i + 1}` })).status).toBe(201);
     await caughtUp('second.example', 30_000);
     await sameAnswers('second.example', Array.from({ length: 100 }, (_, i) => [`n${i}`, 'A'] as [string, string]));
+    // Knot asked for the differences and got them as such (not the whole zone in AXFR form).
+    expect(knot.output()).toMatch(/\[second\.example\.\] IXFR, incoming, remote [^,]+, finished/);
+    expect(knot.output()).not.toMatch(/\[second\.example\.\] IXFR, incoming, remote [^,]+, receiving AXFR-style IXFR/);
   }, 120_000);
 
   it('learns a new zone from the catalog, and drops one removed here', async () => {

@@ -10,7 +10,9 @@
 import { QTYPE, RCODE } from '../wire/constants.ts';
 import { skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
+import type { RRset } from '../zone/types.ts';
 import { emptyResponse, recordsOf, transferMessages, type Question } from './messages.ts';
+import type { IxfrJournal } from './journal.ts';
 import type { Secondaries } from './secondaries.ts';
 import { findTsig, RCODE_NOTAUTH, readName, sign, TSIG_ERROR, TSIG_TYPE, unsigned, unsignedError, verifyRequest, type TsigKey, type TsigRecord } from './tsig.ts';
 import { catalogContent, servedContent, type ZoneContent } from './zone-content.ts';
@@ -22,6 +24,8 @@ export interface TransferOptions {
   catalog?: string;
   /** The catalog's serial now (see CatalogSerial). */
   catalogSerial?: () => number;
+  /** Differences kept for IXFR; absent (or not held from the asked serial): the whole zone (RFC 1995 §4). */
+  journal?: IxfrJournal;
   /** Seconds since the epoch. */
   now?: () => number;
   /** Counts for the metrics. */
@@ -207,8 +211,16 @@ export class TransferResponder {
     const soa = content.soa;
     // Up to date (or ahead of us): our SOA alone (RFC 1995 §2).
     if (!newer(content.serial, since)) return transferMessages(q, recordsOf([soa]));
-    // No differences are kept (yet): the whole zone, in AXFR form, which RFC 1995 §4 allows.
-    this.counters.ixfrFull++;
-    return this.axfr(q, content);
+    const steps = this.options.journal?.since(content.apex, since, content.serial);
+    if (!steps) {
+      // That history is not held: the whole zone, in AXFR form, which RFC 1995 §4 allows.
+      this.counters.ixfrFull++;
+      return this.axfr(q, content);
+    }
+    // RFC 1995 §4: our SOA; per change the old SOA, what went, the new SOA, what came; our SOA.
+    const sets: RRset[] = [soa];
+    for (const step of steps) sets.push(step.fromSoa, ...step.removed, step.toSoa, ...step.added);
+    sets.push(soa);
+    return transferMessages(q, recordsOf(sets));
   }
 }

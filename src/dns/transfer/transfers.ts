@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { ZoneIndex } from '../zone/index.ts';
 import type { ZoneData } from '../zone/types.ts';
 import { CatalogSerial } from './catalog-serial.ts';
+import { IxfrJournal } from './journal.ts';
 import { NotifySender } from './notify.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
@@ -23,6 +24,7 @@ export class Transfers {
   readonly secondaries: Secondaries;
   readonly responder: TransferResponder;
   readonly catalogSerial: CatalogSerial;
+  readonly journal = new IxfrJournal();
   readonly notifier: NotifySender | undefined;
   private readonly queued = new Map<string, ZoneData | undefined>();
   private flushScheduled = false;
@@ -37,10 +39,19 @@ export class Transfers {
     this.secondaries = new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
     this.secondaries.watch();
     this.catalogSerial = new CatalogSerial(revision);
-    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current() });
+    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
     this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' })) : undefined;
     const served = new Set<string>();
-    this.unwatch = index.watch((name, zone) => {
+    // The serial and SOA each zone was last seen at (what a journal step goes from).
+    const lastSeen = new Map<string, { serial: number; soa: ZoneData['soa'] }>();
+    this.unwatch = index.watch((name, zone, before) => {
+      // Differences are kept only while someone may ask for them.
+      if (this.secondaries.all.length > 0) {
+        const last = lastSeen.get(name);
+        this.journal.record(name, zone, last?.serial, last?.soa, before);
+      } else this.journal.forget(name);
+      if (zone) lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
+      else lastSeen.delete(name);
       // Membership, for the catalog's serial (every process keeps it, so all answer alike).
       const was = served.has(name);
       if (zone && !was) served.add(name);
@@ -51,8 +62,12 @@ export class Transfers {
       if (was !== (zone !== undefined) && settings.catalog) this.queued.set(`\n${settings.catalog}`, undefined);
       this.schedule();
     });
-    // Zones loaded before the watch began count as members.
-    for (const name of index.zoneNames()) served.add(name);
+    // Zones loaded before the watch began count as members, at the serial they have.
+    for (const name of index.zoneNames()) {
+      served.add(name);
+      const zone = index.get(name)!;
+      lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
+    }
   }
 
   /** Notices go out once the batch that changed the zones has been applied (one per zone). */
