@@ -14,6 +14,8 @@ import { catalogContent } from './zone-content.ts';
 export interface TransferSettings {
   /** The secondaries' file (`palisade admin secondary …`); absent: none (everyone REFUSED). */
   secondariesFile?: string;
+  /** The list itself, instead of a file (tests; a server configured in code). */
+  secondaries?: Secondaries;
   /** The catalog zone's name (RFC 9432); absent: none. */
   catalog?: string;
   /** Send NOTIFY (the name server's primary process only: one notice per change per host). */
@@ -36,7 +38,7 @@ export class Transfers {
     revision: () => number,
     log: Logger,
   ) {
-    this.secondaries = new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
+    this.secondaries = settings.secondaries ?? new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
     this.secondaries.watch();
     this.catalogSerial = new CatalogSerial(revision);
     this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
