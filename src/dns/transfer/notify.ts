@@ -42,6 +42,8 @@ export class NotifySender {
     private readonly secondaries: Secondaries,
     private readonly log: Logger,
     private readonly now: () => number = () => Math.floor(Date.now() / 1000),
+    /** The first wait for an answer (doubling to MAX_RETRY_MS): shorter in tests. */
+    private readonly firstRetryMs = FIRST_RETRY_MS,
   ) {}
 
   private socket(address: string): Socket {
@@ -93,7 +95,7 @@ export class NotifySender {
     if (entry.sentAt === 0) entry.sentAt = performance.now();
     this.sent++;
     this.socket(entry.address).send(signed.message, entry.port, entry.address);
-    const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (entry.attempts - 1));
+    const delay = Math.min(MAX_RETRY_MS, this.firstRetryMs * 2 ** (entry.attempts - 1));
     entry.timer = setTimeout(() => this.send(key, entry), delay);
     entry.timer.unref();
   }
