@@ -68,21 +68,19 @@ export class QueryHandler {
 
   /** The response bytes for a query packet, or undefined to send nothing. */
   handle(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
-    const transfers = this.options.transfers;
-    if (transfers !== undefined && transfers.wants(packet)) return this.transfer(transfers, packet, transport, client)?.[0];
-    return this.query(packet, transport, client);
+    return this.query(packet, transport, client, true);
   }
 
   /** Like handle(), but a zone transfer's several messages too (TCP). */
   handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | undefined {
     const transfers = this.options.transfers;
     if (transfers !== undefined && transfers.wants(packet)) return this.transfer(transfers, packet, transport, client);
-    return this.query(packet, transport, client);
+    return this.query(packet, transport, client, false);
   }
 
   private transfer(transfers: TransferResponder, packet: Buffer, transport: Transport, client: ClientAddress): Buffer[] | undefined {
     try {
-      return transfers.answer(packet, transport, client.address, (bare) => this.query(bare, transport, client)) ?? wrap(this.query(packet, transport, client));
+      return transfers.answer(packet, transport, client.address, (bare) => this.query(bare, transport, client, false)) ?? wrap(this.query(packet, transport, client, false));
     } catch (error) {
       this.metrics.internalErrors++;
       this.options.onError?.(error);
@@ -90,7 +88,11 @@ export class QueryHandler {
     }
   }
 
-  private query(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
+  /**
+   * `transfers`: whether the transfer responder may take the packet (asked only on a cache miss:
+   * the cache never holds a transfer's or a signed answer, and hits cost nothing more).
+   */
+  private query(packet: Buffer, transport: Transport, client: ClientAddress, transfers: boolean): Buffer | undefined {
     const started = performance.now();
     let response: Buffer | undefined;
     this.validCookie = false;
@@ -101,6 +103,8 @@ export class QueryHandler {
         this.metrics.observe(response, performance.now() - started, transport, (response[this.hitQuestionEnd - 4]! << 8) | response[this.hitQuestionEnd - 3]!);
         return response;
       }
+      const responder = this.options.transfers;
+      if (transfers && responder !== undefined && responder.wants(packet)) return this.transfer(responder, packet, transport, client)?.[0];
       response = this.full(packet, transport, client);
     } catch (error) {
       this.metrics.internalErrors++;
