@@ -59,6 +59,14 @@ export class DnsServer {
       },
     });
     this.metrics.zonesServed = () => this.index.size;
+    const transfers = this.transfers;
+    if (transfers) {
+      this.metrics.transfers = () => {
+        const c = transfers.responder.counters;
+        const n = transfers.notifier;
+        return { axfr: c.axfr, ixfr: c.ixfr, ixfrFull: c.ixfrFull, refused: c.refused, tsigFailures: c.tsigFailures, notifySent: n?.sent ?? 0, notifyAnswered: n?.answered ?? 0, notifyWaiting: n?.waiting ?? 0 };
+      };
+    }
     this.metrics.deferredRebuilds = () => this.index.deferredRebuilds;
     const limit = options.rateLimit;
     this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;

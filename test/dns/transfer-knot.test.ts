@@ -138,5 +138,13 @@ describe('zone transfers to a Knot secondary', () => {
     expect(elsewhere.raw).toMatch(/Transfer failed/);
     expect(soaLines(elsewhere)).toBe(0);
     for (const r of [unsigned, wrong, unknown]) expect(soaLines(r)).toBe(0);
+    // What the operator sees of it (the serve role's /metrics, loopback).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (family: string) => Number(new RegExp(`^${family} (\\d+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    expect(value('palisade_dns_axfr_total')).toBeGreaterThanOrEqual(1);
+    expect(value('palisade_dns_ixfr_total')).toBeGreaterThanOrEqual(1);
+    expect(value('palisade_dns_tsig_failures_total')).toBeGreaterThanOrEqual(2);
+    expect(value('palisade_dns_transfers_refused_total')).toBeGreaterThanOrEqual(2);
+    expect(value('palisade_dns_notify_answered_total')).toBeGreaterThanOrEqual(1);
   }, 30_000);
 });
