@@ -28,6 +28,10 @@ export class Transfers {
   readonly catalogSerial: CatalogSerial;
   readonly journal = new IxfrJournal();
   readonly notifier: NotifySender | undefined;
+  /**
+   * Zones to NOTIFY once the current batch is applied (the latest state of each); the catalog is
+   * queued under "\n" + its name, which no zone name can be.
+   */
   private readonly queued = new Map<string, ZoneData | undefined>();
   private flushScheduled = false;
   private unwatch: (() => void) | undefined;
