@@ -15,8 +15,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../test/helpers/redis-server.ts';
-import { runAdminCli, startNameServer, startServe, stopProcess, type RunningNameServer, type RunningServer } from '../test/helpers/spawn-palisade.ts';
+import { stopProcess } from '../test/helpers/spawn-palisade.ts';
+import { apiWithZones, nameServer } from './dns/roles.ts';
 import { cpuSeconds, dnsperf, memoryMiB, nsd, pdns, processTree, rssMiB, stop, type PerfResult } from './dns/servers.ts';
 import { queryFile, workloadZones } from './dns/workload.ts';
 
@@ -62,45 +62,12 @@ function best(pid: number, port: number, queries: string): Measured {
 const fmt = (label: string, r: Measured) =>
   `${label.padEnd(34)} ${Math.round(r.qps).toString().padStart(8)} qps   ${Math.round(r.perCpuSecond).toString().padStart(7)} q/CPU-s   server CPU ${(r.cpu / SECONDS).toFixed(2)} cores   avg ${r.avgMs.toFixed(3)} ms   lost ${r.lostPct.toFixed(2)}%`;
 
-/** A `palisade api` over a store seeded with the workload, and one consumer's settings. */
-async function apiWithZones(seededDir: string | undefined) {
-  const dir = seededDir ?? mkdtempSync(join(tmpdir(), 'palisade-workers-api-'));
-  if (!seededDir) {
-    const seed = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./sync/seed-store.ts', import.meta.url)), dir, String(ZONES)], { stdio: 'inherit' });
-    if (seed.status !== 0) throw new Error(`seeding the store failed (${seed.status ?? seed.signal})`);
-  }
-  const env = { PALISADE_DATA_DIR: dir, PALISADE_API_PORT: String(await freePort()) };
-  const consumer = JSON.parse((await runAdminCli(env, ['consumer', 'add', '--name', `bench-${Date.now()}`])).stdout) as { token: string; secret: string };
-  const api = await startServe(env, 120_000, 'api');
-  return { api, dir, consumer, cleanup: () => (seededDir ? undefined : rmSync(dir, { recursive: true, force: true })) };
-}
-
-interface Health {
-  revision: number;
-  api_revision: number;
-  workers?: Array<{ live: boolean; revision: number; pid: number | null }>;
-}
-
-/** `palisade dns` with `workers` DNS workers, once every worker holds the API's revision. */
-async function nameServer(api: RunningServer, consumer: { token: string; secret: string }, dataDir: string, workers: number, timeoutMs = 60_000): Promise<RunningNameServer> {
-  const ns = await startNameServer(
-    { PALISADE_DATA_DIR: dataDir, PALISADE_SYNC_URL: api.url, PALISADE_SYNC_TOKEN: consumer.token, PALISADE_SYNC_SECRET: consumer.secret, PALISADE_SYNC_PORT: '0', PALISADE_DNS_WORKERS: String(workers) },
-    timeoutMs,
-  );
-  const started = Date.now();
-  for (;;) {
-    const health = (await (await fetch(ns.notifyUrl.replace('/notify', '/healthz'))).json()) as Health;
-    const ready = health.revision > 0 && health.revision >= health.api_revision && (workers === 1 || (health.workers ?? []).every((w) => w.live && w.revision === health.revision));
-    if (ready) return ns;
-    if (Date.now() - started > timeoutMs) throw new Error(`palisade dns (${workers} workers) not ready: ${JSON.stringify(health)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const apiWith = (seededDir: string | undefined) => apiWithZones(ZONES, seededDir);
 
 async function qps(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'palisade-dnsworkers-'));
   const running: ChildProcess[] = [];
-  const { api, consumer, cleanup } = await apiWithZones(process.env.BENCH_SEEDED_DIR);
+  const { api, consumer, cleanup } = await apiWith(process.env.BENCH_SEEDED_DIR);
   try {
     const queries = join(dir, 'queries.txt');
     writeFileSync(queries, queryFile(ZONES, 100_000));
@@ -188,7 +155,7 @@ async function sharing(): Promise<void> {
 
 /** RSS with ZONES zones: 1 worker, then 2, each started from the local state the first one stored. */
 async function memory(): Promise<void> {
-  const { api, consumer, cleanup } = await apiWithZones(process.env.BENCH_SEEDED_DIR);
+  const { api, consumer, cleanup } = await apiWith(process.env.BENCH_SEEDED_DIR);
   const nsDir = mkdtempSync(join(tmpdir(), 'palisade-workers-ns-'));
   const settle = () => new Promise((r) => setTimeout(r, 5000));
   try {

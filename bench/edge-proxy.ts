@@ -1,9 +1,15 @@
 // Edge benchmark: `palisade edge` as it ships (fed by a `palisade api` over the change feed, access
-// log on) against nginx configured as the same reverse proxy (keep-alive upstream, forwarding
-// headers, access log on; proxy_cache for the hit path), both on one core, in the same run, with
-// wrk on the other core and a tiny static backend (nginx, one worker) behind both. Also: the
-// edge's memory with 10,000 domains, and the time from an API change to the edge applying it.
-// A bare Node http server answering from memory on the same core shows the platform's ceiling.
+// log on, the default protections on: baseprotection, the per-client rate limit, the client's
+// backend share) against nginx configured as the same reverse proxy (keep-alive upstream,
+// forwarding headers, access log on; proxy_cache for the hit path), both on one core, in the same
+// run, with wrk on the other core and a tiny static backend (nginx, one worker) behind both.
+// wrk stands for a front proxy carrying 10,000 clients (127.0.0.1 is a trusted proxy, each
+// request names its client in X-Forwarded-For, bench/edge/many-clients.lua): one client at wrk's
+// pace is what the per-client limit exists to refuse. Every round prints its non-2xx count, and a
+// ratio over a round with refusals is not printed (it would measure refusals, not the proxy).
+// Also: the edge's memory with 10,000 domains (where it goes: heap, buffers, mapped files), and
+// the time from an API change to the edge applying it. A bare Node http server answering from
+// memory on the same core shows the platform's ceiling.
 // Then workers: `palisade edge` with 1 and 2 worker processes (PALISADE_EDGE_WORKERS) beside nginx
 // with 1 and 2 worker_processes, everything on both cores (wrk too): the proxied miss and the cache
 // hit over keep-alive, and the cache hit with a new connection per request (where handing each
@@ -11,22 +17,33 @@
 // workers (PALISADE_EDGE_WORKER_BALANCE=client, kernel).
 //
 //   npm run bench:edge                  (needs wrk, nginx and taskset: Debian wrk, nginx-light, util-linux)
-//   BENCH_SECONDS=20 npm run bench:edge
+//   BENCH_SECONDS=20 BENCH_ROUNDS=5 npm run bench:edge
 //   BENCH_WORKERS=0 npm run bench:edge  (without the workers part)
+//   BENCH_PROFILE_DIR=docs/perf/edge    CPU profiles of the hit and miss paths and their top frames, then stop
+//   BENCH_RATE=5000                     the fixed rate of the latency part (open loop, bench/edge/open-loop.ts)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DOMAIN_DEFAULTS } from '../src/model/domain.ts';
 import { generateApiKey, hashApiKey } from '../src/model/user.ts';
 import { openStore } from '../src/store/index.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
+import { cpuSeconds, processTree } from './dns/servers.ts';
+import { memoryBreakdown } from './edge/memory.ts';
+import { median, spread } from './stats.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const FIXED_RATE = Number(process.env.BENCH_RATE ?? 5000);
+const OPEN_LOOP = fileURLToPath(new URL('./edge/open-loop.ts', import.meta.url));
+/** wrk's script: each request from one of 10,000 clients (X-Forwarded-For, believed from the trusted 127.0.0.1). */
+const MANY_CLIENTS = fileURLToPath(new URL('./edge/many-clients.lua', import.meta.url));
 const PROXY_CPU = '0';
 const OTHER_CPU = '1';
 const FILLER_DOMAINS = 10_000;
@@ -38,6 +55,10 @@ for (const tool of ['wrk', 'nginx', 'taskset']) {
     process.exit(2);
   }
 }
+const MEMORY_REPORT = new URL('./edge/memory-report.mjs', import.meta.url).href;
+const PROFILER = new URL('./edge/profiler.mjs', import.meta.url).href;
+/** BENCH_PROFILE_DIR: profile the edge's hit and miss paths (a CPU profile each, and its top frames), then stop. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR ? resolvePath(process.env.BENCH_PROFILE_DIR) : undefined;
 const NGINX = spawnSync('sh', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).stdout.trim();
 
 const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-edge-'));
@@ -107,17 +128,65 @@ function rssTreeMb(pid: number): number {
   return rssMb(pid) + children.reduce((sum, child) => sum + rssTreeMb(child), 0);
 }
 
-/** wrk against one URL with a Host header (on `cpu`; `close`: a new connection per request): requests/s and p99 (ms). */
-function wrk(url: string, host: string, seconds: number, cpu = OTHER_CPU, close = false): { rps: number; p99: number; non2xx: number } {
+interface WrkResult {
+  rps: number;
+  p99: number;
+  /** Answers other than 2xx/3xx, and socket errors (connect, read, write, timeout). */
+  non2xx: number;
+  errors: number;
+  /** CPU time (user + system) the server's processes spent per answered request, µs. */
+  cpuUs?: number;
+}
+
+/** wrk as below, with the CPU time of the server's processes (`pid` and its children) over the run. */
+function measured(pid: number, url: string, host: string, seconds: number): WrkResult {
+  const pids = processTree(pid);
+  const before = cpuSeconds(pids);
+  const r = wrk(url, host, seconds);
+  return { ...r, cpuUs: ((cpuSeconds(pids) - before) * 1e6) / (r.rps * seconds) };
+}
+
+/**
+ * wrk against one URL with a Host header (on `cpu`; `close`: a new connection per request;
+ * `manyClients`: each request from one of 10,000 clients): requests/s, p99 (ms), refusals.
+ */
+function wrk(url: string, host: string, seconds: number, cpu = OTHER_CPU, close = false, manyClients = true): WrkResult {
   const headers = ['-H', `Host: ${host}`, ...(close ? ['-H', 'Connection: close'] : [])];
-  const run = spawnSync('taskset', ['-c', cpu, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...headers, url], { encoding: 'utf8' });
+  const script = manyClients ? ['-s', MANY_CLIENTS] : [];
+  const run = spawnSync('taskset', ['-c', cpu, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...script, ...headers, url], { encoding: 'utf8' });
   const text = run.stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? 0);
   const p99m = /99%\s+([\d.]+)(us|ms|s)/.exec(text);
   const p99 = p99m ? Number(p99m[1]) * (p99m[2] === 'us' ? 0.001 : p99m[2] === 's' ? 1000 : 1) : NaN;
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const errors = socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
   if (rps === 0) throw new Error(`wrk failed: ${text}${run.stderr}`);
-  return { rps, p99, non2xx };
+  return { rps, p99, non2xx, errors };
+}
+
+const roundLine = (round: number, name: string, r: WrkResult, width = 22) =>
+  `  round ${round} ${name.padEnd(width)} ${String(Math.round(r.rps)).padStart(7)} req/s${r.cpuUs === undefined ? '' : `   ${r.cpuUs.toFixed(1).padStart(5)} CPU-µs/req`}   p99 ${r.p99.toFixed(2)} ms   non-2xx ${r.non2xx}${r.errors ? `   socket errors ${r.errors}` : ''}`;
+
+/**
+ * "a/b = median (min–max over rounds)", the rounds paired as they ran; withheld when any round of
+ * either side had refusals or socket errors: a ratio over refusals measures the refusing.
+ */
+function ratioLine(label: string, a: WrkResult[], b: WrkResult[], target: string): string {
+  const refused = [...a, ...b].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+  if (refused > 0) return `  ${label}: NO RATIO — ${refused} non-2xx answers or socket errors in its rounds (see above)`;
+  const ratios = a.map((r, i) => r.rps / b[i]!.rps);
+  const [lo, hi] = spread(ratios);
+  return `  ${label} = ${median(ratios).toFixed(2)} (${lo.toFixed(2)}–${hi.toFixed(2)} over ${ratios.length} rounds; target ${target})`;
+}
+
+/** The same per-core ratio from CPU time per request (a/b of µs: the share of nginx's speed), steady on a busy machine. */
+function cpuRatioLine(label: string, a: WrkResult[], b: WrkResult[]): string {
+  const refused = [...a, ...b].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+  if (refused > 0) return `  ${label}: NO RATIO — ${refused} non-2xx answers or socket errors in its rounds`;
+  const ratios = a.map((r, i) => r.cpuUs! / b[i]!.cpuUs!);
+  const [lo, hi] = spread(ratios);
+  return `  ${label} = ${median(ratios).toFixed(2)} (${lo.toFixed(2)}–${hi.toFixed(2)} over ${ratios.length} rounds)`;
 }
 
 async function main(): Promise<void> {
@@ -176,10 +245,11 @@ async function main(): Promise<void> {
   await store.close();
 
   const apiPort = await freePort();
-  // One wrk client sends everything: baseprotection's per-client rate limit (on by default) would
-  // answer 429s and the run would measure refusals, not the proxy.
+  // The protections keep their defaults. wrk is a trusted proxy in front (its requests name 10,000
+  // clients): the per-client rate limit and backend share then see clients at a client's pace.
   // One operator's bench: domains are served at once (no ownership proof to wait for).
-  const common = { PALISADE_OWNERSHIP_PROOF: 'off', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_LOG_LEVEL: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info', PALISADE_EDGE_CLIENT_RATE: '0', PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT: String(CONNECTIONS * 4) };
+  const common = { PALISADE_OWNERSHIP_PROOF: 'off', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_LOG_LEVEL: process.env.BENCH_EDGE_LOG_LEVEL ?? 'info' };
+  const edgeEnv = { PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.1' };
   start(OTHER_CPU, process.execPath, ['bin/palisade.js', 'api'], { ...common, PALISADE_DATA_DIR: dataDir, PALISADE_API_PORT: String(apiPort), PALISADE_API_RATE_PER_KEY: '0' });
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const edges = await Promise.all(
@@ -187,6 +257,10 @@ async function main(): Promise<void> {
       const httpPort = await freePort();
       const child = start(i === 0 ? PROXY_CPU : OTHER_CPU, process.execPath, ['bin/palisade.js', 'edge'], {
         ...common,
+        ...edgeEnv,
+        // Reports where its memory goes on SIGUSR2 (bench/edge/memory.ts).
+        NODE_OPTIONS: `--import ${MEMORY_REPORT}${PROFILE_DIR ? ` --import ${PROFILER}` : ''}`,
+        ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
         // One process, as the edge was before workers (the workers part below has the others).
         PALISADE_EDGE_WORKERS: '1',
         PALISADE_DATA_DIR: join(dir, `edge${i}`),
@@ -208,6 +282,7 @@ async function main(): Promise<void> {
   await waitFor(`http://127.0.0.1:${nginxPort}/file.css`, 'miss.bench.example');
   await sleep(1000);
   console.log(`edge memory: ${rssMb(edge.child.pid!).toFixed(0)} MB RSS with ${FILLER_DOMAINS + 2} domains; ${rssMb(edges[1]!.child.pid!).toFixed(0)} MB with 2 (the other node's edge)`);
+  console.log(`  with ${FILLER_DOMAINS + 2} domains, before any load: ${await memoryBreakdown(edge.child)}`);
 
   // API change → edge applies it: add a mask name, time until the edge routes it.
   const times: number[] = [];
@@ -228,14 +303,14 @@ async function main(): Promise<void> {
   // The platform's ceiling on this machine: a bare Node http server answering the same 1 KB from memory.
   const barePort = await freePort();
   const bareBody = readFileSync(join(dir, 'www', 'file.css'));
-  start(PROXY_CPU, process.execPath, [
+  const bareNode = start(PROXY_CPU, process.execPath, [
     '-e',
     `const b=Buffer.from(${JSON.stringify(bareBody.toString('base64'))},'base64');require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'text/css','content-length':b.length});r.end(b)}).listen(${barePort},'127.0.0.1')`,
   ]);
   await waitFor(`http://127.0.0.1:${barePort}/`, 'bare');
 
-  // Throughput: warm up, then two interleaved rounds; the better round of each is reported.
-  console.log(`\nwrk -t1 -c${CONNECTIONS} -d${SECONDS}s, proxy on CPU ${PROXY_CPU}, wrk and backend on CPU ${OTHER_CPU}; 1 KB static file`);
+  // Throughput: warm up, then ROUNDS interleaved rounds; medians and the spread of the ratios.
+  console.log(`\nwrk -t1 -c${CONNECTIONS} -d${SECONDS}s × ${ROUNDS} rounds (interleaved), 10,000 clients (X-Forwarded-For), proxy on CPU ${PROXY_CPU}, wrk and backend on CPU ${OTHER_CPU}; 1 KB static file`);
   const targets = {
     'edge miss (proxied)': [`${edge.url}/file.css`, 'miss.bench.example'],
     'nginx miss (proxied)': [`http://127.0.0.1:${nginxPort}/file.css`, 'miss.bench.example'],
@@ -243,24 +318,67 @@ async function main(): Promise<void> {
     'nginx cache hit': [`http://127.0.0.1:${nginxPort}/file.css`, 'hit.bench.example'],
     'bare node fixed reply': [`http://127.0.0.1:${barePort}/`, 'bare'],
   } as const;
+  /** Whose CPU time each target's requests cost. */
+  const serverPid = (name: keyof typeof targets) => (name.startsWith('edge') ? edge.child.pid! : name.startsWith('nginx') ? nginxProxy.pid! : bareNode.pid!);
+  type Target = keyof typeof targets;
+  if (PROFILE_DIR) return profile(edge.child, { hit: targets['edge cache hit'], miss: targets['edge miss (proxied)'] });
   for (const [url, host] of Object.values(targets)) wrk(url, host, 2);
-  const best = new Map<string, { rps: number; p99: number; non2xx: number }>();
-  for (let round = 0; round < 2; round++) {
-    for (const [name, [url, host]] of Object.entries(targets)) {
-      const r = wrk(url, host, SECONDS);
-      console.log(`  round ${round + 1} ${name.padEnd(22)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${r.p99.toFixed(2)} ms${r.non2xx ? `   non-2xx ${r.non2xx}` : ''}`);
-      if (!best.has(name) || best.get(name)!.rps < r.rps) best.set(name, r);
+  const rounds = new Map<Target, WrkResult[]>(Object.keys(targets).map((name) => [name as Target, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, [url, host]] of Object.entries(targets) as Array<[Target, readonly [string, string]]>) {
+      const r = measured(serverPid(name), url, host, SECONDS);
+      console.log(roundLine(round + 1, name, r));
+      rounds.get(name)!.push(r);
     }
   }
-  const b = (name: keyof typeof targets) => best.get(name)!;
-  console.log('\nbest of two rounds:');
-  for (const name of Object.keys(targets) as Array<keyof typeof targets>) console.log(`  ${name.padEnd(22)} ${String(Math.round(b(name).rps)).padStart(7)} req/s   p99 ${b(name).p99.toFixed(2)} ms`);
-  console.log(`  miss path: edge/nginx = ${(b('edge miss (proxied)').rps / b('nginx miss (proxied)').rps).toFixed(2)} (target ≥ 0.3)`);
-  console.log(`  cache hit: edge/nginx = ${(b('edge cache hit').rps / b('nginx cache hit').rps).toFixed(2)} (target ≥ 0.7)`);
-  console.log(`  ceiling: bare Node http fixed reply/nginx cache hit = ${(b('bare node fixed reply').rps / b('nginx cache hit').rps).toFixed(2)} (no routing, no logs, no proxy)`);
+  console.log(`\nmedian of ${ROUNDS} rounds:`);
+  for (const [name, results] of rounds) {
+    const rps = results.map((r) => r.rps);
+    const [lo, hi] = spread(rps);
+    console.log(`  ${name.padEnd(22)} ${String(Math.round(median(rps))).padStart(7)} req/s (${Math.round(lo)}–${Math.round(hi)})   ${median(results.map((r) => r.cpuUs!)).toFixed(1)} CPU-µs/req   p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms   non-2xx ${results.reduce((sum, r) => sum + r.non2xx, 0)}`);
+  }
+  const r = (name: Target) => rounds.get(name)!;
+  console.log(ratioLine('miss path: edge/nginx', r('edge miss (proxied)'), r('nginx miss (proxied)'), '≥ 0.35'));
+  console.log(ratioLine('cache hit: edge/nginx', r('edge cache hit'), r('nginx cache hit'), '≥ 0.7'));
+  console.log(cpuRatioLine('CPU per request, miss: nginx/edge', r('nginx miss (proxied)'), r('edge miss (proxied)')));
+  console.log(cpuRatioLine('CPU per request, hit: nginx/edge', r('nginx cache hit'), r('edge cache hit')));
+  console.log(cpuRatioLine('CPU per request, ceiling: nginx hit/bare Node', r('nginx cache hit'), r('bare node fixed reply')));
+  console.log(ratioLine('ceiling: bare Node http fixed reply/nginx cache hit', r('bare node fixed reply'), r('nginx cache hit'), 'none: no routing, no logs, no proxy'));
   console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
+  console.log(`  edge memory after the runs: ${await memoryBreakdown(edge.child)}`);
+
+  // Latency at a fixed rate, open loop (bench/edge/open-loop.ts on the other core).
+  console.log(`\nfixed ${FIXED_RATE} req/s for ${SECONDS} s, open loop (latency from each request's due time), ≤ 256 keep-alive connections, 10,000 clients, ${FILLER_DOMAINS + 2} domains loaded:`);
+  for (const name of ['edge cache hit', 'nginx cache hit', 'edge miss (proxied)', 'nginx miss (proxied)'] as const) {
+    const [url, host] = targets[name];
+    const run = spawnSync('taskset', ['-c', OTHER_CPU, process.execPath, '--import', 'tsx', OPEN_LOOP, url, host, String(FIXED_RATE), String(SECONDS)], { encoding: 'utf8' });
+    const line = run.stdout.trim().split('\n').at(-1) ?? '';
+    if (run.status !== 0 || !line.startsWith('{')) throw new Error(`open-loop failed: ${run.stdout}${run.stderr}`);
+    const f = JSON.parse(line) as { answered: number; non2xx: number; socketErrors: number; lost: number; p50: number; p99: number; p999: number; max: number };
+    console.log(`  ${name.padEnd(22)} p50 ${f.p50.toFixed(2)} ms   p99 ${f.p99.toFixed(2)} ms   p99.9 ${f.p999.toFixed(2)} ms   max ${f.max.toFixed(2)} ms   answered ${f.answered}   lost ${f.lost}   non-2xx ${f.non2xx}   socket errors ${f.socketErrors}`);
+  }
+  console.log('  target: edge hit p99 ≤ 5 ms, 0 lost');
 
   if (WORKERS_PART) await workersPart({ backendPort, proxyHeaders, apiUrl, common, consumers: consumers.slice(2), syncPorts: syncPorts.slice(2), nodes: workerNodes.map((n) => n.id) });
+}
+
+/** CPU profiles of the edge's hit and miss paths under wrk (bench/edge/profiler.mjs), and their top frames. */
+async function profile(edge: ChildProcess, paths: Record<'hit' | 'miss', readonly [string, string]>): Promise<void> {
+  mkdirSync(PROFILE_DIR!, { recursive: true });
+  for (const [name, [url, host]] of Object.entries(paths)) {
+    wrk(url, host, 2);
+    edge.kill('SIGTTIN');
+    await sleep(200);
+    const r = wrk(url, host, SECONDS);
+    writeFileSync(join(PROFILE_DIR!, 'next'), name);
+    edge.kill('SIGTTOU');
+    while (!existsSync(join(PROFILE_DIR!, `${name}.done`))) await sleep(100);
+    rmSync(join(PROFILE_DIR!, `${name}.done`));
+    const top = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./profile-top.ts', import.meta.url)), join(PROFILE_DIR!, `${name}.cpuprofile`), '40'], { encoding: 'utf8' });
+    const text = `edge ${name} path: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${Math.round(r.rps)} req/s, non-2xx ${r.non2xx}; CPU profile (200 µs sampling) of the edge process\n\n${top.stdout}`;
+    writeFileSync(join(PROFILE_DIR!, `${name}.txt`), text);
+    console.log(text);
+  }
 }
 
 /** The edges of the workers part: workers, balance, and whether wrk's connections count as many clients. */
@@ -298,6 +416,10 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
     const httpPort = await freePort();
     const child = start(BOTH_CPUS, process.execPath, ['bin/palisade.js', 'edge'], {
       ...o.common,
+      // This part compares how connections reach workers, one wrk client among them: the
+      // per-client rate limit is off here (the single-core part above keeps every default).
+      PALISADE_EDGE_CLIENT_RATE: '0',
+      PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT: String(CONNECTIONS * 4),
       PALISADE_DATA_DIR: join(dir, `edge-w${i}`),
       PALISADE_EDGE_NODE: String(o.nodes[i]),
       PALISADE_EDGE_HTTP_PORT: String(httpPort),
@@ -321,12 +443,14 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
   for (const t of [edges[0]!, edges[1]!, edges[2]!, nginx[1]!]) runs.push({ name: `${t.name} hit, new conn.`, url: `${t.url}/file.css`, host: 'hit.bench.example', close: true });
 
   console.log(`\nworkers: wrk -t1 -c${CONNECTIONS} -d${SECONDS}s; the proxies, wrk and the backend all on CPUs ${BOTH_CPUS} (this machine has two); 1 KB static file`);
-  for (const r of runs) wrk(r.url, r.host, 2, BOTH_CPUS, r.close);
-  const best = new Map<string, { rps: number; p99: number; non2xx: number }>();
+  for (const r of runs) wrk(r.url, r.host, 2, BOTH_CPUS, r.close, false);
+  const best = new Map<string, WrkResult>();
+  let refused = 0;
   for (let round = 0; round < 2; round++) {
     for (const r of runs) {
-      const result = wrk(r.url, r.host, SECONDS, BOTH_CPUS, r.close);
-      console.log(`  round ${round + 1} ${r.name.padEnd(38)} ${String(Math.round(result.rps)).padStart(7)} req/s   p99 ${result.p99.toFixed(2)} ms${result.non2xx ? `   non-2xx ${result.non2xx}` : ''}`);
+      const result = wrk(r.url, r.host, SECONDS, BOTH_CPUS, r.close, false);
+      console.log(roundLine(round + 1, r.name, result, 38));
+      refused += result.non2xx + result.errors;
       if (!best.has(r.name) || best.get(r.name)!.rps < result.rps) best.set(r.name, result);
     }
   }
@@ -334,7 +458,7 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
   console.log(`  ${''.padEnd(30)} ${'miss'.padStart(8)} ${'hit'.padStart(8)} ${'hit, new conn.'.padStart(15)}`);
   const cell = (name: string, width: number) => (best.has(name) ? String(Math.round(best.get(name)!.rps)) : '—').padStart(width);
   for (const t of [...edges, ...nginx]) console.log(`  ${t.name.padEnd(30)} ${cell(`${t.name} miss`, 8)} ${cell(`${t.name} hit`, 8)} ${cell(`${t.name} hit, new conn.`, 15)}`);
-  const ratio = (a: string, b: string) => (best.get(a)!.rps / best.get(b)!.rps).toFixed(2);
+  const ratio = (a: string, b: string) => (refused > 0 ? 'withheld (refusals above)' : (best.get(a)!.rps / best.get(b)!.rps).toFixed(2));
   console.log(`  2 workers/1 worker: edge miss ${ratio('edge 2 workers client miss', 'edge 1 worker miss')}, hit ${ratio('edge 2 workers client hit', 'edge 1 worker hit')}; nginx miss ${ratio('nginx 2 workers miss', 'nginx 1 worker miss')}, hit ${ratio('nginx 2 workers hit', 'nginx 1 worker hit')}`);
   console.log(`  RSS at start → after the runs (primary and workers, 2 domains): ${edges.map((e, i) => `${e.name} ${rssBefore[i]} → ${rssTreeMb(e.pid).toFixed(0)} MB`).join(', ')}`);
   console.log(`  balance client/kernel (2 workers): miss ${ratio('edge 2 workers client miss', 'edge 2 workers kernel miss')}, hit ${ratio('edge 2 workers client hit', 'edge 2 workers kernel hit')}, hit with a new connection per request ${ratio('edge 2 workers client hit, new conn.', 'edge 2 workers kernel hit, new conn.')}`);

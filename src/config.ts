@@ -10,6 +10,9 @@ import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
 import { registrableDomainOf } from './model/registrable.ts';
 
+/** Response-rate limiting's defaults: 100 responses a second per client /24 (/56) and response category, every 2nd dropped one slipped as TC=1 (see docs/dns.md). */
+export const DNS_RRL_DEFAULTS = { rate: 100, slip: 2 } as const;
+
 export interface CertConfig {
   /** The ACME directory URL; unset = no issuance (tasks fail saying so). */
   directoryUrl?: string;
@@ -357,8 +360,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),
       port: int('PALISADE_DNS_PORT', 5300, 0, 65535),
       cache: bool('PALISADE_DNS_CACHE', true),
-      // 100 responses a second per client /24 (/56) and response category; see docs/dns.md.
-      rateLimit: { rate: int('PALISADE_DNS_RRL_RATE', 100, 0, 1_000_000), slip: int('PALISADE_DNS_RRL_SLIP', 2, 0, 100) },
+      rateLimit: { rate: int('PALISADE_DNS_RRL_RATE', DNS_RRL_DEFAULTS.rate, 0, 1_000_000), slip: int('PALISADE_DNS_RRL_SLIP', DNS_RRL_DEFAULTS.slip, 0, 100) },
       cookieSecret: hexSecret('PALISADE_DNS_COOKIE_SECRET', env.PALISADE_DNS_COOKIE_SECRET, problems),
       catalogZone: env.PALISADE_DNS_CATALOG_ZONE === '' ? '' : domain('PALISADE_DNS_CATALOG_ZONE', 'catalog.palisade.invalid'),
       nsid: nsid(env.PALISADE_DNS_NSID, problems),

@@ -29,6 +29,7 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, title: 'Too Many Requests' },
   INTERNAL: { status: 500, title: 'Internal Server Error' },
   STORE_UNAVAILABLE: { status: 503, title: 'Store unavailable' },
+  UNAVAILABLE: { status: 503, title: 'Service Unavailable' },
   STORAGE_FULL: { status: 507, title: 'Insufficient storage' },
 } as const;
 

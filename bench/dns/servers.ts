@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Zone } from '../../src/store/types.ts';
+import { freePort } from '../../test/helpers/redis-server.ts';
 import { zoneFile, zoneName } from './workload.ts';
 
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -107,7 +108,6 @@ async function answering(child: ChildProcess, port: number, what: string): Promi
   throw new Error(`${what} did not start (exit ${child.exitCode ?? child.signalCode}):\n${errors}`);
 }
 
-const randomPort = () => 20000 + Math.floor(Math.random() * 20000);
 
 function writeZones(dir: string, zones: readonly Zone[]): string {
   const zonesDir = join(dir, 'zones');
@@ -118,7 +118,7 @@ function writeZones(dir: string, zones: readonly Zone[]): string {
 
 /** NSD with `servers` server processes (server-count), response-rate limiting off; `cpus`: pinned there (taskset). */
 export async function nsd(dir: string, zones: readonly Zone[], servers: number, cpus?: string): Promise<{ child: ChildProcess; port: number }> {
-  const port = randomPort();
+  const port = await freePort();
   const zonesDir = writeZones(dir, zones);
   const conf = [
     'server:',
@@ -151,7 +151,7 @@ export async function nsd(dir: string, zones: readonly Zone[], servers: number, 
 
 /** PowerDNS Authoritative, bind backend, `receivers` receiver threads each on its own socket (reuseport). */
 export async function pdns(dir: string, zones: readonly Zone[], receivers: number): Promise<{ child: ChildProcess; port: number }> {
-  const port = randomPort();
+  const port = await freePort();
   const zonesDir = writeZones(dir, zones);
   writeFileSync(join(dir, 'named.conf'), zones.map((z) => `zone "${z.domain.domain}" { type master; file "${join(zonesDir, `${z.domain.domain}.zone`)}"; };\n`).join(''));
   const args = [

@@ -36,6 +36,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
 import { operationId, RouteMethods } from './route-methods.ts';
 import { Type } from 'typebox';
+import { consoleRoutes } from '../console/plugin.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -155,6 +156,8 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
   await app.register(rateLimitPlugin, config.api.rateLimit);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
+  // The customer console's static files (key-free: the page asks the API with the key typed into it).
+  await app.register(consoleRoutes);
   // Registered at the root so its request counter sees every route.
   await app.register(fp(metricsRoutes), { extra: metrics, token: config.api.metricsToken });
   // Consumers (name servers) authenticate with their own tokens, in their own scope.

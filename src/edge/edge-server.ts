@@ -1,17 +1,11 @@
-// The edge's listeners (HTTP and HTTPS, one handler) and the order a request goes through:
+// The edge's listeners (HTTP and HTTPS, one handler) and the order a request goes through.
+// Before any stage:
 //   a connection past its client's share → closed at accept (protect/connection-limits.ts)
 //   Host / target read once (request-target.ts): malformed → 400; canonical from here on
-//   the node's own address → status page (names no customer)
-//   /.well-known/acme-challenge/ping → pong, for every configured name, before anything else
-//   unknown, unbound or "DNS only" names, or a Host of another domain than the SNI → 421
-//   IP lists, country rule → 403; other ACME paths → the token or 404, never the backend
-//   fhttps on plain HTTP (and a valid certificate for the name) → 301/308 to https
-//   baseprotection (waf/) → 403 / 429; JS challenge → 503
-//   a body larger than allowed → 413 page; a body below its least pace → 408
-//   a WebSocket handshake → upgrade.ts (it came through every stage above)
-//   the cache (cachelevel) → HIT from memory/disk, or the proxy fills it
-//   the client's share of the domain's backend → 429 past it
-//   the proxy → backend, failover while it is down, 502/504 pages when neither answers
+//   a body below its least pace → 408 (protect/body-pace.ts), whichever stage holds the request
+// Then the stages, in the one list `EdgeServer.stages` (status page, fronting, ACME, routing, IP
+// lists and country, fhttps, body bound, baseprotection, challenge, upgrade, cache, backend
+// share, proxy): each answers the request or passes it on.
 // One access log line per request; counters for /metrics; per-domain upstream figures.
 import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -20,6 +14,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { backendRefusal, parseBackend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
+import type { Route } from './routing.ts';
 import { BackendHealth } from './backend-health.ts';
 import { UptimeRecorder } from './uptime-recorder.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
@@ -27,7 +22,7 @@ import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock, type
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
-import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome } from './proxy.ts';
+import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome, type Sink } from './proxy.ts';
 import { canonicalHost, requestTarget } from './request-target.ts';
 import { selfSignedCertificate } from './tls/self-signed.ts';
 import { randomBytes } from 'node:crypto';
@@ -40,7 +35,7 @@ import { BandwidthLimits, type BandwidthShare } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
 import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
-import { inspectRequest } from './waf/inspect-request.ts';
+import { inspectRequest, type BodyWatch } from './waf/inspect-request.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { frontingRefusal } from './tls/fronting.ts';
@@ -99,6 +94,55 @@ interface Outcome {
   via?: string;
   domain?: string;
 }
+
+/** A stage's verdict: the request answered (its outcome), or passed on (undefined). */
+type StageResult = Outcome | undefined | Promise<Outcome | undefined>;
+
+/** One request on its way through the stages, and what earlier stages learnt of it for later ones. */
+class Exchange {
+  readonly url: string;
+  readonly path: string;
+  /** An ACME path: only the IP lists apply, and it is never passed to the backend. */
+  readonly acme: boolean;
+  route: Route = UNKNOWN;
+  private served: DomainState | undefined;
+  /** The body baseprotection read whole (a body read in part was handed back to the request). */
+  inspectedBody: Buffer | undefined;
+  /** The rest of a body past the WAF's inspection limit, watched on its way to the backend. */
+  bodyWatch: BodyWatch | undefined;
+  cacheStatus: CacheStatus = 'BYPASS';
+  cacheKey = '';
+  /** The cache's fill lock when this request is to fetch and store. */
+  lock: FillLock | undefined;
+  /** Gives back the client's share of the backend. */
+  release: (() => void) | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly scheme: Scheme,
+    /** The canonical Host ('' when the request named none: the node's status page). */
+    readonly host: string,
+    readonly client: string,
+    readonly upgrade: UpgradeContext | undefined,
+  ) {
+    this.url = req.url ?? '/';
+    this.path = this.url.split('?')[0]!;
+    this.acme = this.path.startsWith(ACME_PREFIX);
+  }
+
+  /** The domain served (set once routing found one; later stages rely on it). */
+  get domain(): DomainState {
+    if (!this.served) throw new Error('edge: a stage that needs the domain ran before routing');
+    return this.served;
+  }
+
+  set domain(domain: DomainState) {
+    this.served = domain;
+  }
+}
+
+const UNKNOWN: Route = { kind: 'unknown' };
 
 export class EdgeServer {
   private readonly http: Server;
@@ -276,7 +320,11 @@ export class EdgeServer {
    * The JS challenge: the verification URL, or a 503 (page for navigations, JSON otherwise) for a
    * request without a valid clearance; undefined lets a cleared request through.
    */
-  private challenge(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, path: string, client: string, scheme: Scheme): Outcome | undefined {
+  private challenge(x: Exchange): StageResult {
+    // robots.txt exactly: with a query string it is whatever the backend makes of it.
+    if (!x.domain.sjschallenge || x.url === '/robots.txt') return undefined;
+    const { req, res, host, url, path, client, scheme } = x;
+    const domain = x.domain.domain;
     if (path === VERIFY_PATH) {
       const query = new URLSearchParams(url.slice(url.indexOf('?') + 1));
       const verdict = this.challenges.verify(query.get('challenge') ?? '', query.get('nonce') ?? '', query.get('return') ?? '/', domain, client, scheme === 'https');
@@ -322,7 +370,23 @@ export class EdgeServer {
    * protocol checks, the body read up to the domain's limit, the rules). Returns the refusal, or the
    * body it read whole (a body read in part was handed back to the request stream).
    */
-  private async baseProtection(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer }> {
+  private baseProtection(x: Exchange): StageResult {
+    return x.domain.baseprotection ? this.protect(x) : undefined;
+  }
+
+  private async protect(x: Exchange): Promise<Outcome | undefined> {
+    const verdict = await this.inspect(x.req, x.res, x.domain.domain, x.host, x.url, x.client);
+    if ('refused' in verdict) {
+      if (!x.res.headersSent) this.page(x.res, 400, PAGES.badRequest());
+      return verdict.refused;
+    }
+    x.inspectedBody = verdict.body;
+    x.bodyWatch = verdict.watch;
+    return undefined;
+  }
+
+  /** The client's rate and ban, then the WAF's verdict: a refusal, or the body read whole. */
+  private async inspect(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer; watch?: BodyWatch }> {
     const limited = this.clientLimits.check(client);
     if (limited) {
       const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
@@ -331,7 +395,7 @@ export class EdgeServer {
     const verdict = await inspectRequest(req, req.method ?? 'GET', url, req.headers, req.rawHeaders.length / 2, this.state.routes.get(domain));
     if (verdict.cut) return { refused: { status: 400, domain, via: 'body cut short' } };
     const { finding, body } = verdict;
-    if (!finding) return { body };
+    if (!finding) return { body, watch: verdict.tail };
     if (verdict.logOnly) {
       this.options.log.warn({ domain, client, rule: finding.rule, class: finding.class, where: finding.where }, 'waf: would refuse (log only)');
       return { body };
@@ -342,113 +406,168 @@ export class EdgeServer {
     return { refused: { ...refused, via: `rule ${finding.rule} (${finding.class}) in ${finding.where}` } };
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string, upgrade?: UpgradeContext): Promise<Outcome> {
-    const url = req.url ?? '/';
-    const path = url.split('?')[0]!;
-    if (!host) {
-      this.page(res, 200, PAGES.status(this.options.nodeName, this.state.node?.status ?? 'active'));
-      return { status: 200, via: 'status' };
-    }
-    const route = this.state.routes.route(host);
-    // Domain fronting: over TLS, Host must name the domain the handshake (SNI) was for (tls/fronting.ts).
-    const fronted = frontingRefusal(this.state.routes, req.socket, route);
-    if (fronted) {
-      this.reply(res, 421, 'text/plain; charset=utf-8', fronted);
-      return { status: 421, via: 'sni-mismatch' };
-    }
-    if (path === ACME_PING && route.kind !== 'unknown') {
-      this.reply(res, 200, 'text/plain', 'pong');
-      return { status: 200, via: 'ping' };
-    }
-    if (route.kind !== 'domain') {
-      const html = route.kind === 'disabled' ? PAGES.disabled(host) : route.kind === 'not-bound' ? PAGES.notBound(host) : PAGES.unknown(host);
-      this.page(res, 421, html);
-      return { status: 421 };
-    }
-    const domain = route.domain;
-    // IP lists first, for every path; ACME paths skip every other protection (validation comes
-    // from the CA's many vantage points).
-    const acme = path.startsWith(ACME_PREFIX);
-    const refusal = this.refusal(domain, host, client, acme);
-    if (refusal) return this.refuse(res, domain.domain, refusal.reason, refusal.html);
-    if (acme) {
-      // Reserved for certificate issuance (HTTP-01 tokens); never passed to the backend.
-      const answer = this.state.challengeAnswer(domain.domain, path.slice(ACME_PREFIX.length));
-      if (answer !== undefined) {
-        this.reply(res, 200, 'text/plain', answer);
-        return { status: 200, domain: domain.domain, via: 'acme' };
-      }
-      this.reply(res, 404, 'text/plain', 'no such challenge token');
-      return { status: 404, domain: domain.domain, via: 'acme' };
-    }
-    if (scheme === 'http' && domain.fhttps && this.sni.certificateFor(host)) {
-      const status = req.method === 'GET' || req.method === 'HEAD' ? 301 : 308;
-      const port = this.httpsPort === 443 ? '' : `:${this.httpsPort}`;
-      this.page(res, status, PAGES.moved(), { location: `https://${host}${port}${url}` });
-      return { status, domain: domain.domain, via: 'fhttps' };
-    }
-    // A body announced past the node's bound is refused before anything reads it.
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length > this.options.maxBodyBytes) {
-      this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
-      return { status: 413, domain: domain.domain };
-    }
-    let inspectedBody: Buffer | undefined;
-    if (domain.baseprotection) {
-      const verdict = await this.baseProtection(req, res, domain.domain, host, url, client);
-      if ('refused' in verdict) {
-        if (!res.headersSent) this.page(res, 400, PAGES.badRequest());
-        return verdict.refused;
-      }
-      inspectedBody = verdict.body;
-    }
-    // robots.txt exactly: with a query string it is whatever the backend makes of it.
-    if (domain.sjschallenge && url !== '/robots.txt') {
-      const challenged = this.challenge(req, res, domain.domain, host, url, path, client, scheme);
-      if (challenged) return challenged;
-    }
-    if (upgrade) return this.carryUpgrade(req, res, domain, host, scheme, client, upgrade);
+  /**
+   * The order every request goes through, first to last, in one place: each stage either answers
+   * the request (its outcome ends the walk) or passes it on (undefined). Only the stages that may
+   * wait return a promise, so a request that is answered at once is not deferred stage by stage.
+   */
+  private readonly stages: ReadonlyArray<readonly [name: string, stage: (x: Exchange) => StageResult]> = [
+    ['status page (the node address, no Host)', (x) => this.statusPage(x)],
+    ['domain fronting (Host of another domain than the SNI) → 421', (x) => this.fronting(x)],
+    ['ACME ping → pong, for every configured name', (x) => this.acmePing(x)],
+    ['unknown, disabled, unbound → 421', (x) => this.unserved(x)],
+    ['IP lists, country rule → 403', (x) => this.addressRules(x)],
+    ['ACME token → the token or 404, never the backend', (x) => this.acmeToken(x)],
+    ['fhttps on plain HTTP → 301/308', (x) => this.forceHttps(x)],
+    ['announced body past the bound → 413', (x) => this.bodyBound(x)],
+    ['baseprotection: client rate and ban, WAF → 403/429', (x) => this.baseProtection(x)],
+    ['JS challenge → 503', (x) => this.challenge(x)],
+    ['WebSocket handshake → upgrade.ts', (x) => (x.upgrade ? this.carryUpgrade(x, x.upgrade) : undefined)],
+    ['cache → HIT, or a fill for the proxy', (x) => this.cached(x)],
+    ["client's share of the backend → 429", (x) => this.backendShare(x)],
+    ['proxy → backend or failover; 502/504', (x) => this.proxied(x)],
+  ];
 
-    const sink = domain.bwlimit > 0 ? (target: ServerResponse) => this.bandwidth.throttle(domain.domain, domain.bwlimit, target) : undefined;
+  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string, upgrade?: UpgradeContext): Promise<Outcome> {
+    const x = new Exchange(req, res, scheme, host ?? '', client, upgrade);
+    for (const [, stage] of this.stages) {
+      let outcome = stage(x);
+      if (outcome instanceof Promise) outcome = await outcome;
+      if (outcome) return outcome;
+    }
+    throw new Error('edge: no stage answered the request');
+  }
+
+  private statusPage(x: Exchange): StageResult {
+    if (x.host !== '') return undefined;
+    this.page(x.res, 200, PAGES.status(this.options.nodeName, this.state.node?.status ?? 'active'));
+    return { status: 200, via: 'status' };
+  }
+
+  private fronting(x: Exchange): StageResult {
+    x.route = this.state.routes.route(x.host);
+    // Domain fronting: over TLS, Host must name the domain the handshake (SNI) was for (tls/fronting.ts).
+    const fronted = frontingRefusal(this.state.routes, x.req.socket, x.route);
+    if (!fronted) return undefined;
+    this.reply(x.res, 421, 'text/plain; charset=utf-8', fronted);
+    return { status: 421, via: 'sni-mismatch' };
+  }
+
+  private acmePing(x: Exchange): StageResult {
+    if (x.path !== ACME_PING || x.route.kind === 'unknown') return undefined;
+    this.reply(x.res, 200, 'text/plain', 'pong');
+    return { status: 200, via: 'ping' };
+  }
+
+  private unserved(x: Exchange): StageResult {
+    const route = x.route;
+    if (route.kind === 'domain') {
+      x.domain = route.domain;
+      return undefined;
+    }
+    const html = route.kind === 'disabled' ? PAGES.disabled(x.host) : route.kind === 'not-bound' ? PAGES.notBound(x.host) : PAGES.unknown(x.host);
+    this.page(x.res, 421, html);
+    return { status: 421 };
+  }
+
+  /** IP lists first, for every path; ACME paths skip every other protection (validation comes from the CA's many vantage points). */
+  private addressRules(x: Exchange): StageResult {
+    const refusal = this.refusal(x.domain, x.host, x.client, x.acme);
+    return refusal && this.refuse(x.res, x.domain.domain, refusal.reason, refusal.html);
+  }
+
+  /** Reserved for certificate issuance (HTTP-01 tokens); never passed to the backend. */
+  private acmeToken(x: Exchange): StageResult {
+    if (!x.acme) return undefined;
+    const answer = this.state.challengeAnswer(x.domain.domain, x.path.slice(ACME_PREFIX.length));
+    if (answer !== undefined) {
+      this.reply(x.res, 200, 'text/plain', answer);
+      return { status: 200, domain: x.domain.domain, via: 'acme' };
+    }
+    this.reply(x.res, 404, 'text/plain', 'no such challenge token');
+    return { status: 404, domain: x.domain.domain, via: 'acme' };
+  }
+
+  private forceHttps(x: Exchange): StageResult {
+    if (x.scheme !== 'http' || !x.domain.fhttps || !this.sni.certificateFor(x.host)) return undefined;
+    const status = x.req.method === 'GET' || x.req.method === 'HEAD' ? 301 : 308;
+    const port = this.httpsPort === 443 ? '' : `:${this.httpsPort}`;
+    this.page(x.res, status, PAGES.moved(), { location: `https://${x.host}${port}${x.url}` });
+    return { status, domain: x.domain.domain, via: 'fhttps' };
+  }
+
+  /** A body announced past the node's bound is refused before anything reads it. */
+  private bodyBound(x: Exchange): StageResult {
+    const length = Number(x.req.headers['content-length'] ?? 0);
+    if (length <= this.options.maxBodyBytes) return undefined;
+    this.page(x.res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
+    return { status: 413, domain: x.domain.domain };
+  }
+
+  /**
+   * The cache (cachelevel): a fresh hit is served here; otherwise what the proxy is to fill, if
+   * anything. A fresh entry in memory is answered at once; only disk and fill locks are waited for.
+   */
+  private cached(x: Exchange): StageResult {
+    const { req, domain } = x;
     // Keyed by the Host the backend receives (the port included): an answer built from it is only
     // ever served to requests that send the same.
-    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', scheme, String(req.headers.host ?? host), url, req.headers);
-    let cacheStatus: CacheStatus = 'BYPASS';
-    let lock: FillLock | undefined;
-    let primary = '';
-    if (decision.cache) {
-      primary = decision.key;
-      // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
-      const fills = req.method === 'GET' && req.headers.range === undefined;
-      let found: Settled = this.cache.lookup(domain.domain, primary, req.headers);
-      if (!found.fresh) found = await this.cache.settle(domain.domain, primary, req.headers, found, fills);
-      if (found.entry && found.fresh) {
-        // A small hit the bucket can pay for at once goes out directly.
-        const direct = sink && found.entry.body !== undefined && this.bandwidth.tryTake(domain.domain, domain.bwlimit, found.entry.size);
-        const status = this.cache.serve(found.entry, 'HIT', req, res, direct ? undefined : sink);
-        return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
-      }
-      cacheStatus = found.entry ? 'EXPIRED' : 'MISS';
-      lock = found.lock;
+    const decision = cacheDecision(domain.cachelevel, req.method ?? 'GET', x.scheme, String(req.headers.host ?? x.host), x.url, req.headers);
+    if (!decision.cache) return undefined;
+    x.cacheKey = decision.key;
+    const found: Settled = this.cache.lookup(domain.domain, x.cacheKey, req.headers);
+    if (found.fresh) return this.cacheFound(x, found);
+    // A Range or HEAD on a miss passes through (the whole object is stored when asked for whole).
+    const fills = req.method === 'GET' && req.headers.range === undefined;
+    return this.cache.settle(domain.domain, x.cacheKey, req.headers, found, fills).then((settled) => this.cacheFound(x, settled));
+  }
+
+  /** A fresh entry served (HIT), or what the proxy is to know: EXPIRED or MISS, and the fill lock. */
+  private cacheFound(x: Exchange, found: Settled): Outcome | undefined {
+    const { req, res, domain } = x;
+    if (found.entry && found.fresh) {
+      // A small hit the bucket can pay for at once goes out directly.
+      const sink = this.sink(domain);
+      const direct = sink && found.entry.body !== undefined && this.bandwidth.tryTake(domain.domain, domain.bwlimit, found.entry.size);
+      const status = this.cache.serve(found.entry, 'HIT', req, res, direct ? undefined : sink);
+      return { status, cache: 'HIT', domain: domain.domain, bytes: found.entry.size };
     }
-    // One client's share of the domain's backend (the pool is everyone's); a cache hit needs none.
-    const release = this.backendShares.take(domain.domain, client);
+    x.cacheStatus = found.entry ? 'EXPIRED' : 'MISS';
+    x.lock = found.lock;
+    return undefined;
+  }
+
+  /** `bwlimit`: the domain's shared bucket paces what is written to the client. */
+  private sink(domain: DomainState): Sink | undefined {
+    return domain.bwlimit > 0 ? (target: ServerResponse) => this.bandwidth.throttle(domain.domain, domain.bwlimit, target) : undefined;
+  }
+
+  /** One client's share of the domain's backend (the pool is everyone's); a cache hit needs none. */
+  private backendShare(x: Exchange): StageResult {
+    const release = this.backendShares.take(x.domain.domain, x.client);
     if (!release) {
-      lock?.release();
-      return this.refuse(res, domain.domain, 'backend-share', (ref) => PAGES.rateLimited(host, ref), 429, { 'retry-after': '1' });
+      x.lock?.release();
+      return this.refuse(x.res, x.domain.domain, 'backend-share', (ref) => PAGES.rateLimited(x.host, ref), 429, { 'retry-after': '1' });
     }
-    res.once('close', release);
-    const request = { method: req.method ?? 'GET', url, headers: req.headers };
+    x.res.once('close', release);
+    x.release = release;
+    return undefined;
+  }
+
+  /** The backend (or the failover while it is down); the cache filled on the way when the answer may be stored. */
+  private async proxied(x: Exchange): Promise<Outcome> {
+    const { req, res, domain, host, lock } = x;
+    const request = { method: req.method ?? 'GET', url: x.url, headers: req.headers };
     let filling = false;
-    const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, scheme, client, (status, headers) => {
-      headers['x-cache'] = cacheStatus;
+    const result: ProxyOutcome = await this.proxy.forward(req, res, domain, host, x.scheme, x.client, (status, headers) => {
+      headers['x-cache'] = x.cacheStatus;
       if (!lock) return undefined;
       const verdict = storability(request, status, headers);
       if (!verdict.store) return undefined;
       filling = true;
-      return this.cache.beginFill(domain.domain, primary, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
-    }, sink, inspectedBody);
-    release();
+      return this.cache.beginFill(domain.domain, x.cacheKey, req.headers, lock, { status, headers, ttlMs: verdict.ttlMs, vary: verdict.vary }, domain.cachelargefiles);
+    }, this.sink(domain), x.inspectedBody, x.bodyWatch);
+    x.release?.();
     if (!filling) lock?.release();
     const unreachable = result.via === 'unreachable' || result.via === 'refused';
     const upstream = result.via === 'timeout' ? 'timeout' : unreachable ? 'unreachable' : result.status >= 500 && result.status !== 501 && result.status !== 505 ? 'error-status' : 'ok';
@@ -457,11 +576,21 @@ export class EdgeServer {
       this.metrics.upstream(domain.domain, upstream, result.upstreamMs);
       this.uptime.requested(domain.domain, upstream, result.upstreamMs);
     }
-    if (result.via === 'client-gone') return { status: res.headersSent ? res.statusCode : 499, cache: cacheStatus, via: result.via, domain: domain.domain };
+    if (result.via === 'client-gone') return { status: res.headersSent ? res.statusCode : 499, cache: x.cacheStatus, via: result.via, domain: domain.domain };
+    const tail = x.bodyWatch?.finding;
+    if (tail) {
+      // The rest of a body past the inspection limit matched (or would have, logging only).
+      if (result.via !== 'body-refused') this.options.log.warn({ domain: domain.domain, client: x.client, rule: tail.rule, class: tail.class, where: tail.where }, 'waf: would refuse (log only)');
+      else if (!res.headersSent) {
+        this.clientLimits.refused(x.client);
+        const refused = this.refuse(res, domain.domain, 'waf', (ref) => PAGES.wafBlocked(host, ref), tail.status);
+        return { ...refused, via: `rule ${tail.rule} (${tail.class}) in ${tail.where}` };
+      } else res.destroy();
+    }
     if (unreachable && !res.headersSent) this.page(res, 502, PAGES.badGateway(host));
     else if (result.via === 'timeout' && !res.headersSent) this.page(res, 504, PAGES.gatewayTimeout(host));
     else if (result.via === 'too-large' && !res.headersSent) this.page(res, 413, PAGES.tooLarge(this.options.maxBodyBytes), { connection: 'close' });
-    return { status: unreachable ? 502 : result.status, cache: cacheStatus, upstreamMs: result.upstreamMs, bytes: result.bytes, via: result.via, domain: domain.domain };
+    return { status: unreachable ? 502 : result.status, cache: x.cacheStatus, upstreamMs: result.upstreamMs, bytes: result.bytes, via: result.via, domain: domain.domain };
   }
 
   /**
@@ -502,7 +631,8 @@ export class EdgeServer {
   }
 
   /** The last stage of an upgrade: the backend (or the failover while it is down), joined on 101. */
-  private async carryUpgrade(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: Scheme, client: string, upgrade: UpgradeContext): Promise<Outcome> {
+  private async carryUpgrade(x: Exchange, upgrade: UpgradeContext): Promise<Outcome> {
+    const { req, res, domain, host, scheme, client } = x;
     const backend = parseBackend(domain.backend);
     const failover = domain.failover ? parseBackend(domain.failover) : undefined;
     const target = backend && this.health.serving(backend, failover);

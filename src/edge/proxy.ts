@@ -28,7 +28,14 @@ export interface ProxyOutcome {
   upstreamMs?: number;
   /** Which backend answered, or why none did. */
   /** `refused`: the address is no public one and the operator allows none (no connection was tried). */
-  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large' | 'refused' | 'client-gone';
+  /** `body-refused`: the rest of the body, watched on its way (`BodyWatch`), was refused: the upload was cut off. */
+  via: 'backend' | 'failover' | 'unreachable' | 'timeout' | 'too-large' | 'refused' | 'client-gone' | 'body-refused';
+}
+
+/** Watches a streamed body's bytes (the WAF's tail inspection): true stops the upload. */
+export interface BodyWatch {
+  chunk(bytes: Buffer): boolean;
+  end(): boolean;
 }
 
 /** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
@@ -57,17 +64,31 @@ export interface ProxyOptions {
   allowPrivateBackends: boolean;
 }
 
-/** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
-export function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const named = new Set(
-    String(headers.connection ?? '')
+/** What a `Connection` header names (lower case): its options, and headers that stay on this hop. */
+const NAMES_NONE: ReadonlySet<string> = new Set();
+const NAMES_CLOSE: ReadonlySet<string> = new Set(['close']);
+
+function connectionNames(value: string | string[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return NAMES_NONE;
+  // The common values, without splitting: keep-alive is hop-by-hop already.
+  if (value === 'keep-alive' || value === 'Keep-Alive') return NAMES_NONE;
+  if (value === 'close' || value === 'Close') return NAMES_CLOSE;
+  return new Set(
+    String(value)
       .toLowerCase()
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
   );
+}
+
+/** The headers for the next hop: hop-by-hop ones (and those `Connection` names) removed. */
+export function forwardable(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const named = connectionNames(headers.connection);
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  // for…in, not Object.entries: no array per header on every request and every response.
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name) || REQUEST_ONLY.has(name) || named.has(name)) continue;
     out[name] = value;
   }
@@ -108,25 +129,36 @@ export class Proxy {
     });
   }
 
+  /** Backends as parsed, by their text (parsed once, not per request; bounded: cleared when full). */
+  private readonly backends = new Map<string, Backend | undefined>();
+
+  private backendOf(text: string): Backend | undefined {
+    if (this.backends.has(text)) return this.backends.get(text);
+    if (this.backends.size >= 10_000) this.backends.clear();
+    const backend = parseBackend(text);
+    this.backends.set(text, backend);
+    return backend;
+  }
+
   /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
   /** `body`: the request body when it was read already (the WAF inspected it). */
-  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, body?: Buffer): Promise<ProxyOutcome> {
-    const backend = parseBackend(domain.backend);
-    const failover = domain.failover ? parseBackend(domain.failover) : undefined;
+  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, body?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
+    const backend = this.backendOf(domain.backend);
+    const failover = domain.failover ? this.backendOf(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
     const bodyless = body !== undefined || ((req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding']);
     if (failover && this.health.serving(backend, failover) === failover) {
-      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
+      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body, watch);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
-    const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink, body);
+    const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink, body, watch);
     if ((first.via !== 'unreachable' && first.via !== 'refused') || !failover || !bodyless) return first;
     const second = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
-  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer): Promise<ProxyOutcome> {
+  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
     const started = performance.now();
     if (backendRefusal(backend, this.options.allowPrivateBackends)) return { status: 502, via: 'refused' };
     const headers = forwardedRequestHeaders(req, client, scheme, host);
@@ -149,6 +181,11 @@ export class Proxy {
       tooLarge = true;
       abort();
     };
+    let bodyRefused = false;
+    const refuseBody = () => {
+      bodyRefused = true;
+      abort();
+    };
     const url = req.url ?? '/';
     const path = url.startsWith('/') ? url : originForm(url);
     const origin = `http://${backend.family === 6 ? `[${backend.address}]` : backend.address}:${backend.port}`;
@@ -156,7 +193,7 @@ export class Proxy {
     let tap: BodyTap | undefined;
     try {
       await this.dispatcher.stream(
-        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: read ?? (hasBody ? Readable.from(counted(req, this.options.maxBodyBytes, cutOff)) : undefined), signal },
+        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: read ?? (hasBody ? Readable.from(counted(req, this.options.maxBodyBytes, cutOff, watch, refuseBody)) : undefined), signal },
         ({ statusCode, headers: answer }) => {
           const out = forwardable(answer);
           out.via = answer.via ? `${String(answer.via)}, ${VIA}` : VIA;
@@ -181,6 +218,7 @@ export class Proxy {
         return outcome;
       }
       if (tooLarge) return { status: 413, via: 'too-large' };
+      if (bodyRefused) return { status: 403, via: 'body-refused' };
       // The client left first (or was ended, as by the 408 of a trickling body): not the backend's fault.
       if (res.destroyed) return { status: 499, via: 'client-gone' };
       this.health.failed(backend);
@@ -197,14 +235,35 @@ export class Proxy {
   }
 }
 
-/** The request body as it arrives, ended (and `cutOff` called) once it passes `max` bytes. */
-async function* counted(req: IncomingMessage, max: number, cutOff: () => void): AsyncGenerator<Buffer> {
+/**
+ * The request body as it arrives, ended (and `cutOff` called) once it passes `max` bytes. With a
+ * `watch`, each chunk is shown to it before it is sent, and the last is held back until the end
+ * is: a refusal (`refuse` called) leaves the backend an unfinished request.
+ */
+async function* counted(req: IncomingMessage, max: number, cutOff: () => void, watch?: BodyWatch, refuse?: () => void): AsyncGenerator<Buffer> {
   let received = 0;
+  let held: Buffer | undefined;
+  let refused = false;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     received += chunk.length;
     if (received > max) return cutOff();
-    yield chunk;
+    // Refused: the rest is read and dropped (the client is answered, not reset mid-upload).
+    if (refused) continue;
+    if (!watch) {
+      yield chunk;
+      continue;
+    }
+    if (watch.chunk(chunk)) {
+      refused = true;
+      refuse?.();
+      continue;
+    }
+    if (held) yield held;
+    held = chunk;
   }
+  if (refused) return;
+  if (watch?.end()) return refuse?.();
+  if (held) yield held;
 }
 
 /** The path and query of an absolute-form target (a client talking to us as to a forward proxy). */

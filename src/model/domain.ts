@@ -29,7 +29,7 @@ const settings = {
   geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$' }), { maxItems: 250, description: 'ISO 3166-1 alpha-2 codes' }),
   bind_node: NodeIds,
   cachelargefiles: Type.Boolean(),
-  waf_level: Type.Integer({ minimum: 1, maximum: 4, description: 'baseprotection sensitivity: 1 (default) fewest false positives; 2 adds base64-decoded values and looser shapes; 3 and 4 stricter still' }),
+  waf_level: Type.Integer({ minimum: 1, maximum: 4, description: 'baseprotection sensitivity: 1 (default) fewest false positives; 2 adds looser shapes, any single word read as possible base64, and code quoted in prose; 3 and 4 stricter still' }),
   waf_mode: Type.Union([Type.Literal('block'), Type.Literal('log')], { description: '`block`: refuse with 403 naming a reference; `log`: only log what would be refused' }),
   waf_exclusions: Type.Array(
     Type.Object(

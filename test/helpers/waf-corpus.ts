@@ -127,10 +127,14 @@ export interface BenignRequest extends CorpusRequest {
   kind: string;
 }
 
-/** The realistic benign set (test/fixtures/waf-benign): forms, searches, APIs, GraphQL, forum posts, uploads of real files. */
-export function benignSet(): BenignRequest[] {
+/**
+ * The realistic benign sets (test/fixtures/waf-benign): `requests.jsonl` (forms, searches, APIs,
+ * GraphQL, forum posts, uploads of real files) and `held-out-2.jsonl` (written independently of
+ * the detectors: base64 tokens and documents, prose, code, APIs, browser headers, real paths).
+ */
+export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' = 'requests.jsonl'): BenignRequest[] {
   const dir = join(FIXTURES, 'waf-benign');
-  return readFileSync(join(dir, 'requests.jsonl'), 'utf8')
+  return readFileSync(join(dir, file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => {
@@ -153,9 +157,12 @@ export interface OwnAttack extends CorpusRequest {
   payload: string;
 }
 
-/** Attacks written for this project (test/fixtures/waf-attacks), each placed where its line says. */
-export function ownAttacks(): OwnAttack[] {
-  return readFileSync(join(FIXTURES, 'waf-attacks', 'attacks.jsonl'), 'utf8')
+/**
+ * Attacks written for this project (test/fixtures/waf-attacks), each placed where its line says:
+ * `attacks.jsonl` by the detectors' authors, `held-out-2.jsonl` independently of them.
+ */
+export function ownAttacks(file: 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' = 'attacks.jsonl'): OwnAttack[] {
+  return readFileSync(join(FIXTURES, 'waf-attacks', file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line): OwnAttack => {
@@ -174,6 +181,8 @@ export function ownAttacks(): OwnAttack[] {
           const form = multipart({ q: payload, page: '1' });
           return { ...base, method: 'POST', path: '/search', headers: { 'content-type': form.contentType }, body: form.body };
         }
+        case 'ua':
+          return { ...base, method: 'GET', path: '/', headers: { 'user-agent': payload } };
         case 'path':
           return { ...base, method: 'GET', path: `/files/${inUrl(payload)}`, headers: {} };
         default:

@@ -17,7 +17,7 @@ const MAX_ADDRESSES = 10_000;
 export const PUBLIC_SAMPLE = 100;
 
 /** Key-free routes whose successes are sampled (as Fastify names them). */
-const isPublicRoute = (url: string | undefined) => url !== undefined && (url === '/healthz' || url === '/readyz' || url === '/metrics' || url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/'));
+const isPublicRoute = (url: string | undefined) => url !== undefined && (url === '/healthz' || url === '/readyz' || url === '/metrics' || url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/') || url === '/console' || url.startsWith('/console/'));
 
 export const requestLogPlugin = fp(
   async (app: FastifyInstance) => {

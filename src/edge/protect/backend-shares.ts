@@ -10,12 +10,24 @@ export const DEFAULT_BACKEND_SHARE = { perClient: 64, prefixV4: 32, prefixV6: 64
 
 export class BackendShares {
   private readonly inFlight = new Map<string, number>();
+  /** Client networks by address, computed once per address (bounded: cleared when full). */
+  private readonly networks = new Map<string, string>();
 
   constructor(private readonly options = DEFAULT_BACKEND_SHARE) {}
 
+  private network(client: string): string {
+    let network = this.networks.get(client);
+    if (network === undefined) {
+      if (this.networks.size >= 100_000) this.networks.clear();
+      network = clientNetwork(client, this.options.prefixV4, this.options.prefixV6);
+      this.networks.set(client, network);
+    }
+    return network;
+  }
+
   /** Takes a slot for the client at the domain; undefined when the client holds its whole share. */
   take(domain: string, client: string): (() => void) | undefined {
-    const key = `${domain}\n${clientNetwork(client, this.options.prefixV4, this.options.prefixV6)}`;
+    const key = `${domain}\n${this.network(client)}`;
     const held = this.inFlight.get(key) ?? 0;
     if (held >= this.options.perClient) return undefined;
     this.inFlight.set(key, held + 1);

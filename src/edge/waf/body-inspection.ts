@@ -4,9 +4,12 @@
 // memory); the bytes forwarded are the ones received. Past the limit, the domain's policy:
 //   refuse  413 (rule 920160);
 //   prefix  the first `limit` bytes are inspected, then handed back to the request stream
-//           (Readable.unshift) so the proxy sends them and the rest, uninspected, as they come;
+//           (Readable.unshift) so the proxy sends them and the rest as they come, the rest
+//           watched on its way (body-tail.ts: every multipart part, a text body's last part);
 //   auto    (default) prefix for uploads (multipart, and types that are binary by nature), refuse
 //           for everything else (forms, JSON, XML, text — nobody needs megabytes of those).
+// A compressed body past the limit is refused whatever the policy: its rest could only be
+// watched by decompressing it on the way, and uploads are not sent compressed.
 import type { IncomingMessage } from 'node:http';
 import { brotliDecompressSync, constants, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { bodyInputs } from './body-parse.ts';
@@ -24,8 +27,11 @@ export type BodyVerdict =
   | { kind: 'none' }
   /** Read whole: forward `body`; `inputs` are what the rules read. */
   | { kind: 'read'; body: Buffer; inputs: Input[] }
-  /** Read in part and handed back to the request stream (the proxy reads it as if untouched). */
-  | { kind: 'prefix'; inputs: Input[] }
+  /**
+   * Read in part: the first `inspected` of `bytes` were inspected; all of `bytes` were handed back
+   * to the request stream (the proxy reads it as if untouched).
+   */
+  | { kind: 'prefix'; inputs: Input[]; bytes: Buffer; inspected: number }
   /** Refused before the rules: a protocol finding. */
   | { kind: 'refused'; finding: Finding }
   /** The client ended the body early. */
@@ -79,9 +85,11 @@ export async function readForInspection(req: IncomingMessage, settings: Pick<Waf
   const policy = overflowPolicy(settings, contentType);
   const limit = settings.bodyLimit;
   if (length !== undefined && length > limit && policy === 'refuse') return finding(413, 920160, `body over the inspection limit (${Math.round(limit / 1024)} KiB)`);
+  const compressed = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity';
+  if (length !== undefined && length > limit && compressed) return finding(413, 920160, `compressed body over the inspection limit (${Math.round(limit / 1024)} KiB)`);
   const read = await readUpTo(req, limit);
   if (read === undefined) return { kind: 'cut' };
-  if (read.more && policy === 'refuse') {
+  if (read.more && (policy === 'refuse' || compressed)) {
     req.resume();
     return finding(413, 920160, `body over the inspection limit (${Math.round(limit / 1024)} KiB)`);
   }
@@ -94,7 +102,7 @@ export async function readForInspection(req: IncomingMessage, settings: Pick<Waf
   if (!read.more) return { kind: 'read', body: read.bytes, inputs };
   // Handed back: the proxy reads the request stream from its first byte again.
   req.unshift(read.bytes);
-  return { kind: 'prefix', inputs };
+  return { kind: 'prefix', inputs, bytes: read.bytes, inspected: limit };
 }
 
 /**

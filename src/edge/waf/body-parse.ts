@@ -106,7 +106,7 @@ export function jsonInputs(source: string, where: string): Input[] {
       }
     }
     const key = followedByColon(source, j + 1, Math.min(j + 40, n));
-    if (value !== '') out.push({ where: key ? whereKey : where, param: key ? value.slice(0, 100) : undefined, value, body: true });
+    if (value !== '') out.push({ where: key ? whereKey : where, param: key ? value.slice(0, 100) : undefined, value, body: true, ...(key && { key: true }) });
     i = j + 1;
   }
   const between = outside.join('');
@@ -213,7 +213,7 @@ function indexOfBlankLine(part: Buffer): number {
 }
 
 /** Text read by its declared type and by its look (JSON and forms are recognised whatever they are called). */
-function structured(t: string, type: string, where: string): Input[] {
+export function structured(t: string, type: string, where: string): Input[] {
   const lower = type.toLowerCase();
   const head = t.trimStart().slice(0, 1);
   if (lower.includes('json') || head === '{' || head === '[') return jsonInputs(t, where);

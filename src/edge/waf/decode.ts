@@ -148,9 +148,33 @@ export function escapeDecode(text: string): string {
   });
 }
 
+/** Base64 digit values, both alphabets (-1: not a digit). */
+const DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) DIGIT['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+DIGIT['-'.charCodeAt(0)] = 62;
+DIGIT['_'.charCodeAt(0)] = 63;
+
+const printableByte = (c: number) => (c >= 32 && c < 127) || c === 9 || c === 10 || c === 13;
+
+/** Whether the first 8 characters are base64 of 6 printable bytes (decoded by hand: no allocation). */
+function printableHead(text: string): boolean {
+  for (let i = 0; i < 8; i += 4) {
+    let n = 0;
+    for (let j = i; j < i + 4; j++) {
+      const code = text.charCodeAt(j);
+      const d = code < 128 ? DIGIT[code]! : -1;
+      if (d < 0) return false;
+      n = (n << 6) | d;
+    }
+    if (!printableByte(n >>> 16) || !printableByte((n >>> 8) & 255) || !printableByte(n & 255)) return false;
+  }
+  return true;
+}
+
 /** Base64 (standard or URL alphabet) that decodes to mostly printable text; undefined otherwise. */
 export function base64Text(text: string): string | undefined {
-  if (text.length < 12 || text.length > 16_384 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined;
+  // Tokens, ids and hashes decode to random bytes: their first six bytes already tell (a cheap no).
+  if (text.length < 8 || text.length > 16_384 || !printableHead(text) || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined;
   const decoded = Buffer.from(text, /[-_]/.test(text) ? 'base64url' : 'base64').toString('latin1');
   let printable = 0;
   for (let i = 0; i < decoded.length; i++) {
@@ -160,6 +184,10 @@ export function base64Text(text: string): string | undefined {
   return decoded.length > 0 && printable / decoded.length > 0.95 ? decoded : undefined;
 }
 
+const FULL_WIDTH = /[\uff01-\uff5e]/;
+const STRAY_PERCENT = /%(?![0-9a-f]{2}|u[0-9a-f]{4})(?=[a-z])/i;
+const STRAY_PERCENT_ALL = new RegExp(STRAY_PERCENT.source, 'gi');
+
 /** At most this many rounds of percent-decoding (double and triple encoding). */
 const ROUNDS = 3;
 
@@ -168,7 +196,7 @@ const ROUNDS = 3;
  * round by round, each also with HTML references and JavaScript escapes decoded, NUL bytes
  * removed, in lower case. `plus`: '+' means a space (query and form values).
  */
-export function decodedForms(value: string, plus = false, base64 = false): string[] {
+export function decodedForms(value: string, plus = false): string[] {
   // A handful at most: a list with === is cheaper than a Set, which hashes every (long) form.
   const forms: string[] = [];
   const keep = (t: string) => {
@@ -188,18 +216,18 @@ export function decodedForms(value: string, plus = false, base64 = false): strin
   if (!plus || once === value) add(value);
   let current = value;
   for (let round = 0; round < ROUNDS; round++) {
-    const next = round === 0 ? once : percentDecode(current);
+    // A backend that decodes twice uses the same decoder twice ('+' a space in forms and queries).
+    const next = round === 0 ? once : percentDecode(current, plus);
     if (next === current) break;
     add(next);
     current = next;
   }
+  // Full-width forms (＜ＳＣＲＩＰＴ＞, ＇ ＯＲ): apps that normalise Unicode (NFKC, Windows best-fit) read ASCII.
+  if (FULL_WIDTH.test(current)) add(current.normalize('NFKC'));
+  // Classic ASP drops a '%' that starts no escape (%U%N%I%O%N is UNION there).
+  if (current.includes('%') && STRAY_PERCENT.test(current)) add(current.replace(STRAY_PERCENT_ALL, ''));
   // Escapes can hide percent-encoding and the other way round (\u0025 → %): one more round on the decoded text.
   const mixed = escapeDecode(entityDecode(current));
   if (mixed !== current && mixed.includes('%')) add(percentDecode(mixed));
-  if (base64) {
-    // The value itself, or once percent-decoded ('=' and '/' travel encoded in URLs).
-    const b64 = base64Text(value) ?? base64Text(percentDecode(value));
-    if (b64) add(b64);
-  }
   return forms;
 }

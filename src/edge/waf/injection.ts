@@ -27,16 +27,23 @@ const LDAP = /\(\s*[&|!]\s*\(|\)\s*\(\s*[&|!]|\*\s*\)\s*\(|\(\s*\w+\s*=\s*\*\s*\
 const NOSQL_OPERATOR = /(?:^|[{,[\s"'])\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b\s*['"]?\s*[\]:=]|\[\s*\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr)\s*\]/;
 /** What every match of NOSQL_OPERATOR holds: '$' and an operator's name (a literal start: a quick scan). */
 const NOSQL_NAME = /\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b/;
+/** Out of a string into server-side JavaScript ($where): "'; return true; var x='". */
+const JS_BREAKOUT = /['"]\s*;\s*return\s+(?:true|1|this\b|!0)|['"]\s*\|\|\s*(?:true|1|'1'\s*==\s*'1')\s*(?:;|\/\/|$)/;
 const SERVER_JS = /\bdb\.[\w$]+\.(?:insert|find|findone|remove|update|drop|aggregate|mapreduce|count|delete\w*)\s*\(|\bdo\s*\{[^{}]{0,200}\}\s*while\s*\(|\bwhile\s*\(\s*(?:true|1)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bthis\.\w+\s*(?:==|!=|>|<)|\bsleep\s*\(\s*\d+\s*\)\s*(?:\|\||&&|;)/;
 const HEADER_LINE = /(?:\r\n?|\n|[\u010a\u010d\u560a\u560d])[\t ]*[a-z][a-z0-9-]{1,40}\s*:/;
 const MAIL = /(?:\r\n?|\n)[\t ]*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo)\b|(?:data|quit|rset|noop)[\t ]*(?:\r|\n|$)|[a-z]\d{1,4}\s+(?:capability|fetch|login|select|logout|append|list|store|uid)\b)/;
 
 function template(form: string): boolean {
+  // The next place of each closing mark, kept while ahead of the read (-1: none further): each
+  // is searched for once per occurrence, so "{{{{{{…" without a close stays linear.
+  const next = new Map<string, number>();
   for (const m of form.matchAll(TEMPLATE_OPEN)) {
     const open = m[0];
     if (open.startsWith('<#') || open.startsWith('[#')) return true;
     const close = open === '{{' ? '}}' : open === '{%' ? '%}' : open.startsWith('<%') ? '%>' : '}';
-    const end = form.indexOf(close, m.index + open.length);
+    const from = m.index + open.length;
+    let end = next.get(close);
+    if (end === undefined || (end !== -1 && end < from)) next.set(close, (end = form.indexOf(close, from)));
     const body = form.slice(m.index + open.length, end < 0 ? m.index + open.length + 200 : Math.min(end, m.index + open.length + 400));
     if (end < 0 && !open.startsWith('<%')) continue;
     if (open === '{%') {
@@ -60,6 +67,14 @@ function jndi(form: string): boolean {
  * The rule of another injection `form` (decoded, lower case) matches; `inBody`: line breaks are
  * ordinary there; `words`: its trigger words (trigger-words.ts).
  */
+/**
+ * A JSON key that is a query operator of a document database: the ones that run code at every
+ * level; from level 2 any ($ne, $gt … are how logins are bypassed, and also how admin tools filter).
+ */
+export function operatorKey(key: string, level: number): boolean {
+  return /^\$(?:where|function|accumulator|expr)$/.test(key) || (level >= 2 && /^\$(?:ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|elemmatch|lookup|jsonschema|text|mod|all|size|type)$/.test(key));
+}
+
 export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form)): number | undefined {
   if (form.includes('${') && jndi(form)) return INJECTION.jndi;
   if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
@@ -68,6 +83,7 @@ export function otherInjection(form: string, inBody: boolean, level: number, wor
   if ((form.includes('(') && /[&|!*]/.test(form)) || form.includes(':=')) {
     if (LDAP.test(form)) return INJECTION.ldap;
   }
+  if (form.includes(';') || form.includes('||') ? JS_BREAKOUT.test(form) : false) return INJECTION.nosql;
   if ((form.includes('$') && NOSQL_NAME.test(form) && NOSQL_OPERATOR.test(form)) || ((words & TRIGGERS.serverJs) !== 0 && form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;
   if (/[\r\n]/.test(form) && MAIL.test(form)) return INJECTION.mail;
   if (!inBody && HEADER_LINE.test(form)) return INJECTION.crlf;

@@ -18,6 +18,8 @@ export interface Input {
   body?: boolean;
   /** A whole markup document (XML): only the markup rules read it whole, its text is read apart. */
   markup?: boolean;
+  /** A JSON object's key (a query operator there is an injection: {"user": {"$ne": null}}). */
+  key?: boolean;
 }
 
 /**
@@ -68,7 +70,8 @@ export function requestInputs(url: string, headers: IncomingHttpHeaders): Input[
   const path = q === -1 ? url : url.slice(0, q);
   const inputs: Input[] = [{ where: 'path', value: path, path: true }];
   // Each segment alone too: an app routes segments to parameters (/items/{id}), so a segment is a value.
-  for (const segment of path.split('/')) if (/[^\w.~-]/.test(segment)) inputs.push({ where: 'path segment', value: segment });
+  // A long segment of word characters only may be base64 of an attack (firstFinding decides).
+  for (const segment of path.split('/')) if (/[^\w.~-]/.test(segment) || segment.length >= 8) inputs.push({ where: 'path segment', value: segment });
   if (q !== -1) inputs.push(...parameterInputs(pairs(url.slice(q + 1)), 'query', true));
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || EXEMPT_HEADERS.has(name)) continue;

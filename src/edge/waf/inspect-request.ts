@@ -3,7 +3,8 @@
 // only acts on the verdict: refuse, log, or forward (with the body read, if it was read whole).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { readForInspection } from './body-inspection.ts';
-import { inspect, protocolFinding, type Finding } from './inspect.ts';
+import { bodyTail } from './body-tail.ts';
+import { firstFinding, inspect, protocolFinding, type Finding } from './inspect.ts';
 import { wafSettings, type WafDomainFields } from './settings.ts';
 
 export interface RequestVerdict {
@@ -14,6 +15,17 @@ export interface RequestVerdict {
   body?: Buffer;
   /** The client ended its body early. */
   cut?: boolean;
+  /** A body read in part: the rest is to be watched on its way to the backend. */
+  tail?: BodyWatch;
+}
+
+/** The rest of a body, watched as the proxy sends it; `finding` is set once it matched. */
+export interface BodyWatch {
+  /** The next bytes; true: stop sending (refused). */
+  chunk(bytes: Buffer): boolean;
+  /** The end; true: refused (its last bytes are not sent). */
+  end(): boolean;
+  finding?: Finding;
 }
 
 export async function inspectRequest(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, rawHeaderCount: number, domainState?: object): Promise<RequestVerdict> {
@@ -29,5 +41,31 @@ export async function inspectRequest(req: IncomingMessage, method: string, url: 
   if (read.kind === 'refused') return { finding: read.finding, logOnly };
   const body = read.kind === 'read' ? read.body : undefined;
   const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain);
-  return { finding, logOnly, body };
+  if (finding || read.kind !== 'prefix') return { finding, logOnly, body };
+  return { logOnly, tail: watchTail(read.bytes, read.inspected, String(headers['content-type'] ?? ''), url.split('?', 1)[0]!, settings, logOnly) };
+}
+
+/** A watch over the rest of a body past the limit; in log-only mode it records and never stops. */
+function watchTail(prefix: Buffer, inspected: number, contentType: string, path: string, settings: ReturnType<typeof wafSettings>, logOnly: boolean): BodyWatch | undefined {
+  const watch: BodyWatch = { chunk: () => false, end: () => false };
+  const tail = bodyTail(prefix, inspected, contentType, (inputs) => {
+    watch.finding ??= firstFinding(inputs, path, settings);
+    return watch.finding !== undefined && !logOnly;
+  });
+  if (!tail) return undefined;
+  // The proxy reads the body from its first byte again: the bytes handed back were read already.
+  let skip = prefix.length;
+  // Once refused (or, logging only, once found) the rest is not read.
+  watch.chunk = (bytes) => {
+    if (watch.finding) return !logOnly;
+    if (skip >= bytes.length) {
+      skip -= bytes.length;
+      return false;
+    }
+    const rest = skip > 0 ? bytes.subarray(skip) : bytes;
+    skip = 0;
+    return tail.chunk(rest);
+  };
+  watch.end = () => (watch.finding ? !logOnly : tail.end());
+  return watch;
 }

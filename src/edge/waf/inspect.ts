@@ -5,8 +5,10 @@
 // (settings.ts) decide what counts.
 import type { IncomingHttpHeaders } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { decodedForms } from './decode.ts';
-import { otherInjection } from './injection.ts';
+import { structured } from './body-parse.ts';
+import { base64Text, decodedForms, percentDecode } from './decode.ts';
+import { withoutQuotedCode } from './quoted-code.ts';
+import { INJECTION, operatorKey, otherInjection } from './injection.ts';
 import { requestInputs, type Input } from './inputs.ts';
 import { pathAttack } from './paths.ts';
 import { INJECTION_RULES } from './rules/injection.ts';
@@ -48,46 +50,86 @@ export function protocolFinding(method: string, url: string, headers: IncomingHt
   return undefined;
 }
 
+/** A body field that is HTML an editor made: it starts with a tag and closes one ("<p>…</p>…"). */
+function htmlFragment(form: string): boolean {
+  return /^\s*<[a-z][a-z0-9]*[\s>]/.test(form) && /<\/[a-z][a-z0-9]*>/.test(form);
+}
+
 /** The detectors, in order; each answers with a rule id or undefined. They share one scan for trigger words. */
 function detect(form: string, input: Input, level: number, skip: (rule: number) => boolean): number | undefined {
   const words = triggerWords(form);
   let rule: number | undefined;
   if (input.markup) {
     if ((rule = otherInjection(form, true, level, words)) !== undefined && !skip(rule)) return rule;
-    if ((rule = crossSiteScripting(form, level, words)) !== undefined && !skip(rule)) return rule;
+    if ((rule = crossSiteScripting(form, level, words, true)) !== undefined && !skip(rule)) return rule;
     if ((rule = pathAttack(form, false, level, words)) !== undefined && !skip(rule)) return rule;
     return undefined;
   }
+  if (input.key && form.startsWith('$') && operatorKey(form, level) && !skip(INJECTION.nosql)) return INJECTION.nosql;
   if ((rule = sqlInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
-  if ((rule = crossSiteScripting(form, level, words)) !== undefined && !skip(rule)) return rule;
-  if ((rule = commandInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = crossSiteScripting(form, level, words, input.body === true && htmlFragment(form))) !== undefined && !skip(rule)) return rule;
+  if ((rule = commandInjection(form, level, words, input.body === true)) !== undefined && !skip(rule)) return rule;
   if ((rule = otherInjection(form, input.body === true, level, words)) !== undefined && !skip(rule)) return rule;
   if ((rule = pathAttack(form, input.path === true, level, words)) !== undefined && !skip(rule)) return rule;
   return undefined;
 }
 
-/** The first rule any input matches, given the domain's settings. */
-/** A single word (letters, digits, _ . @, single hyphens): no detector can match it as it is. */
+/** A NUL, raw or percent-encoded (once or twice). */
+const NUL = /\0|%(?:25)?00/;
+
+/** The single words a detector does match: Spring's class loader path, Java serialisation (shell.ts's gadgets). */
+const GADGET_WORD = /classloader|^ro0ab|^aced0005/i;
+
+/** A single word (letters, digits, _ . @, single hyphens): no detector but the gadgets' can match it as it is. */
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
 
+/** The first rule any input matches, given the domain's settings. */
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
   // Short values repeat (JSON keys of every object in an array, flags): each is read once, per
   // way of reading it (plus, path, body).
   const seen: Array<Set<string> | undefined> = [];
   for (const input of inputs) {
-    // (From level 2 a word may be base64 of an attack: read it then.)
-    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value))) continue;
+    // (A word may be base64 of an attack: it is read when it decodes to text; from level 2 any word is.)
+    if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value) && !GADGET_WORD.test(input.value) && (input.value.length < 8 || base64Text(input.value) === undefined))) continue;
     if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
       const way = (input.plus ? 4 : 0) + (input.path ? 2 : 0) + (input.body ? 1 : 0);
       const values = (seen[way] ??= new Set<string>());
       if (values.has(input.value)) continue;
       values.add(input.value);
     }
+    // A NUL byte in a URL, header or cookie value truncates strings in C-backed code (file.php%00.jpg).
+    if (!input.body && NUL.test(input.value) && !excluded(settings, 920140, path, input.param)) return { status: 400, rule: 920140, class: 'protocol', where: `${input.where} (NUL)` };
     const skip = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
-    for (const form of decodedForms(input.value, input.plus === true, settings.level >= 2)) {
-      const rule = detect(form, input, settings.level, skip);
-      if (rule !== undefined) return { status: 403, rule, class: BY_ID.get(rule)?.class ?? 'injection', where: input.where };
+    const found = inputFinding(input, settings.level, skip);
+    if (found) return found;
+    // Base64 that decodes to text is read as what it is: a document (SAML's XML, a JSON
+    // cookie) by its structure, anything else as text.
+    const b64 = base64Text(input.value) ?? (input.value.includes('%') ? base64Text(percentDecode(input.value, input.plus === true)) : undefined) ?? dataUrlText(input.value.includes('%') ? percentDecode(input.value, input.plus === true) : input.value);
+    if (b64 === undefined) continue;
+    for (const inner of structured(b64, '', `${input.where} (base64)`)) {
+      const deeper = inputFinding({ ...inner, param: input.param }, settings.level, skip);
+      if (deeper) return deeper;
     }
+  }
+  return undefined;
+}
+
+const DATA_URL = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]{8,16384}=*)/i;
+
+/** The base64 content of the first data: URL in a value as text (an SVG image's script is in there), if it is text. */
+function dataUrlText(value: string): string | undefined {
+  if (!value.includes(';base64,')) return undefined;
+  const m = DATA_URL.exec(value.length > 65_536 ? value.slice(0, 65_536) : value);
+  return m ? base64Text(m[1]!) : undefined;
+}
+
+/** The first rule one input matches in any of its decoded forms. */
+function inputFinding(input: Input, level: number, skip: (rule: number) => boolean): Finding | undefined {
+  for (const decoded of decodedForms(input.value, input.plus === true)) {
+    // Code quoted in prose (a forum post's Markdown) is read from level 2 (quoted-code.ts).
+    const form = (input.body === true && level < 2 && withoutQuotedCode(decoded)) || decoded;
+    const rule = detect(form, input, level, skip);
+    if (rule !== undefined) return { status: 403, rule, class: BY_ID.get(rule)?.class ?? 'injection', where: input.where };
   }
   return undefined;
 }

@@ -27,7 +27,8 @@ export interface WafDomainFields {
 
 /**
  * The defaults are the model's (level 1: fewest false positives, CRS's paranoia level 1 in
- * spirit; 2 adds base64 and looser shapes; 3 and 4 stricter still; 1024 KiB of body inspected).
+ * spirit; 2 adds looser shapes, single words as base64 and quoted code; 3 and 4 stricter still;
+ * 1024 KiB of body inspected).
  */
 export const WAF_DEFAULTS = {
   waf_level: DOMAIN_DEFAULTS.waf_level,

@@ -6,6 +6,7 @@
 // URL or host, a redirection) or nothing after it, so "cat and dog" or "; copy should reach us"
 // stay prose, and a line that starts with "Set" or "Type" is not a Windows command.
 
+import { withoutQuotedCode } from './quoted-code.ts';
 import { TRIGGERS, triggerWords } from './trigger-words.ts';
 
 export const RCE = {
@@ -25,20 +26,32 @@ const DISTINCT = new Set(
     'chmod chown chgrp rm mkfifo mknod base64 xxd od hexdump uuencode crontab useradd usermod passwd sudo su nohup setsid xterm ' +
     'traceroute tracert nmap tftp ftp scp ssh sftp rsync gcc cc awk gawk nawk sed xargs printenv whois tcpdump iptables lsof pkill killall ' +
     'cat id ls dir pwd hostname ping ping6 sleep timeout echo printf env head tail more less find grep egrep fgrep touch cp mv kill ps tar zip unzip gzip dig host ' +
-    'set type net ver vol'
+    'set type net ver vol rev'
   ).split(' '),
 );
 /** Of those, the ones that are also common words: they need an argument shaped like a command's, or a separator right after. */
-const AMBIGUOUS = new Set('cat id ls dir pwd hostname ping sleep timeout echo printf env head tail more less find grep touch cp mv kill ps tar zip dig host set type net ver vol sh su cc od reg'.split(' '));
+const AMBIGUOUS = new Set('rev cat id ls dir pwd hostname ping sleep timeout echo printf env head tail more less find grep touch cp mv kill ps tar zip dig host set type net ver vol sh su cc od reg'.split(' '));
 /** Windows built-ins that only count after ; | & (never at a line start: "Set the table"). */
 const WINDOWS_BUILTIN = new Set(['set', 'type', 'dir', 'ver', 'vol', 'net']);
 const NUMBER_ARG = new Set(['sleep', 'ping', 'ping6', 'timeout', 'kill']);
 /** Words that end many sentences: as a command they need an argument ("… && more" is prose). */
 const WORDS = new Set('more less find head tail touch kill sleep echo type host net cat timeout zip tar set printf grep cp mv'.split(' '));
 
+const ASSIGNED = /(?<=^|[;|&\s])([a-z_][a-z0-9_]{0,20})=['"]?([a-z0-9./_-]{0,40})['"]?(?=[;|&\s]|$)/g;
+const GLOB_COMMAND = /^\s*\/(?:[\w?*[\]]*\/){0,3}[\w[\]]*[?*][\w?*[\]]*(?=\s|$)/;
+
 /** Quote removal, $IFS and empty parameters as blanks, brace lists spread out. */
 export function shellNormal(text: string): string {
   let t = text;
+  // bash's ANSI-C quoting: $'\x69\x64' is "id".
+  if (t.includes("$'")) t = t.replace(/\$'((?:\\x[0-9a-f]{2}|\\[0-7]{1,3}|[^'\\])*)'/g, (_m, body: string) => body.replace(/\\x([0-9a-f]{2})|\\([0-7]{1,3})/g, (_e, hex: string | undefined, oct: string | undefined) => String.fromCharCode(parseInt(hex ?? oct!, hex ? 16 : 8))));
+  // cmd.exe: carets escape the next character (c^m^d is cmd), %COMSPEC% is the shell itself.
+  if (t.includes('^')) t = t.replace(/\^(?=[\w/\\.-])/g, '');
+  if (t.includes('%comspec%')) t = t.replace(/%comspec%/g, 'cmd');
+  // sh: an empty substitution or parameter inside a word expands to nothing (wh$()oami), a
+  // one-character glob class is that character (c[a]t).
+  if (t.includes('$(') || t.includes('${')) t = t.replace(/\$\(\s*\)|\$\{\s*\}/g, '');
+  if (t.includes('[')) t = t.replace(/(?<=[\w/.])\[(\w)\]|\[(\w)\](?=[\w/.])/g, '$1$2');
   if (t.includes('$')) t = t.includes('ifs') ? t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : '')) : t.replace(/\$\{?[0-9@*]\}?/g, '');
   if (/['"\\]/.test(t)) t = t.replace(/\\\n/g, '').replace(/(?<=[\w/.])['"\\]+(?=[\w/.])|(?<=\s|^)['"]+(?=[\w/])|\\(?=[\w/])/g, '');
   if (t.includes('{') && t.includes(',')) t = t.replace(/\{([^{}\s]{1,200},[^{}\s]{0,200})\}/g, (_m, list: string) => ` ${list.split(',').join(' ')} `);
@@ -66,17 +79,32 @@ function commandAt(text: string, at: number): { name: string; rest: string } | u
   return { name, rest: text.slice(at + m[0].length, at + 200) };
 }
 
-/** A command run at `at`: a known command, and an argument list shaped like one (or nothing). */
+/**
+ * A command run at `at`: a known command, and an argument list shaped like one (or nothing).
+ * `separator` '\n' is a line break in a body (prose has lines starting with words); a line break
+ * in a URL, header or cookie value counts as ';'.
+ */
 function runsCommand(text: string, at: number, separator: string): boolean {
+  // A command named by a glob (/???/c?t, /bin/c*t): no one types that but to hide a name.
+  if (GLOB_COMMAND.test(text.slice(at, at + 60))) return true;
   const found = commandAt(text, at);
   if (!found || !DISTINCT.has(found.name)) return false;
   const { name, rest } = found;
+  // Inside $( ) or backticks any known command runs: prose has no substitutions.
+  if (separator === '$(' || separator === '`' || separator === '<(' || separator === '>(') return true;
+  // net with its subcommands (net user, net localgroup administrators …).
+  if (name === 'net' && /^\s+(?:user|localgroup|group|view|share|use|session|accounts|start|stop)\b/.test(rest)) return WINDOWS_BUILTIN.has(name) && /[;|&]/.test(separator);
   if (WINDOWS_BUILTIN.has(name) && !/[;|&]/.test(separator)) return false;
   // Nothing after it, or another separator: "…;id", "|whoami&", "; ls; ".
-  if (/^\s*(?:$|[;|&`)\n]|\$\()/.test(rest)) return !WORDS.has(name) && (!AMBIGUOUS.has(name) || separator !== '\n');
+  // (A closing quote or bracket ends it too: the value sits in a JSON or quoted string.)
+  if (/^\s*(?:$|[;|&`)\n"'}\]#]|\$\()/.test(rest)) return !WORDS.has(name) && (!AMBIGUOUS.has(name) || separator !== '\n');
   if (!/^\s/.test(rest)) return false;
-  const arg = rest.trimStart().split(/\s/, 1)[0]!;
-  return argumentShape(arg, name) || (!AMBIGUOUS.has(name) && !/^[a-z]+$/.test(arg));
+  // The argument ends where the command does: a blank, a separator, or the substitution's close.
+  const arg = rest.trimStart().split(/[\s;|&`)]/, 1)[0]!;
+  // After a pipe or &&/|| (prose has neither) a command that is no word needs no particular argument.
+  if ((separator === '|' || separator === '||' || separator === '&&') && !AMBIGUOUS.has(name)) return true;
+  // A line of a body (a Dockerfile's CMD [...], a note) needs an argument shaped like a command's.
+  return argumentShape(arg, name) || (separator !== '\n' && !AMBIGUOUS.has(name) && !/^[a-z]+$/.test(arg));
 }
 
 /** Where a separator may start (a quick scan for the next candidate). */
@@ -107,8 +135,11 @@ function separatorAt(t: string, i: number): string | undefined {
 }
 
 /** The command injection rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
-export function commandInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
-  const t = shellNormal(form);
+export function commandInjection(form: string, level: number, words = triggerWords(form), inBody = true): number | undefined {
+  // Prose (a forum post, a comment, a question) quotes code in Markdown: at level 1 its code
+  // spans and fenced blocks are quoted, not run (quoted-code.ts). Anywhere else a backtick substitutes.
+  const normal = shellNormal(form);
+  const t = (level < 2 && withoutQuotedCode(normal)) || normal;
   if (t.includes('{') && /\(\s*\)\s*\{[^}]{0,60}\}\s*;/.test(t)) return RCE.shellshock;
   if (form.includes('$') && /\$\{ifs\}|\$ifs\b|\$\(\(\s*[\d$]/.test(form)) return RCE.substitution;
   for (let from = 0; from < t.length; ) {
@@ -124,17 +155,31 @@ export function commandInjection(form: string, level: number, words = triggerWor
     const at = index + sep.length;
     from = at;
     if (sep === '`') {
-      // A backtick glued to a word or after an operator substitutes; after a blank it is usually a
-      // Markdown code span ("run `ls -la` to see").
       const before = t[index - 1];
-      if (level < 2 && before !== undefined && /\s/.test(before)) continue;
       // Runs of backticks are Markdown fences (```python), not substitutions.
       if (before === '`' || t[at] === '`') continue;
       const close = t.indexOf('`', at);
       if (close > at && runsCommand(t.slice(0, close), at, sep)) return RCE.substitution;
       continue;
     }
-    if (runsCommand(t, at, sep)) return sep === '$(' || sep === '<(' || sep === '>(' ? RCE.substitution : RCE.command;
+    if (runsCommand(t, at, sep === '\n' && !inBody ? ';' : sep)) return sep === '$(' || sep === '<(' || sep === '>(' ? RCE.substitution : RCE.command;
+  }
+  // Variables set in the value and used later in it (x=id;$x, a=i;b=d;$a$b): read with their values.
+  if (t.includes('=') && t.includes('$')) {
+    const values = new Map<string, string>();
+    for (const m of t.matchAll(ASSIGNED)) values.set(m[1]!, m[2]!);
+    if (values.size > 0) {
+      const expanded = t.replace(/\$\{?([a-z_][a-z0-9_]{0,20})\}?/g, (whole, name: string) => values.get(name) ?? whole);
+      if (expanded !== t) {
+        const found = commandInjection(expanded.replace(ASSIGNED, ' '), level, words, inBody);
+        if (found !== undefined) return found;
+      }
+    }
+  }
+  // A value that is a line break and a known command alone ("\nid"): no text is that.
+  if (t.includes('\n') && t.length < 64) {
+    const word = t.trim();
+    if (DISTINCT.has(word) && t.slice(0, t.indexOf(word)).includes('\n')) return RCE.command;
   }
   // A value that starts with a separator and a command of any name: text does not start so, a
   // value pasted after a command line's own argument does ("|anything host.example &").
@@ -156,8 +201,12 @@ export function commandInjection(form: string, level: number, words = triggerWor
     if (level >= 3 && start.rest.trim() === '') return RCE.command;
   }
   if (slashBefore(t, 'bcdkp') && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
-  if ((t.includes('--') || t.includes('proxycommand=')) && /(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
+  if ((t.includes('--') || t.includes('proxycommand=')) && /(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path|output|output-document|config|use-askpass)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
+  // find's -exec runs its argument: a value that is "-exec id ;" is passed to find as options.
+  if (t.includes('-exec') && /^\s*-exec(?:dir)?\s+\S+[^;+]{0,100}(?:\\?;|\+)/.test(t)) return RCE.option;
   if (interpreter(form, words)) return RCE.interpreter;
+  // PHP code in a URL, header or cookie value (no one sends a PHP statement there but to have it run).
+  if (!inBody && form.includes('<?') && /<\?(?:php\b|=)\s*[^?\s][^?]{0,200};/.test(form)) return RCE.interpreter;
   return undefined;
 }
 
@@ -171,12 +220,27 @@ function slashBefore(t: string, next: string): boolean {
 }
 
 const CALLS = /\b(?:system|passthru|shell_exec|popen|proc_open|pcntl_exec|exec|eval|assert|create_function|execute|executeglobal|createobject)\s*\(\s*(?:["'`$@]|\(|base64_decode|gzinflate|str_rot13|chr\s*\(|request|\$_)/;
+/** PHP code: an open tag and something that runs (backticks, superglobals, a call that executes or includes). */
+const PHP_CODE = /<\?(?:php\b|=)[^?]{0,300}?(?:`|\$_(?:get|post|request|cookie|server|files)\b|\b(?:system|exec|passthru|shell_exec|eval|assert|popen|proc_open|include|require|include_once|require_once|file_put_contents|phpinfo)\s*\()/;
+/** PowerShell's and .NET's ways to fetch and run code or start a process. */
+const POWERSHELL = /\b(?:iex|invoke-expression)\s*(?:\(|\s[$('"])|\binvoke-webrequest\s+(?:-uri\s+)?['"]?https?:|\bstart-process\s+['"]?[\w\\/.:-]+\.exe\b|new-object\s+(?:system\.)?net\.webclient|\.download(?:string|file)\s*\(|\[\s*(?:system\.)?convert\s*\]\s*::\s*frombase64string\s*\(|\bsystem\.diagnostics\.process\s*[.\]:]/;
 const RUNTIME = /\bruntime\s*\.\s*getruntime\s*\(\s*\)\s*\.\s*exec\b|\bnew\s+java\.lang\.processbuilder\b|\bprocessbuilder\s*\(|__import__\s*\(\s*['"](?:os|subprocess|pty)['"]|\bos\s*\.\s*(?:system|popen|exec\w*)\s*\(|\bsubprocess\s*\.\s*(?:call|run|popen|check_output)\s*\(|\brequire\s*\(\s*['"]child_process['"]|\bwscript\s*\.\s*shell\b|\bchild_process\b\s*[.)]/;
 /** YAML tags that build objects of the host language (deserialisation gadgets). */
+/** PHP and Java gadgets: phpinfo(), call_user_func, Drupal render arrays, Spring's class loader, Java serialisation. */
+const GADGETS = /\bphpinfo\s*\(\s*\)|\bcall_user_func(?:_array)?\b|\binvokefunction\b|\[\s*#(?:post_render|pre_render|lazy_builder|access_callback)\s*\]|\bclass\.(?:module\.)?classloader\b/;
+/** Java's serialised objects, base64 or hex (deserialisation gadgets ride in them). */
+const JAVA_SERIAL = /^\s*(?:ro0ab|aced0005)/;
+/** PHP's serialised objects (object injection): O:8:"stdClass":0:{…}. */
+const PHP_OBJECT = /\bo:\d+:"[\w\\]+":\d+:\{/;
 const YAML_TAG = /!!(?:[a-z]+)\/(?:object|name|module|apply|new)(?::|\/)|!ruby\/(?:object|hash|struct)|!!javax?\.|!!com\.|!!org\./;
 
 function interpreter(form: string, formWords: number): boolean {
   const joined = form.includes('"&"') || form.includes("'+'") || form.includes('"+"') ? form.replace(/(['"])\s*[+&]\s*\1/g, '') : form;
   const words = joined === form ? formWords : triggerWords(joined);
+  if ((words & TRIGGERS.powershell) !== 0 && POWERSHELL.test(joined)) return true;
+  if (form.includes('<?') && PHP_CODE.test(form)) return true;
+  if ((words & TRIGGERS.gadgets) !== 0 && GADGETS.test(form)) return true;
+  if (form.includes(':"') && PHP_OBJECT.test(form)) return true;
+  if (JAVA_SERIAL.test(form)) return true;
   return ((words & TRIGGERS.calls) !== 0 && joined.includes('(') && CALLS.test(joined)) || ((words & TRIGGERS.runtime) !== 0 && RUNTIME.test(joined)) || (form.includes('!') && YAML_TAG.test(form));
 }

@@ -19,18 +19,20 @@ export interface SqlToken {
 }
 
 const STATEMENTS = new Set(['select', 'insert', 'update', 'delete', 'replace', 'merge', 'values', 'with']);
-const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk']);
+const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'prepare', 'do', 'perform', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk']);
 const UNION = new Set(['union', 'intersect', 'except', 'minus']);
 const LOGIC = new Set(['and', 'or', 'xor']);
 const OPERATOR_WORDS = new Set(['not', 'like', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'in', 'between', 'sounds', 'div', 'mod', 'escape', 'collate', 'glob', 'match', 'against']);
 const CLAUSES = new Set(['order', 'group', 'having', 'limit', 'procedure', 'into', 'offset', 'fetch', 'for']);
 const KEYWORDS = new Set([
-  'from', 'where', 'as', 'on', 'join', 'inner', 'outer', 'left', 'right', 'cross', 'natural', 'case', 'when', 'then', 'else', 'end', 'exists', 'all', 'distinct',
+  'from', 'where', 'as', 'on', 'join', 'inner', 'outer', 'left', 'right', 'cross', 'natural', 'case', 'when', 'then', 'else', 'end', 'exists', 'all', 'distinct', 'distinctrow',
   'true', 'false', 'null', 'unknown', 'table', 'database', 'schema', 'top', 'by', 'asc', 'desc', 'set', 'outfile', 'dumpfile', 'some', 'any', 'cast', 'convert',
   'using', 'binary', 'interval', 'delay', 'time', 'if', 'elseif', 'while', 'loop', 'return', 'returns', 'varchar', 'nvarchar', 'char', 'int', 'integer', 'sysname',
 ]);
 /** Keywords that are also functions when a '(' follows (and then are functions). */
-const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
+// (Operator words before a parenthesis compare with it: "1 rlike (select 1)", "x in (…)"; but
+// SQLite has a like() function.)
+const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'between', 'sounds', 'escape', 'collate', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
 
 /** Each word's type, the first set in this order that holds it (one lookup per word). */
 const WORD_TYPES = new Map<string, string>();
@@ -38,10 +40,14 @@ for (const [type, words] of [['k', KEYWORDS], ['T', PROCEDURAL], ['B', CLAUSES],
   for (const word of words) WORD_TYPES.set(word, type);
 }
 
+/** Anything but space from lastIndex on (sticky: only the space run before it is read). */
+const MORE = /\s*\S/y;
+
 const NUMBER = /^(?:0x[0-9a-f]+|0b[01]+|\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)$/;
 
-const isSpace = (c: number) => c <= 32 || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff;
-const isWord = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36 || (c >= 65 && c <= 90) || c > 127;
+// (An undecodable byte — U+FFFD, as %A0 becomes — separates tokens: MySQL reads 0xA0 as a blank.)
+const isSpace = (c: number) => c <= 32 || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff || c === 0xfffd;
+const isWord = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36 || (c >= 65 && c <= 90) || (c > 127 && !isSpace(c));
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /**
@@ -90,12 +96,19 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       continue;
     }
     if ((c === 45 /* - */ && next === 45) || c === 35 /* # */) {
-      // The comment's first character after its marker tells "admin'#" from "'#btn'".
-      out.push({ type: 'c', text: (c === 35 ? '#' : '--') + (text[i + (c === 35 ? 1 : 2)] ?? '') });
+      // A line comment with more code on the next lines is space ("1'#x\nunion#y\nselect 1");
+      // one that runs to the end cuts the query off. Its first character after the marker tells
+      // "admin'#" from "'#btn'".
       const end = text.indexOf('\n', i);
-      if (end < 0) break;
-      i = end + 1;
-      continue;
+      if (end >= 0) {
+        MORE.lastIndex = end + 1;
+        if (MORE.test(text)) {
+          i = end + 1;
+          continue;
+        }
+      }
+      out.push({ type: 'c', text: (c === 35 ? '#' : '--') + (text[i + (c === 35 ? 1 : 2)] ?? '') });
+      break;
     }
     // Strings ('…' and "…"; a doubled quote or a backslash escapes) and `identifiers`.
     if (c === 39 || c === 34 || c === 96) {
@@ -115,7 +128,13 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
         j++;
         while (j < n && isDigit(text.charCodeAt(j))) j++;
       }
-      const word = text.slice(i, j);
+      let word = text.slice(i, j);
+      // MySQL ends a number in exponent form where letters follow: "1e0union" is 1e0 union.
+      const exponent = /^(?:\d+\.?\d*|\.\d+)e\d+(?=[a-z_])/.exec(word);
+      if (exponent) {
+        word = exponent[0];
+        j = i + word.length;
+      }
       out.push({ type: NUMBER.test(word) ? '1' : 'n', text: word });
       i = j;
       continue;
@@ -146,9 +165,17 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       i += 2;
       continue;
     }
-    if ('=<>!|&^~+-*/%:'.includes(text[i]!)) {
+    // PostgreSQL's cast (::jsonb, ::text) changes no shape: skipped with its type name.
+    if (c === 58 /* : */ && next === 58) {
+      let j = i + 2;
+      while (j < n && isSpace(text.charCodeAt(j))) j++;
+      while (j < n && isWord(text.charCodeAt(j))) j++;
+      i = j;
+      continue;
+    }
+    if ('=<>!|&^~+-*/%:@'.includes(text[i]!)) {
       let j = i + 1;
-      while (j < n && '=<>!'.includes(text[j]!) && j - i < 3) j++;
+      while (j < n && '=<>!@'.includes(text[j]!) && j - i < 3) j++;
       out.push({ type: 'o', text: text.slice(i, j) });
       i = j;
       continue;

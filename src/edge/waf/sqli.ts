@@ -44,7 +44,7 @@ const isValue = (t?: SqlToken) => !!t && (t.type === '1' || t.type === 's' || t.
 
 /** After a statement keyword: something a query selects (a column list, a value, a call), not prose. */
 function selects(t: Tokens, i: number): boolean {
-  while (t[i]?.type === 'k' && (t[i]!.text === 'all' || t[i]!.text === 'distinct' || t[i]!.text === 'top')) i++;
+  while (t[i]?.type === 'k' && (t[i]!.text === 'all' || t[i]!.text === 'distinct' || t[i]!.text === 'distinctrow' || t[i]!.text === 'top')) i++;
   const a = t[i];
   if (!a) return false;
   if (a.type === '1' || a.type === 'v' || a.type === 'f' || a.type === '(' || a.type === 's' || (a.type === 'o' && a.text === '*') || (a.type === 'k' && a.text === 'null')) return true;
@@ -55,7 +55,7 @@ function selects(t: Tokens, i: number): boolean {
 /** UNION [ALL|DISTINCT] [(] SELECT …, with t[i] the union. */
 function unionSelect(t: Tokens, i: number): boolean {
   let j = i + 1;
-  while (t[j] && ((t[j]!.type === 'k' && (t[j]!.text === 'all' || t[j]!.text === 'distinct')) || t[j]!.type === '(')) j++;
+  while (t[j] && ((t[j]!.type === 'k' && (t[j]!.text === 'all' || t[j]!.text === 'distinct' || t[j]!.text === 'distinctrow')) || t[j]!.type === '(')) j++;
   return t[j]?.type === 'E' && selects(t, j + 1);
 }
 
@@ -65,8 +65,15 @@ function stacked(t: Tokens, i: number): boolean {
   const b = t[i + 2];
   if (!a) return false;
   if (a.type === 'E') return a.text === 'select' ? selects(t, i + 2) : !!b && (b.type === 'n' || b.type === 'k' || b.type === 'B');
+  // "; set @q = …" (MySQL's variables, then PREPARE/EXECUTE).
+  if (a.type === 'k' && a.text === 'set') return b?.type === 'v' && t[i + 3]?.type === 'o';
   if (a.type !== 'T') return false;
   switch (a.text) {
+    case 'prepare':
+      return b?.type === 'n' && t[i + 3]?.type === 'k' && t[i + 3]!.text === 'from';
+    case 'do':
+    case 'perform':
+      return !!b && (b.type === 'f' || b.type === '?');
     case 'declare':
       return b?.type === 'v';
     case 'exec':
@@ -94,7 +101,7 @@ function subquery(t: Tokens, i: number): boolean {
     const x = t[j]!;
     if (x.type === '(') depth++;
     else if (x.type === ')' && --depth === 0) return j === i + 3 && isValue(t[i + 2]);
-    else if ((x.type === 'k' && x.text === 'from') || x.type === 'f') return selects(t, i + 2) || x.type === 'f';
+    else if ((x.type === 'k' && (x.text === 'from' || x.text === 'where' || x.text === 'case')) || x.type === 'f') return selects(t, i + 2) || x.type === 'f' || x.text === 'case';
   }
   return false;
 }
@@ -106,22 +113,32 @@ function condition(t: Tokens, i: number, weak: boolean, quoted: boolean, level: 
   const a = t[j];
   if (!a) return undefined;
   if (a.type === 'E' && t[j - 1]?.type === '(') return subquery(t, j - 1) ? SQLI.subquery : undefined;
+  // "' or exists(select …)", "' and not exists (select …)".
+  if ((a.type === 'k' && a.text === 'exists') || (a.type === 'o' && a.text === 'not' && t[j + 1]?.text === 'exists')) {
+    const open = a.text === 'not' ? j + 2 : j + 1;
+    return t[open]?.type === '(' && subquery(t, open) ? SQLI.subquery : undefined;
+  }
   if (a.type === 'f' && !weak) return SQLI.tautology;
   if (!isOperand(a)) return undefined;
   let k = j + 1;
   while (t[k]?.type === ')') k++;
+  // "not between", "not like", "not in": the operator is the second word.
+  if (t[k]?.type === 'o' && t[k]!.text === 'not' && t[k + 1]?.type === 'o') k++;
   const op = t[k];
   if (op?.type === 'o') {
+    // "' or 1 in (select @@version)": compared with a subquery.
+    if (t[k + 1]?.type === '(' && subquery(t, k + 1)) return SQLI.subquery;
     let m = k + 1;
     while (t[m]?.type === '(' || (t[m]?.type === 'o' && UNARY.has(t[m]!.text))) m++;
     const b = t[m];
-    if (!isOperand(b) && !(b?.type === '(')) return undefined;
+    if (!isOperand(b) && !(b?.type === '(') && !(b?.type === 'k' && b.text === 'case')) return undefined;
     if (weak && !isValue(a) && !isValue(b) && level < 2) return undefined;
     return a.type === '1' && b?.type === '1' ? SQLI.numericTautology : SQLI.tautology;
   }
   if (weak || !isValue(a)) return undefined;
-  // "' or 1--", "' or true;": a value, then the rest of the query is cut off.
-  if (op?.type === 'c' || op?.type === ';') return SQLI.tautology;
+  // "' or 1--", "' or true;": a value, then the rest of the query is cut off; "or 1 group by …",
+  // "or true limit 1": then a clause.
+  if (op?.type === 'c' || op?.type === ';' || (op?.type === 'B' && op.text !== 'into' && op.text !== 'for')) return SQLI.tautology;
   // "' or 'x" (the query's own quote closes it): weaker, prose can look like it.
   if (!op && quoted && a.type === 's' && level >= 2) return SQLI.tautology;
   return undefined;
@@ -142,7 +159,7 @@ function plainStart(form: string, quote: "'" | '"' | undefined): boolean {
 }
 
 /** The shapes that start a value: a closed value, then a turn of the query. */
-function opening(t: Tokens, quoted: boolean, level: number): number | undefined {
+function opening(t: Tokens, quoted: boolean, level: number, form: string): number | undefined {
   const first = t[0];
   if (!first) return undefined;
   if (first.type === '(' && subquery(t, 0)) return SQLI.subquery;
@@ -173,7 +190,8 @@ function opening(t: Tokens, quoted: boolean, level: number): number | undefined 
       const what = t[by];
       if (turn.text === 'into') return what?.type === 'k' && (what.text === 'outfile' || what.text === 'dumpfile') ? SQLI.clause : undefined;
       if ((turn.text === 'order' || turn.text === 'group') && by === i + 1) return undefined;
-      return what && (what.type === '1' || what.type === 'f' || (what.type === 'n' && (t[by + 1] === undefined || t[by + 1]!.type === 'c' || t[by + 1]!.type === ','))) ? SQLI.clause : undefined;
+      if (what?.type === '(' && subquery(t, by)) return SQLI.subquery;
+      return what && (what.type === '1' || what.type === 'f' || (what.type === 'n' && (t[by + 1] === undefined || t[by + 1]!.type === 'c' || t[by + 1]!.type === ',' || t[by + 1]!.type === 'B'))) ? SQLI.clause : undefined;
     }
     case 'T':
       return turn.text === 'waitfor' && t[i + 1]?.text === 'delay' ? SQLI.delay : undefined;
@@ -181,7 +199,8 @@ function opening(t: Tokens, quoted: boolean, level: number): number | undefined 
       if (weak) return undefined;
       const next = t[i + 1];
       if (next?.type === '(' && subquery(t, i + 1)) return SQLI.subquery;
-      if (next?.type === 'f' && first.type !== 'n') return SQLI.tautology;
+      // "1+ascii(…)": a call glued to its parenthesis ("3+ yrs (part-time)" is prose).
+      if (next?.type === 'f' && first.type !== 'n' && form.includes(`${next.text}(`)) return SQLI.tautology;
       // '1'='1 : the query's closing quote completes a comparison of two strings.
       if (quoted && isValue(next)) {
         const after = t[i + 2];
@@ -195,18 +214,57 @@ function opening(t: Tokens, quoted: boolean, level: number): number | undefined 
   }
 }
 
+/**
+ * A later logic operator and a comparison of two literal values: out of a string, one the
+ * query's own quote completes ("' or x or '1'='1", "' and 1.e(1) or 'a'='a"): the first turn
+ * need not be the one that matters.
+ */
+function laterTautology(t: Tokens, quoted: boolean): number | undefined {
+  for (let i = 2; i < t.length - 2; i++) {
+    if (t[i]!.type !== '&') continue;
+    const [a, op, b, after] = [t[i + 1], t[i + 2], t[i + 3], t[i + 4]];
+    if (!isValue(a) || op?.type !== 'o' || !/^(?:=|<>|!=|<=>|like)$/.test(op.text) || !isValue(b)) continue;
+    // Outside a string only the same literal on both sides counts ("… where id = 1 or 1=1").
+    if (!quoted) {
+      if (op.text === '=' && a!.type === b!.type && a!.text === b!.text && (!after || after.type === 'c' || after.type === '&' || after.type === ';' || after.type === ')')) return SQLI.tautology;
+      continue;
+    }
+    // The query's quote completes the last string: "…'1'='1" ends inside it, or a comment cuts the rest.
+    if ((!after && b!.type === 's') || after?.type === 'c' || after?.type === '&' || after?.type === ';') return SQLI.tautology;
+  }
+  return undefined;
+}
+
 // Plain words only: the tokenizer decides whether a call follows (comments between included).
 const TIME_FUNCTIONS = /\b(?:sleep|pg_sleep|benchmark|dbms_lock\.sleep|dbms_pipe\.receive_message|randomblob)\b/g;
-const EXTRACTION = /\b(?:extractvalue|updatexml|load_file|group_concat|concat_ws|make_set|export_set|fn_varbintohexstr|utl_inaddr\.get_host_\w+|utl_http\.request|dbms_xmlgen\.\w+|xp_dirtree|xp_fileexist|sys_eval|sys_exec)\s*\(|\bchar\s*\(\s*\d+\s*,\s*\d+|\bconcat\s*\(\s*0x[0-9a-f]+/;
-const SCHEMA = /\b(?:xp_cmdshell|sp_executesql|sp_oacreate|sp_oamethod|sp_makewebtask|sp_addextendedproc|sp_configure|sp_password)\b|\b(?:information_schema|pg_catalog|mysql|sys|master\.dbo|master\.sys)\.(?:tables|columns|schemata|user|users|objects|sysobjects|syscolumns|pg_\w+|innodb_\w+|routines|processlist)\b|\bsysobjects\b|\bsyscolumns\b|\ball_tables\b|\buser_tables\b/;
-const PROBE = /['"`;()=<>!|&#@,*]|--|\/\*|\b(?:union|intersect|except|order|group|having|limit|waitfor|procedure|into|select)\b/;
+const EXTRACTION = /\b(?:extractvalue|updatexml|load_file|group_concat|concat_ws|make_set|export_set|fn_varbintohexstr|utl_inaddr\.get_host_\w+|utl_http\.request|dbms_xmlgen\.\w+|xp_dirtree|xp_fileexist|sys_eval|sys_exec|load_extension)\s*\(|\bchar\s*\(\s*\d+\s*,\s*\d+|\bconcat\s*\(\s*0x[0-9a-f]+/;
+const SCHEMA = /\b(?:exec|execute)\s+(?:[a-z_]+\.{1,2}){0,2}(?:xp|sp)_[a-z_]+|\b(?:xp_cmdshell|xp_dirtree|xp_fileexist|xp_regread|xp_regwrite|xp_servicecontrol|xp_subdirs|sp_executesql|sp_oacreate|sp_oamethod|sp_makewebtask|sp_addextendedproc|sp_configure|sp_password)\b|\b(?:information_schema|pg_catalog|mysql|sys|master\.dbo|master\.sys)\.(?:tables|columns|schemata|user|users|objects|sysobjects|syscolumns|pg_\w+|innodb_\w+|routines|processlist)\b|\bsysobjects\b|\bsyscolumns\b|\ball_tables\b|\buser_tables\b/;
+const PROBE = /['"`;()=<>!|&#@,*]|--|\/\*|\b(?:union|intersect|except|order|group|having|limit|waitfor|procedure|into|select|or|and|xor|between|rlike|regexp)\b/;
 
 /** Something before index `at` that puts what follows in SQL (start, operator, keyword). */
 function sqlBefore(text: string, at: number): boolean {
   const before = text.slice(Math.max(0, at - 24), at).trimEnd();
   if (before === '' && at - 24 <= 0) return true;
-  return /[&|=<>(,+\-*/;'"!]$|\b(?:and|or|xor|select|where|not|if|then|when|having|exec|execute)$/.test(before);
+  return /[&|=<>(,+\-*/;'"!]$|\b(?:and|or|xor|select|where|from|not|if|then|when|else|having|exec|execute|perform|begin)$/.test(before);
 }
+
+const NESTABLE = ['union', 'select', 'from', 'where', 'sleep'];
+
+/** The text with every keyword deleted once, when that makes a keyword (uniunionon → union). */
+function keywordsDeletedOnce(form: string): string | undefined {
+  let nested = false;
+  for (const word of NESTABLE) {
+    const at = form.indexOf(word);
+    if (at > 0 && form.slice(Math.max(0, at - word.length), at + 2 * word.length).split(word).join('').includes(word)) nested = true;
+  }
+  if (!nested) return undefined;
+  let out = form;
+  for (const word of NESTABLE) out = out.split(word).join('');
+  return out === form ? undefined : out;
+}
+
+const INNER_COMMENT = /(?<=[a-z])\/\*\*\/(?=[a-z])/;
+const INNER_COMMENT_ALL = new RegExp(INNER_COMMENT.source, 'g');
 
 const SUBQUERY_START = /\(\s*(?:\/\*|select\b)/y;
 
@@ -253,11 +311,26 @@ function inside(text: string, level: number, words: number): number | undefined 
  * the form's trigger words (trigger-words.ts), when the caller has them already.
  */
 export function sqlInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
+  // Filters that delete keywords once make UNIunionON a UNION: read it so too.
+  if ((words & TRIGGERS.union) !== 0 || form.includes('select')) {
+    const once = keywordsDeletedOnce(form);
+    if (once !== undefined) {
+      const found = sqlInjection(once, level);
+      if (found) return found;
+    }
+  }
+  // Filters that strip comments make UN/**/ION a UNION: read it so too.
+  if (form.includes('/**/') && INNER_COMMENT.test(form)) {
+    const joined = form.replace(INNER_COMMENT_ALL, '');
+    const found = sqlInjection(joined, level);
+    if (found) return found;
+  }
   if (!PROBE.test(form)) return words & TRIGGERS.extraction && EXTRACTION.test(form) ? SQLI.extraction : words & TRIGGERS.schema && SCHEMA.test(form) ? SQLI.schema : undefined;
   for (const quote of [undefined, "'", '"'] as const) {
     if (quote && !form.includes(quote)) continue;
     if (plainStart(form, quote)) continue;
-    const found = opening(fold(sqlTokens(form, quote)), quote !== undefined, level);
+    const t = fold(sqlTokens(form, quote));
+    const found = opening(t, quote !== undefined, level, form) ?? laterTautology(t, quote !== undefined);
     if (found) return found;
   }
   return inside(form, level, words);

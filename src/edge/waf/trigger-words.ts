@@ -11,9 +11,9 @@ const GROUPS = {
   /** sqli.ts: TIME_FUNCTIONS, WAITFOR DELAY. */
   delay: 'sleep pg_sleep benchmark dbms_lock dbms_pipe randomblob waitfor',
   /** sqli.ts: EXTRACTION. */
-  extraction: 'extractvalue updatexml load_file group_concat concat_ws make_set export_set fn_varbintohexstr utl_inaddr utl_http dbms_xmlgen xp_dirtree xp_fileexist sys_eval sys_exec char concat',
+  extraction: 'extractvalue updatexml load_file group_concat concat_ws make_set export_set fn_varbintohexstr utl_inaddr utl_http dbms_xmlgen xp_dirtree xp_fileexist sys_eval sys_exec load_extension char concat',
   /** sqli.ts: SCHEMA. */
-  schema: 'xp_cmdshell sp_executesql sp_oacreate sp_oamethod sp_makewebtask sp_addextendedproc sp_configure sp_password information_schema pg_catalog mysql sys master sysobjects syscolumns all_tables user_tables',
+  schema: 'exec execute xp_dirtree xp_fileexist xp_regread xp_regwrite xp_servicecontrol xp_subdirs xp_cmdshell sp_executesql sp_oacreate sp_oamethod sp_makewebtask sp_addextendedproc sp_configure sp_password information_schema pg_catalog mysql sys master sysobjects syscolumns all_tables user_tables',
   /** xss.ts: SINKS. */
   sinks: 'alert prompt confirm print eval atob',
   /** xss.ts: TIMERS. */
@@ -26,10 +26,14 @@ const GROUPS = {
   calls: 'system passthru shell_exec popen proc_open pcntl_exec exec eval assert create_function execute executeglobal createobject',
   /** shell.ts: RUNTIME (__import__('os') names its module in quotes). */
   runtime: 'runtime java processbuilder os subprocess pty require wscript child_process',
+  /** shell.ts: POWERSHELL. */
+  powershell: 'iex invoke start webclient downloadstring downloadfile frombase64string diagnostics',
+  /** shell.ts: GADGETS. */
+  gadgets: 'phpinfo call_user_func call_user_func_array invokefunction post_render pre_render lazy_builder access_callback classloader',
   /** injection.ts: SERVER_JS. */
   serverJs: 'db do while for this sleep',
   /** paths.ts: SYSTEM_FILES. */
-  systemFiles: 'etc windows winnt proc ssh aws boot win system ntuser web htpasswd',
+  systemFiles: 'etc windows winnt proc ssh aws boot win system ntuser web htpasswd inetpub var git svn hg htaccess ds_store env',
   /** paths.ts: WRAPPERS. */
   wrappers: 'php expect phar zip glob file jar compress ssh2 ogg rar gopher dict netdoc data',
 } as const;

@@ -36,7 +36,12 @@ const EVENTS = new Set(
 
 /** Tags that run or load script by themselves (level 1), and ones that can be made to (level 2). */
 const SCRIPT_TAGS = /<\/?(?:script|iframe|object|embed|svg|math|applet|meta|base|frameset|frame|xml|portal|isindex|xss)(?=[\s/>]|$)/;
+// (An editor's HTML embeds iframes — videos, maps — by their URL; one that runs script has srcdoc,
+// a script URL or a handler, read by the other rules.)
+const SCRIPT_TAGS_IN_DOCUMENT = /<\/?(?:script|object|embed|applet|meta|base|frameset|frame|portal|isindex|foreignobject)(?=[\s/>]|$)|\bsrcdoc\s*=/;
 const MORE_TAGS = /<\/?(?:style|link|template|img|image|video|audio|source|input|form|button|details|marquee|body|a|div|p|select|textarea|keygen|noscript|animate|set|use)(?=[\s/>]|$)/;
+/** A style sheet that loads or runs something: @import, expression(), behaviors, bindings, script URLs. */
+const STYLE_LOADS = /<style[\s>/][^<]{0,400}(?:@import|expression\s*\(|behavior\s*:|-moz-binding|url\s*\(\s*['"]?\s*(?:java|vb)script:)/;
 /** A character that ends the code before a call: the value then sits in script. */
 const CODE_BEFORE = /(?:^|[;(){}[\],=+\-*/|&!?:<>'"`~^]|javascript:)\s*$/;
 const SINKS = /\b(?:alert|prompt|confirm|print|eval|atob)\s*(?:\(|`)|\b(?:alert|prompt|confirm|print|eval)\s*\.\s*(?:call|apply|bind)\s*\(|\(\s*(?:alert|prompt|confirm|print|eval)\s*\)\s*[(`]|\[\s*['"`](?:alert|prompt|confirm|eval)['"`]\s*\]\s*[(`]/g;
@@ -45,7 +50,11 @@ const DOM = /\b(?:document\s*\.\s*(?:cookie|domain|write|writeln|location|body\.
 const PROTOTYPE = /__proto__\s*[[.=]|\bconstructor\s*\.\s*prototype\b|\bconstructor\s*\(\s*['"`]|\[\s*['"`]?constructor['"`]?\s*\]|\bprototype\s*\[\s*['"`]?\w+/;
 const BREAKOUT = /['"`]\s*\/?>\s*<[a-z!/]|-->\s*<[a-z]|<\/(?:title|textarea|style|noscript|xmp|iframe|template|option|select)\s*>\s*<[a-z]/;
 const QUOTE_CALL = /['"`]\s*\)*\s*[-+*/%&|^;,]+\s*[\w$.[\]'"]{1,40}\s*(?:\(|`)[^)\s]{0,60}\)?\s*(?:;|\/\/|<!--|['"`]|$)/;
-const SCRIPT_URL = /(?:java|vb|live)script\s*:|data\s*:\s*(?:text\/html|image\/svg\+xml|application\/(?:x-)?(?:javascript|xhtml))/g;
+// (An SVG image as a data: URL runs no script where images are shown; its content, decoded, is read as any text is.)
+const SCRIPT_URL = /(?:java|vb|live)script\s*:|data\s*:\s*(?:text\/html|application\/(?:x-)?(?:javascript|xhtml))/g;
+
+/** Event attributes of script frameworks that evaluate their value: AngularJS ng-<event>, Vue v-on: and @, Alpine x-on:. */
+const FRAMEWORK_HANDLER = /^(?:ng-(?:click|dblclick|focus|blur|change|submit|copy|cut|paste|init|mouse[a-z]+|key[a-z]+)|v-on:[a-z]+|x-on:[a-z]+|@[a-z]+)$/;
 
 /** An attribute named on<event> inside a tag ('<' and a letter, attributes up to '>'). */
 function tagHandler(text: string): boolean {
@@ -69,7 +78,7 @@ function tagHandler(text: string): boolean {
       let k = j;
       while (k < end && ' \t\n\f\r'.includes(text[k]!)) k++;
       if (text[k] === '=') {
-        if (/^on[a-z]{3,}$/.test(name)) return true;
+        if (/^on[a-z]{3,}$/.test(name) || FRAMEWORK_HANDLER.test(name)) return true;
         k++;
         while (k < end && ' \t\n\f\r'.includes(text[k]!)) k++;
         const quote = text[k];
@@ -122,12 +131,15 @@ export function joinedStrings(text: string): string {
   return text.replace(/(['"])\s*[+&]\s*\1/g, '');
 }
 
-function scan(text: string, level: number, words = triggerWords(text)): number | undefined {
+function scan(text: string, level: number, words = triggerWords(text), document = false): number | undefined {
   const lt = text.includes('<');
   if (lt) {
-    if (SCRIPT_TAGS.test(text)) return XSS.tag;
+    // A markup document's own vocabulary (an SVG image, XML, MathML) is no tag injected into one.
+    if ((document ? SCRIPT_TAGS_IN_DOCUMENT : SCRIPT_TAGS).test(text)) return XSS.tag;
     if (tagHandler(text)) return XSS.handler;
-    if (BREAKOUT.test(text)) return XSS.breakout;
+    // A whole markup document closes its own attributes and opens tags ("…"/><b>"): no breakout.
+    if (!document && BREAKOUT.test(text)) return XSS.breakout;
+    if (text.includes('<style') && STYLE_LOADS.test(text)) return XSS.tag;
     if (level >= 2 && MORE_TAGS.test(text)) return XSS.tag;
   }
   // A handler needs '=', a script URL ':' (single characters: the quickest searches come first).
@@ -165,18 +177,18 @@ function scan(text: string, level: number, words = triggerWords(text)): number |
   return undefined;
 }
 
-/** The XSS rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
-export function crossSiteScripting(form: string, level: number, words = triggerWords(form)): number | undefined {
-  const found = scan(form, level, words);
+/** The XSS rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts; `document`: a whole markup document). */
+export function crossSiteScripting(form: string, level: number, words = triggerWords(form), document = false): number | undefined {
+  const found = scan(form, level, words, document);
   if (found) return found;
   const joined = form.includes('+') || form.includes('&') ? joinedStrings(form) : form;
   if (joined !== form) {
-    const again = scan(joined, level);
+    const again = scan(joined, level, triggerWords(joined), document);
     if (again) return again;
   }
   if (form.includes('<')) {
     const stripped = withoutBareTags(form);
-    if (stripped !== form) return scan(stripped, level);
+    if (stripped !== form) return scan(stripped, level, triggerWords(stripped), document);
   }
   return undefined;
 }

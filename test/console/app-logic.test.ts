@@ -1,0 +1,36 @@
+// The console's pure parts, in Node: hash routes (hostile ones included) and how the API's field
+// errors are matched to a form's fields.
+import { describe, expect, it } from 'vitest';
+import { href, parseRoute } from '../../src/console/app/router.ts';
+import { Problem } from '../../src/console/app/api.ts';
+
+describe('console routes', () => {
+  it('reads every page, with the domain decoded', () => {
+    expect(parseRoute('')).toEqual({ page: 'domains' });
+    expect(parseRoute('#/domains')).toEqual({ page: 'domains' });
+    expect(parseRoute('#/domains/example.org')).toEqual({ page: 'domain', domain: 'example.org', tab: 'settings' });
+    expect(parseRoute('#/domains/xn--bcher-kva.example/records')).toEqual({ page: 'domain', domain: 'xn--bcher-kva.example', tab: 'records' });
+    for (const page of ['iplists', 'certificates', 'events', 'webhooks'] as const) expect(parseRoute(`#/${page}`)).toEqual({ page });
+    expect(parseRoute(href('domains', 'a b.example', 'uptime'))).toEqual({ page: 'domain', domain: 'a b.example', tab: 'uptime' });
+  });
+
+  it('anything else is "missing", never a page with a made-up tab', () => {
+    for (const hash of ['#/nowhere', '#/domains/example.org/secrets', '#/iplists/1', '#/events/x/y', '#/__proto__', '#/domains/example.org/constructor']) expect(parseRoute(hash).page, hash).toBe('missing');
+  });
+});
+
+describe('field errors from problem documents', () => {
+  const problem = new Problem(400, 'VALIDATION', 'bad', [
+    { field: 'ips.3', message: 'not an address' },
+    { field: 'ips.7', message: 'a prefix with host bits' },
+    { field: 'ttl', message: 'at least 30' },
+    { field: 'tags', message: 'too many' },
+  ]);
+
+  it('a list field shows its items’ errors; a field shows only its own', () => {
+    expect(problem.fieldMessage('ips')).toBe('not an address; a prefix with host bits');
+    expect(problem.fieldMessage('ttl')).toBe('at least 30');
+    expect(problem.fieldMessage('tag')).toBeUndefined();
+    expect(problem.fieldMessage('value')).toBeUndefined();
+  });
+});
