@@ -16,10 +16,12 @@ const LAYERS = {
   certs: ['model', 'store', 'shared', 'config.ts', 'errors.ts'],
   sync: ['model', 'store', 'dns/zone', 'shared', 'errors.ts'],
   notify: ['model', 'store', 'uptime', 'ownership', 'sync/notifier.ts', 'shared', 'errors.ts'],
+  zonefile: ['model', 'store/types.ts', 'store/contract', 'errors.ts'],
+  console: [],
   dns: ['model', 'geo', 'store/types.ts', 'store/contract', 'shared', 'errors.ts'],
   edge: ['model', 'geo', 'store/types.ts', 'store/contract', 'sync', 'uptime', 'shared', 'errors.ts'],
-  api: ['model', 'store', 'sync', 'certs', 'notify', 'uptime', 'ownership', 'geo', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
-  cli: ['model', 'store', 'certs', 'notify', 'ownership', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
+  api: ['model', 'store', 'sync', 'certs', 'notify', 'uptime', 'ownership', 'geo', 'zonefile', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
+  cli: ['model', 'store', 'certs', 'notify', 'ownership', 'zonefile', 'dns/transfer/secondaries.ts', 'dns/transfer/tsig.ts', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
 };
 const FOLDERS = [...Object.keys(LAYERS), 'roles'];
 const ROOT_FILES = ['config.ts', 'errors.ts', 'log.ts', 'main.ts'];

@@ -122,7 +122,18 @@ export interface Config {
     /** PALISADE_METRICS_TOKEN: set, /metrics answers only `Authorization: Bearer <it>`; unset, only loopback clients. */
     metricsToken?: string;
   };
-  dns: { host: string; port: number; cache: boolean; tcp: TcpLimits; rateLimit: { rate: number; slip: number }; cookieSecret?: Buffer };
+  dns: {
+    host: string;
+    port: number;
+    cache: boolean;
+    tcp: TcpLimits;
+    rateLimit: { rate: number; slip: number };
+    cookieSecret?: Buffer;
+    /** The catalog zone's name offered to secondaries (RFC 9432); "" = none. */
+    catalogZone: string;
+    /** This name server's NSID (RFC 5001), answered to queries that ask; "" = none. */
+    nsid: string;
+  };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
   /** The dns role's link to the API's change feed. */
@@ -235,6 +246,13 @@ function hexSecret(name: string, text: string | undefined, problems: string[]): 
     return undefined;
   }
   return Buffer.from(text, 'hex');
+}
+
+/** A name server identifier (RFC 5001): visible ASCII, at most 128 octets; unset or "" = none. */
+function nsid(text: string | undefined, problems: string[]): string {
+  if (text === undefined || text === '') return '';
+  if (!/^[\x21-\x7e]{1,128}$/.test(text)) problems.push('PALISADE_DNS_NSID: must be 1–128 visible ASCII characters (e.g. the instance name: ns1-fra)');
+  return text;
 }
 
 /** A file's text (a path given by the operator), or undefined when unset. */
@@ -350,6 +368,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cache: bool('PALISADE_DNS_CACHE', true),
       rateLimit: { rate: int('PALISADE_DNS_RRL_RATE', DNS_RRL_DEFAULTS.rate, 0, 1_000_000), slip: int('PALISADE_DNS_RRL_SLIP', DNS_RRL_DEFAULTS.slip, 0, 100) },
       cookieSecret: hexSecret('PALISADE_DNS_COOKIE_SECRET', env.PALISADE_DNS_COOKIE_SECRET, problems),
+      catalogZone: env.PALISADE_DNS_CATALOG_ZONE === '' ? '' : domain('PALISADE_DNS_CATALOG_ZONE', 'catalog.palisade.invalid'),
+      nsid: nsid(env.PALISADE_DNS_NSID, problems),
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),

@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
       }
       const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisPrefix: config.redisPrefix, redis: config.redis });
       try {
-        await runAdmin(store, rest, (value) => console.log(JSON.stringify(value, null, 2)), { secretKey: config.certs.secretKey });
+        await runAdmin(store, rest, (value) => console.log(JSON.stringify(value, null, 2)), { secretKey: config.certs.secretKey, config });
         return 0;
       } catch (error) {
         console.error(`palisade admin: ${describeAdminError(error)}`);

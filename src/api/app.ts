@@ -26,6 +26,8 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { nameserverRoutes } from './routes/nameservers.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
+import { bulkRecordRoutes } from './routes/records-bulk.ts';
+import { zoneFileRoutes } from './routes/zonefile.ts';
 import { syncRoutes } from './routes/sync.ts';
 import { edgeSyncRoutes } from './routes/edge-sync.ts';
 import { certificateRoutes, followSsl } from './routes/certificates.ts';
@@ -34,7 +36,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { parseJsonBody, validatorCompiler } from './validation.ts';
 import { operationId, RouteMethods } from './route-methods.ts';
 import { Type } from 'typebox';
-import { consoleRoutes } from '../console/plugin.ts';
+import { consoleRoutes } from './plugins/console.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -166,6 +168,8 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
     await authed.register(meRoutes);
     await authed.register(domainRoutes);
     await authed.register(recordRoutes);
+    await authed.register(bulkRecordRoutes);
+    await authed.register(zoneFileRoutes);
     await authed.register(certificateRoutes);
     await authed.register(uptimeRoutes);
     await authed.register(webhookRoutes);

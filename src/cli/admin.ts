@@ -2,6 +2,7 @@
 // may be shared with a running server: LMDB serialises writers across processes).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { certificateFromPem, type CertificateState } from '../model/certificate.ts';
 import { SecretBox } from '../certs/secret-box.ts';
@@ -16,6 +17,9 @@ import { normaliseDomainName } from '../model/names.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { Ownership } from '../ownership/ownership.ts';
 import { StoreError } from '../store/errors.ts';
+import { checkEntry, readEntries, SECONDARIES_FILE, writeEntries, type SecondaryEntry } from '../dns/transfer/secondaries.ts';
+import { parseTsigKey } from '../dns/transfer/tsig.ts';
+import { importZoneFile } from '../zonefile/import.ts';
 
 export const ADMIN_USAGE = `usage: palisade admin <command>
   user create --name NAME --email EMAIL [--max-domains N] [--max-records N] [--max-iplists N] [--max-ips N] [--reserved-zones]
@@ -47,9 +51,28 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
   domain release DOMAIN --user ID          removes that account's claim (proven or not: a dispute) and tells it
                                            (domain.claim_released)
   domain prove DOMAIN --user ID            proves that account's claim on the operator's word (a dispute settled
-                                           outside): other accounts' pending claims at or under it are released`;
+                                           outside): other accounts' pending claims at or under it are released
+  zone import DOMAIN FILE [--dry-run]      replaces the holder's records with a BIND zone file's, in one change (as POST
+                                           /domains/DOMAIN/zonefile); prints what changed, or each bad line
+  secondary add --name NAME --address IP [--address IP…] --tsig-key [hmac-sha256:]KEYNAME:BASE64 [--port N]
+                [--zone DOMAIN…] [--no-catalog]
+                                           a secondary name server allowed to transfer zones (AXFR/IXFR with that TSIG
+                                           key) and sent NOTIFY on every change: every zone, or only the --zone ones;
+                                           the catalog zone unless --no-catalog. Kept in the data directory of the
+                                           name server this runs beside; its DNS processes read it within a second
+  secondary list                           (secrets not shown)
+  secondary remove NAME`;
 
 export class UsageError extends Error {}
+
+const secondariesFile = (config: Config | undefined) => join((config ?? loadConfig()).dataDir, SECONDARIES_FILE);
+
+/** A secondary as the operator sees it: the key's name and algorithm, never its secret. */
+function shownSecondary(entry: SecondaryEntry): Record<string, unknown> {
+  const { tsigKey, ...rest } = entry;
+  const key = parseTsigKey(tsigKey);
+  return { ...rest, tsig_key: typeof key === 'string' ? key : `${key.algorithm}:${key.name}` };
+}
 
 /** What the operator sees of a certificate: never its key. */
 function certificateSummary(cert: CertificateState): Record<string, unknown> {
@@ -78,6 +101,12 @@ const OPTIONS = {
   'max-ips': { type: 'string' },
   'reserved-zones': { type: 'boolean' },
   force: { type: 'boolean' },
+  address: { type: 'string', multiple: true },
+  port: { type: 'string' },
+  'tsig-key': { type: 'string' },
+  zone: { type: 'string', multiple: true },
+  'no-catalog': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
 } as const;
 
 function positiveInt(text: string | undefined, what: string): number {
@@ -323,6 +352,42 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
       const head = await ownershipFor(store, options.config).proveByOperator(name, user);
       return out({ proven: name, user, claim: head.domain.claim });
     }
+    case 'zone import': {
+      const name = domainArg(arg);
+      const text = readFileSync(required(arg2, 'FILE'), 'utf8');
+      const head = await store.getZoneHead(name);
+      if (!head) throw new UsageError(`no domain ${name}`);
+      const owner = await store.getUser(head.domain.ownerId);
+      const outcome = await importZoneFile(store, name, head.domain.ownerId, text, { dryRun: values['dry-run'] === true, maxRecords: owner?.limits.max_records_per_domain ?? 1000 });
+      return out({ ...outcome, added: outcome.added.length, changed: outcome.changed.length, removed: outcome.removed.length });
+    }
+    case 'secondary add': {
+      const file = secondariesFile(options.config);
+      const entry: SecondaryEntry = {
+        name: required(values.name, 'name'),
+        addresses: values.address ?? [],
+        port: values.port === undefined ? 53 : positiveInt(values.port, '--port'),
+        tsigKey: required(values['tsig-key'], 'tsig-key'),
+        zones: (values.zone ?? []).map((z) => domainArg(z)),
+        catalog: values['no-catalog'] !== true,
+      };
+      const problem = checkEntry(entry);
+      if (problem) throw new UsageError(problem);
+      const entries = readEntries(file);
+      if (entries.some((e) => e.name === entry.name)) throw new UsageError(`a secondary named ${entry.name} exists; remove it first`);
+      writeEntries(file, [...entries, entry]);
+      return out(shownSecondary(entry));
+    }
+    case 'secondary list':
+      return out(readEntries(secondariesFile(options.config)).map(shownSecondary));
+    case 'secondary remove': {
+      const file = secondariesFile(options.config);
+      const name = required(arg, 'NAME');
+      const entries = readEntries(file);
+      if (!entries.some((e) => e.name === name)) throw new UsageError(`no secondary named ${name}`);
+      writeEntries(file, entries.filter((e) => e.name !== name));
+      return out({ removed: name });
+    }
     case 'consumer remove': {
       const id = positiveInt(arg, 'ID');
       if (!(await store.deleteConsumer(id))) throw new UsageError(`no consumer ${id}`);
@@ -335,7 +400,9 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
 
 /** Store rejections (unknown user, node still in use) read as usage problems at the shell. */
 export function describeAdminError(error: unknown): string {
-  if (error instanceof ApiError || error instanceof StoreError || error instanceof UsageError) return error.message;
+  // Each field at fault on its own line (a zone file's errors name their lines).
+  if (error instanceof ApiError) return [error.message, ...error.errors.map((e) => `  ${e.field}: ${e.message}`)].join('\n');
+  if (error instanceof StoreError || error instanceof UsageError) return error.message;
   if (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return error.message;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }

@@ -9,6 +9,7 @@ import { ResponseRateLimiter, type RateLimitOptions } from './server/rate-limit.
 import { TCP_BACKLOG, TcpListener, type TcpLimits } from './server/tcp.ts';
 import { UdpListener } from './server/udp.ts';
 import { ZoneIndex } from './zone/index.ts';
+import { Transfers, type TransferSettings } from './transfer/transfers.ts';
 
 export interface DnsServerOptions {
   host: string;
@@ -28,6 +29,8 @@ export interface DnsServerOptions {
    * is without workers, then binds it shared; 'join' binds shared to the port a claimer holds.
    */
   reusePort?: 'claim' | 'join';
+  /** Zone transfers to the operator's secondaries, TSIG, NOTIFY (./transfer); absent: everyone REFUSED. */
+  transfers?: TransferSettings;
   log: Logger;
 }
 
@@ -36,14 +39,17 @@ export class DnsServer {
   readonly metrics = new DnsMetrics();
   readonly handler: QueryHandler;
   readonly rateLimiter: ResponseRateLimiter | undefined;
+  readonly transfers: Transfers | undefined;
   private udp: UdpListener | undefined;
   private tcp: TcpListener | undefined;
 
   constructor(private readonly options: DnsServerOptions) {
     this.index = new ZoneIndex({ nameservers: options.nameservers, hostmaster: options.hostmaster });
+    this.transfers = options.transfers && new Transfers(options.transfers, this.index, () => this.metrics.revisionApplied(), options.log);
     let lastLogged = 0;
     this.handler = new QueryHandler(this.index, this.metrics, {
       ...options.handler,
+      transfers: this.transfers?.responder,
       cookies: options.cookieSecret && new ServerCookies(options.cookieSecret),
       // At most one line a second: a packet that trips a bug may arrive by the thousand.
       onError: (error) => {
@@ -53,6 +59,14 @@ export class DnsServer {
       },
     });
     this.metrics.zonesServed = () => this.index.size;
+    const transfers = this.transfers;
+    if (transfers) {
+      this.metrics.transfers = () => {
+        const c = transfers.responder.counters;
+        const n = transfers.notifier;
+        return { axfr: c.axfr, ixfr: c.ixfr, ixfrFull: c.ixfrFull, refused: c.refused, tsigFailures: c.tsigFailures, notifySent: n?.sent ?? 0, notifyAnswered: n?.answered ?? 0, notifyWaiting: n?.waiting ?? 0 };
+      };
+    }
     this.metrics.deferredRebuilds = () => this.index.deferredRebuilds;
     const limit = options.rateLimit;
     this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;
@@ -112,6 +126,11 @@ export class DnsServer {
       udp.close();
     }
     throw new Error('dns: could not bind UDP and TCP to the same free port');
+  }
+
+  /** Stops watching the secondaries and sending NOTIFY (close() only unbinds: listen() rebinds through it). */
+  stopTransfers(): void {
+    this.transfers?.close();
   }
 
   async close(): Promise<void> {

@@ -20,6 +20,10 @@ export const SOA_LIMITS = {
   minimum: [30, 86_400],
 } as const;
 
+/** The SOA a zone is served with when its SOA record does not say otherwise, and the apex NS TTL. */
+export const SOA_DEFAULTS = { ttl: 3600, refresh: 7200, retry: 1800, expire: 1_209_600, minimum: 300 } as const;
+export const APEX_NS_TTL = 3600;
+
 function hostValue(text: string, zone: string): Checked<string> {
   const name = normaliseTargetName(text, zone);
   return name.ok ? name : fail(`must be a host name: ${name.message}`);

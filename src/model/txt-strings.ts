@@ -53,10 +53,11 @@ export function parseQuotedTxt(value: string): TxtParse {
     if (i < bytes.length && bytes[i] !== 0x20 && bytes[i] !== 0x09) return { ok: false, message: `quoted strings must be separated by spaces (character ${i + 1})` };
   }
   if (strings.length === 0) return { ok: false, message: 'holds no quoted string' };
-  return { ok: true, strings, canonical: strings.map(quoteString).join(' ') };
+  return { ok: true, strings, canonical: strings.map(quoteTxtString).join(' ') };
 }
 
-function quoteString(bytes: Buffer): string {
+/** One character-string in canonical zone-file form (quoted; ", \\ and control octets escaped). */
+export function quoteTxtString(bytes: Buffer): string {
   const text = bytes.toString('utf8');
   const utf8 = Buffer.from(text, 'utf8').equals(bytes);
   let out = '"';

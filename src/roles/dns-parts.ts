@@ -2,7 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { join } from 'node:path';
 import { DnsServer, type DnsServerOptions } from '../dns/dns-server.ts';
+import { SECONDARIES_FILE } from '../dns/transfer/secondaries.ts';
 import { BUNDLED_GEOIP_DB } from '../geo/default-db.ts';
 import { GeoLocator } from '../geo/locator.ts';
 
@@ -27,6 +29,8 @@ export function newDnsServer(
   log: Logger,
   geo: GeoLocator | undefined,
   overrides: Partial<Pick<DnsServerOptions, 'port' | 'cookieSecret' | 'rateLimit' | 'tcp' | 'reusePort'>> = {},
+  /** Whether this process sends NOTIFY to the secondaries: a name server's one primary process. */
+  notify = true,
 ): DnsServer {
   return new DnsServer({
     host: config.dns.host,
@@ -34,11 +38,13 @@ export function newDnsServer(
     nameservers: config.nameservers,
     hostmaster: config.hostmaster,
     tcp: config.dns.tcp,
-    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)) },
+    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)), nsid: config.dns.nsid ? Buffer.from(config.dns.nsid, 'latin1') : undefined },
     // Unset: a random secret per process (cookies then hold for this server only, as they do for
     // any server with its own address; anycast instances must share one).
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),
     rateLimit: config.dns.rateLimit,
+    // Every process answers transfers from its own index; the secondaries are the data directory's.
+    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify },
     log: log.child({ component: 'dns' }),
     ...overrides,
   });

@@ -82,6 +82,7 @@ export async function runNameServer(config: Config): Promise<void> {
   closeOnSignal(log, async () => {
     await listener.close();
     await workers?.stop();
+    dns.stopTransfers();
     await dns.close();
     await feed.stop();
     geo?.close();

@@ -11,6 +11,8 @@ export const ENDPOINTS: Array<{ method: string; path: string; body?: unknown }> 
   { method: 'GET', path: '/domains/owned.example/dnsrecords/1' },
   { method: 'PATCH', path: '/domains/owned.example/dnsrecords/1', body: { ttl: 60 } },
   { method: 'DELETE', path: '/domains/owned.example/dnsrecords/1' },
+  { method: 'POST', path: '/domains/owned.example/dnsrecords/bulk', body: { create: [{ name: 'x', type: 1, value: '192.0.2.1' }] } },
+  { method: 'GET', path: '/domains/owned.example/zonefile' },
   { method: 'GET', path: '/domains/owned.example/activatens' },
   { method: 'GET', path: '/domains/owned.example/deactivatens' },
   { method: 'POST', path: '/domains/owned.example/activatens' },

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleRoutes, CONSOLE_CSP } from '../../src/console/plugin.ts';
+import { consoleRoutes, CONSOLE_CSP } from '../../src/api/plugins/console.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
 let app: FastifyInstance;

@@ -98,6 +98,9 @@ export function fastKey(packet: Buffer): FastQuery | undefined {
         if (ecs) return undefined;
         ecs = subnetAt(packet, p + 4, optionLength);
         if (!ecs) return undefined;
+      } else if (code === 3) {
+        // NSID (RFC 5001): answered on the full path, which adds this server's identifier.
+        return undefined;
       } else if (code === 10) {
         if (cookie || !isCookieLength(optionLength)) return undefined;
         cookie = { at: p + 4, length: optionLength };

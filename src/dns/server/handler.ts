@@ -11,6 +11,7 @@ import { encodeResponse, udpLimit, type ResponseSpec } from '../wire/response.ts
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from './fast-key.ts';
 import type { ServerCookies } from '../cookies/server-cookies.ts';
+import type { TransferResponder } from '../transfer/responder.ts';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -27,6 +28,10 @@ export interface HandlerOptions {
   onError?: (error: unknown) => void;
   /** DNS Cookies (RFC 7873/9018): answer cookies with ours; absent, cookies are ignored. */
   cookies?: ServerCookies;
+  /** This name server's identifier, sent to queries that ask (RFC 5001 NSID); absent: none. */
+  nsid?: Buffer;
+  /** Zone transfers and TSIG (../transfer): given first look at the few messages it wants. */
+  transfers?: TransferResponder;
 }
 
 export interface ClientAddress {
@@ -63,6 +68,31 @@ export class QueryHandler {
 
   /** The response bytes for a query packet, or undefined to send nothing. */
   handle(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
+    return this.query(packet, transport, client, true);
+  }
+
+  /** Like handle(), but a zone transfer's several messages too (TCP). */
+  handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | undefined {
+    const transfers = this.options.transfers;
+    if (transfers !== undefined && transfers.wants(packet)) return this.transfer(transfers, packet, transport, client);
+    return this.query(packet, transport, client, false);
+  }
+
+  private transfer(transfers: TransferResponder, packet: Buffer, transport: Transport, client: ClientAddress): Buffer[] | undefined {
+    try {
+      return transfers.answer(packet, transport, client.address, (bare) => this.query(bare, transport, client, false)) ?? wrap(this.query(packet, transport, client, false));
+    } catch (error) {
+      this.metrics.internalErrors++;
+      this.options.onError?.(error);
+      return wrap(servfail(packet));
+    }
+  }
+
+  /**
+   * `transfers`: whether the transfer responder may take the packet (asked only on a cache miss:
+   * the cache never holds a transfer's or a signed answer, and hits cost nothing more).
+   */
+  private query(packet: Buffer, transport: Transport, client: ClientAddress, transfers: boolean): Buffer | undefined {
     const started = performance.now();
     let response: Buffer | undefined;
     this.validCookie = false;
@@ -73,6 +103,8 @@ export class QueryHandler {
         this.metrics.observe(response, performance.now() - started, transport, (response[this.hitQuestionEnd - 4]! << 8) | response[this.hitQuestionEnd - 3]!);
         return response;
       }
+      const responder = this.options.transfers;
+      if (transfers && responder !== undefined && responder.wants(packet)) return this.transfer(responder, packet, transport, client)?.[0];
       response = this.full(packet, transport, client);
     } catch (error) {
       this.metrics.internalErrors++;
@@ -158,7 +190,13 @@ export class QueryHandler {
         answer: [],
         authority: [],
         additional: [],
-        edns: parsed.opt && { dnssecOk: parsed.opt.dnssecOk },
+        // RFC 7873 §5.2: NOTIMP, FORMERR (but for a malformed cookie) and the cookie-only query's
+        // NOERROR carry our cookie; RFC 5001: and our NSID when asked.
+        edns: parsed.opt && {
+          dnssecOk: parsed.opt.dnssecOk,
+          cookie: parsed.opt.cookie && this.cookieReply(parsed.opt.cookie.client, parsed.opt.cookie.server, client.address),
+          nsid: parsed.opt.nsid ? this.options.nsid : undefined,
+        },
       });
     }
     const { query } = parsed;
@@ -170,7 +208,7 @@ export class QueryHandler {
     const fast = this.cache && (spec.cacheable || spec.place) ? fastKey(packet) : undefined;
     if (this.cache && fast) {
       // Stored without the ECS and COOKIE options (the cached path adds each asker's own).
-      const plain = spec.edns?.clientSubnet || spec.edns?.cookie ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
+      const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
       const entry: CachedAnswer = {
         full: plain ? encodeResponse(plain) : full,
         truncated: plain && truncated ? encodeResponse({ ...plain, tc: true }) : truncated,
@@ -209,6 +247,7 @@ export class QueryHandler {
         dnssecOk: query.edns.dnssecOk,
         clientSubnet: query.edns.clientSubnet && { ...query.edns.clientSubnet, scopePrefix: 0 },
         cookie: query.edns.cookie && this.cookieReply(query.edns.cookie.client, query.edns.cookie.server, client.address),
+        nsid: query.edns.nsid ? this.options.nsid : undefined,
       },
       zones: [] as CachedAnswer['zones'],
       cacheable: false,
@@ -252,6 +291,8 @@ export class QueryHandler {
 }
 
 const NOWHERE: ClientLocation = {};
+
+const wrap = (response: Buffer | undefined): Buffer[] | undefined => (response ? [response] : undefined);
 
 /** A SERVFAIL for a packet whose handling failed, echoing what can be echoed safely. */
 function servfail(packet: Buffer): Buffer | undefined {

@@ -45,6 +45,8 @@ export class DnsMetrics {
   deferredRebuilds = () => 0;
   revisionApplied = () => 0;
   rateLimited = () => 0;
+  /** Zone transfers (../transfer): set by the DNS server when transfers are on. */
+  transfers = () => ({ axfr: 0, ixfr: 0, ixfrFull: 0, refused: 0, tsigFailures: 0, notifySent: 0, notifyAnswered: 0, notifyWaiting: 0 });
 
   /** Counts one response; `qtype` when the caller knows it, else it is read from the response. */
   observe(response: Buffer, ms: number, transport: 'udp' | 'tcp', qtype = qtypeOf(response)): void {
@@ -107,8 +109,23 @@ export class DnsMetrics {
       ['palisade_dns_cookies_valid_total', 'counter', 'Queries carrying a valid server cookie (exempt from response-rate limiting).', this.cookiesValid],
       ['palisade_dns_cookies_issued_total', 'counter', 'Server cookies sent.', this.cookiesIssued],
       ['palisade_dns_tcp_timeouts_total', 'counter', 'TCP connections closed idle.', this.tcpTimeouts],
+      ...transferGauges(this.transfers()),
     ];
     for (const [name, type, help, value] of gauges) lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
     return `${lines.join('\n')}\n`;
   }
+}
+
+/** The zone-transfer families (AXFR, IXFR, refusals, TSIG failures, NOTIFY). */
+function transferGauges(t: ReturnType<DnsMetrics['transfers']>): Array<[string, string, string, number]> {
+  return [
+    ['palisade_dns_axfr_total', 'counter', 'AXFR answered to secondaries.', t.axfr],
+    ['palisade_dns_ixfr_total', 'counter', 'IXFR answered to secondaries.', t.ixfr],
+    ['palisade_dns_ixfr_full_total', 'counter', 'IXFR answered with the whole zone (the asked serial\'s differences not held).', t.ixfrFull],
+    ['palisade_dns_transfers_refused_total', 'counter', 'Transfer requests refused (not a listed secondary, no TSIG, not TCP, zone not served).', t.refused],
+    ['palisade_dns_tsig_failures_total', 'counter', 'Messages whose TSIG failed (BADKEY, BADSIG, BADTIME).', t.tsigFailures],
+    ['palisade_dns_notify_sent_total', 'counter', 'NOTIFY messages sent to secondaries (retries included).', t.notifySent],
+    ['palisade_dns_notify_answered_total', 'counter', 'NOTIFY messages answered (properly signed).', t.notifyAnswered],
+    ['palisade_dns_notify_waiting', 'gauge', 'NOTIFY messages waiting for an answer.', t.notifyWaiting],
+  ];
 }

@@ -337,18 +337,23 @@ export class TcpListener extends dns2.TCPServer {
       conn.unread = conn.unread.subarray(2 + length);
       conn.queued--;
       conn.counted -= 2 + length;
-      const response = this.handler.handle(message, 'tcp', { address: conn.client });
-      if (!response) continue;
-      const prefix = Buffer.allocUnsafe(2);
-      prefix.writeUInt16BE(response.length, 0);
-      // One writev for the length and the answer: no copy of the answer.
+      const answer = this.handler.handleAll(message, 'tcp', { address: conn.client });
+      if (!answer) continue;
+      // A zone transfer is several messages, each framed.
+      let bytes = 0;
       socket.cork();
-      socket.write(prefix);
-      socket.write(response, () => this.account(conn));
+      for (const response of Array.isArray(answer) ? answer : [answer]) {
+        const prefix = Buffer.allocUnsafe(2);
+        prefix.writeUInt16BE(response.length, 0);
+        // One writev for the length and the answer: no copy of the answer.
+        socket.write(prefix);
+        socket.write(response, () => this.account(conn));
+        bytes += response.length;
+      }
       socket.uncork();
       this.account(conn);
-      sent += response.length;
-      conn.credit -= response.length;
+      sent += bytes;
+      conn.credit -= bytes;
       // Completed a query: most recently active now.
       this.open.delete(socket);
       this.open.set(socket, conn);

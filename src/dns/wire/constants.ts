@@ -41,7 +41,7 @@ export const RCODE_NAME: Record<number, string> = Object.fromEntries(Object.entr
 
 export const OPCODE_QUERY = 0;
 
-export const EDNS_OPTION = { ECS: 8, COOKIE: 10 } as const;
+export const EDNS_OPTION = { NSID: 3, ECS: 8, COOKIE: 10 } as const;
 
 /** Our EDNS UDP payload size (DNS flag day 2020): fits one unfragmented packet on nearly any path. */
 export const EDNS_PAYLOAD = 1232;

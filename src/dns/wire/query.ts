@@ -20,6 +20,8 @@ export interface Edns {
   clientSubnet?: ClientSubnet;
   /** The query's DNS COOKIE (RFC 7873): the client cookie and the server cookie it sent back, if any. */
   cookie?: { client: Uint8Array; server?: Uint8Array };
+  /** The query asked for our name server identifier (RFC 5001). */
+  nsid?: boolean;
 }
 
 export interface Query {
@@ -39,6 +41,13 @@ export interface Query {
   edns?: Edns;
 }
 
+/** What an error answer needs of a query's OPT: the DO bit, its cookie and whether it asked for NSID. */
+export interface ErrorOpt {
+  dnssecOk: boolean;
+  cookie?: Edns['cookie'];
+  nsid?: boolean;
+}
+
 export type ParseResult =
   | { kind: 'query'; query: Query }
   /** Answer with this rcode; `query` is set when the question could be read (to echo it). */
@@ -51,7 +60,7 @@ export type ParseResult =
       query?: Query;
       reason: string;
       /** The query carried an OPT: the error reply carries one too (RFC 6891 §6.1.1). */
-      opt?: { dnssecOk: boolean };
+      opt?: ErrorOpt;
     }
   /** Not worth an answer: too short for a header, or a response (QR=1), which we never answer. */
   | { kind: 'drop'; reason: string };
@@ -118,6 +127,7 @@ function parseOpt(buf: Buffer, offset: number, rdlen: number, klass: number, ttl
     const len = buf.readUInt16BE(offset + 2);
     offset += 4;
     if (offset + len > end) throw new WireFormatError('EDNS option runs past the OPT record');
+    if (code === EDNS_OPTION.NSID) edns.nsid = true;
     if (code === EDNS_OPTION.ECS) edns.clientSubnet = parseClientSubnet(buf.subarray(offset, offset + len));
     if (code === EDNS_OPTION.COOKIE) {
       // RFC 7873 §5.2.2: a COOKIE of a length no cookie can have is FORMERR; so is a second one.
@@ -158,7 +168,12 @@ export function parseQuery(buf: Buffer): ParseResult {
   const ancount = buf.readUInt16BE(6);
   const nscount = buf.readUInt16BE(8);
   const arcount = buf.readUInt16BE(10);
-  if (qdcount !== 1) return { kind: 'error', rcode: opcode === OPCODE_QUERY ? 1 : 4, id, rd, opcode, reason: `QDCOUNT ${qdcount}`, opt: findOpt(buf, qdcount) };
+  if (qdcount !== 1) {
+    const opt = findOpt(buf, qdcount);
+    // RFC 7873 §5.4: a query with no question and a COOKIE asks for a server cookie: NOERROR.
+    const cookieOnly = qdcount === 0 && opcode === OPCODE_QUERY && opt?.cookie !== undefined;
+    return { kind: 'error', rcode: cookieOnly ? 0 : opcode === OPCODE_QUERY ? 1 : 4, id, rd, opcode, reason: cookieOnly ? 'a server cookie asked for' : `QDCOUNT ${qdcount}`, opt };
+  }
   if (opcode !== OPCODE_QUERY) {
     // Echo the question when it reads cleanly, so clients match the NOTIMP to their query.
     let query: Query | undefined;
@@ -220,7 +235,7 @@ export function parseQuery(buf: Buffer): ParseResult {
  * effort walk over whatever records read cleanly, so FORMERR and NOTIMP replies carry an OPT
  * whenever the query did.
  */
-function findOpt(buf: Buffer, qdcount: number): { dnssecOk: boolean } | undefined {
+function findOpt(buf: Buffer, qdcount: number): ErrorOpt | undefined {
   try {
     let offset = 12;
     for (let i = 0; i < qdcount; i++) offset = skipName(buf, offset) + 4;
@@ -228,7 +243,16 @@ function findOpt(buf: Buffer, qdcount: number): { dnssecOk: boolean } | undefine
     for (let i = 0; i < records && offset < buf.length; i++) {
       offset = skipName(buf, offset);
       if (offset + 10 > buf.length) return undefined;
-      if (buf.readUInt16BE(offset) === QTYPE.OPT) return { dnssecOk: (buf.readUInt32BE(offset + 4) & 0x8000) !== 0 };
+      if (buf.readUInt16BE(offset) === QTYPE.OPT) {
+        const dnssecOk = (buf.readUInt32BE(offset + 4) & 0x8000) !== 0;
+        // Its cookie and NSID request too, when its options read cleanly (a malformed COOKIE gets none back).
+        try {
+          const edns = parseOpt(buf, offset + 10, buf.readUInt16BE(offset + 8), buf.readUInt16BE(offset + 2), buf.readUInt32BE(offset + 4));
+          return { dnssecOk, cookie: edns.cookie, nsid: edns.nsid };
+        } catch {
+          return { dnssecOk };
+        }
+      }
       offset += 10 + buf.readUInt16BE(offset + 8);
     }
   } catch {

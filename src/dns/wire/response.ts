@@ -13,6 +13,8 @@ export interface ResponseEdns {
   clientSubnet?: ClientSubnet;
   /** COOKIE option data to send: the client's cookie and our server cookie (RFC 7873). */
   cookie?: Uint8Array;
+  /** Our name server identifier, to a query that asked for it (RFC 5001). */
+  nsid?: Buffer;
 }
 
 export interface ResponseSpec {
@@ -68,12 +70,17 @@ function writeOpt(w: WireWriter, rcode: number, edns: ResponseEdns): void {
     w.u16(edns.cookie.length);
     w.bytes(edns.cookie);
   }
+  if (edns.nsid) {
+    w.u16(EDNS_OPTION.NSID);
+    w.u16(edns.nsid.length);
+    w.bytes(edns.nsid);
+  }
   w.setU16(lengthAt, w.offset - lengthAt - 2);
 }
 
 const MAX_MESSAGE = 65_535;
-/** Room kept for the OPT record (with an ECS option) after the sections. */
-const OPT_ROOM = 64;
+/** Room kept for the OPT record (with ECS, COOKIE and NSID options) after the sections. */
+const OPT_ROOM = 256;
 
 export function encodeResponse(spec: ResponseSpec): Buffer {
   const w = new WireWriter();

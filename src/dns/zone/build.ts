@@ -7,7 +7,7 @@ import { absoluteName } from '../../model/names.ts';
 import { countryByIsoCode } from '../../geo/targets.ts';
 import type { EdgeNode } from '../../model/node.ts';
 import type { RecordState } from '../../model/record.ts';
-import { parseSoaValue } from '../../model/record-values.ts';
+import { APEX_NS_TTL, parseSoaValue, SOA_DEFAULTS } from '../../model/record-values.ts';
 import { txtStrings } from '../../model/txt-strings.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
 import { servedRevision, type DomainState } from '../../model/domain.ts';
@@ -25,8 +25,8 @@ export interface ZoneBuildContext {
 
 const NONE: ReadonlySet<string> = new Set();
 
-export const SOA_DEFAULTS = { ttl: 3600, refresh: 7200, retry: 1800, expire: 1_209_600, minimum: 300 } as const;
-export const APEX_NS_TTL = 3600;
+// The service's SOA timers and apex NS TTL are the model's (the API's zone-file export writes them too).
+export { APEX_NS_TTL, SOA_DEFAULTS } from '../../model/record-values.ts';
 /** TTL of protected names' synthesised addresses: short, so moving traffic between edges is quick. */
 export const PROTECTED_TTL = 300;
 /**

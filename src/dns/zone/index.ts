@@ -14,9 +14,10 @@ import type { EdgeNode } from '../../model/node.ts';
 import type { RecordState } from '../../model/record.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import type { ZoneChange } from './apply.ts';
-import { buildZone, type ZoneBuildContext } from './build.ts';
+import { absoluteName } from '../../model/names.ts';
+import { buildZone, protectedOwners, type ZoneBuildContext } from './build.ts';
 import { keptZone, patchZone } from './patch.ts';
-import type { ZoneData } from './types.ts';
+import type { NameNode, ZoneData } from './types.ts';
 
 /** Served by name servers: its name servers activated and, where ownership is proven (issue 26), proven. */
 const isServed = (domain: DomainState): boolean => domain.ns_active && isProven(domain);
@@ -86,6 +87,18 @@ export class ZoneIndex {
   private timer: NodeJS.Timeout | undefined;
   /** Rebuild time spent in the current synchronous step (reset once it ends). */
   private stepSpent = 0;
+  /** Told of every zone installed (or no longer served: undefined), e.g. to NOTIFY secondaries. */
+  private readonly watchers = new Set<ZoneWatcher>();
+
+  /** Calls `watcher` after each zone is swapped in or stops being served; returns the unsubscribe. */
+  watch(watcher: ZoneWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private told(name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>): void {
+    for (const watcher of this.watchers) watcher(name, zone, before);
+  }
 
   constructor(
     private readonly settings: Pick<ZoneBuildContext, 'nameservers' | 'hostmaster'>,
@@ -114,6 +127,7 @@ export class ZoneIndex {
     this.zones.set(name, built);
     if (built.usesNodes) this.nodeDependent.add(name);
     else this.nodeDependent.delete(name);
+    if (this.watchers.size > 0) this.told(name, built);
   }
 
   /** Serves the zone if its name servers are active, else stops serving it. */
@@ -138,6 +152,7 @@ export class ZoneIndex {
     this.zones.delete(name);
     this.nodeDependent.delete(name);
     this.generation++;
+    if (this.watchers.size > 0) this.told(name, undefined);
   }
 
   /**
@@ -329,6 +344,9 @@ export class ZoneIndex {
       } else waiting?.deltas.push({ delta, revision });
       return false;
     }
+    // For watchers (IXFR): the names a patch may rebuild, as they were (a patch replaces a name's
+    // sets, never changes them, so these stay as they were).
+    const before = this.watchers.size > 0 ? namesBefore(old, delta) : undefined;
     const patched = patchZone(old, delta, revision, this.context(), () => {
       const found = zones(name);
       if (!found) throw new Error(`zone ${name}: nothing to patch from`);
@@ -337,6 +355,7 @@ export class ZoneIndex {
     old.stale = true;
     this.zones.set(name, patched);
     if (patched.usesNodes) this.nodeDependent.add(name);
+    if (this.watchers.size > 0) this.told(name, patched, before);
     return true;
   }
 
@@ -408,6 +427,10 @@ export class ZoneIndex {
         this.nodesRevision = nodesRevision;
         for (const zone of old.values()) zone.stale = true;
         this.generation++;
+        if (this.watchers.size === 0) return;
+        // Watchers hear of the zones whose serial the swap changed, and of those it removed.
+        for (const [name, zone] of zones) if (old.get(name)?.serial !== zone.serial) this.told(name, zone);
+        for (const name of old.keys()) if (!zones.has(name)) this.told(name, undefined);
       },
     };
   }
@@ -431,6 +454,19 @@ export class ZoneIndex {
   zoneNames(): IterableIterator<string> {
     return this.zones.keys();
   }
+}
+
+/**
+ * Told of a zone swapped in (`zone`) or no longer served (undefined). `before`: for a record
+ * difference patched in, every owner name it may have changed, as it was (undefined: no data).
+ */
+export type ZoneWatcher = (name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>) => void;
+
+function namesBefore(zone: ZoneData, delta: RecordDelta): Map<string, NameNode | undefined> {
+  const names = new Set<string>([zone.apex, ...protectedOwners({ domain: zone.apex, mask: zone.mask })]);
+  for (const r of delta.put) names.add(absoluteName(r.name, zone.apex));
+  for (const r of delta.del) names.add(absoluteName(r.name, zone.apex));
+  return new Map([...names].map((n) => [n, zone.nodes.get(n)]));
 }
 
 /** A zone with record differences applied over it, by id (one it already has changes nothing). */

@@ -19,7 +19,7 @@ async function run(init: WorkerInit): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel).child({ worker: init.worker });
   const geo = openGeo(config, log, true);
-  const dns = newDnsServer(config, log, geo, { cookieSecret: Buffer.from(init.cookieSecret), rateLimit: init.rateLimit, tcp: init.tcp, reusePort: 'join' });
+  const dns = newDnsServer(config, log, geo, { cookieSecret: Buffer.from(init.cookieSecret), rateLimit: init.rateLimit, tcp: init.tcp, reusePort: 'join' }, false);
   const stored = new StoredState(init.stateDir);
   let applied = 0;
   dns.metrics.revisionApplied = () => applied;

@@ -33,6 +33,7 @@ export async function runDnsPart(config: Config): Promise<void> {
 
   closeOnSignal(log, async () => {
     feed.stop();
+    dns.stopTransfers();
     await dns.close();
     geo?.close();
     await store.close();

@@ -10,11 +10,11 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { problem, sendProblem } from '../api/problem.ts';
-import { makeDocument, prepareDocument, type PublicDocument } from '../api/public-documents.ts';
+import { problem, sendProblem } from '../problem.ts';
+import { makeDocument, prepareDocument, type PublicDocument } from '../public-documents.ts';
 
 /** From dist/console/ and from src/console/ alike (sources run through tsx read the same build). */
-export const CONSOLE_BUILD_DIR = fileURLToPath(new URL('../../dist/console-app/', import.meta.url));
+export const CONSOLE_BUILD_DIR = fileURLToPath(new URL('../../../dist/console-app/', import.meta.url));
 
 export const CONSOLE_CSP = [
   "default-src 'none'",

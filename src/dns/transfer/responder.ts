@@ -1,0 +1,226 @@
+// Zone transfers out (AXFR, RFC 5936; IXFR, RFC 1995) to the operator's secondaries, and TSIG
+// (RFC 8945) on every message that carries one. Called by the query handler before anything
+// else for the few messages that concern it (`wants`: a transfer question, or a TSIG record);
+// every other query never reaches this file.
+//
+// Order of checks, as RFC 8945 §5.2 asks: the TSIG first (unknown key: BADKEY; wrong MAC: BADSIG,
+// both unsigned; clock off by more than the fudge: BADTIME, signed), then who may transfer what:
+// a transfer needs TCP, a TSIG with the key of a secondary listed at the client's address, and a
+// zone that secondary takes; anyone else is REFUSED, as before transfers existed.
+import { QTYPE, RCODE } from '../wire/constants.ts';
+import { skipName, WireFormatError } from '../wire/query.ts';
+import type { ZoneIndex } from '../zone/index.ts';
+import type { RRset } from '../zone/types.ts';
+import { emptyResponse, recordsOf, transferMessages, type Question } from './messages.ts';
+import type { IxfrJournal } from './journal.ts';
+import type { Secondaries } from './secondaries.ts';
+import { findTsig, RCODE_NOTAUTH, readName, sign, TSIG_ERROR, TSIG_TYPE, unsigned, unsignedError, verifyRequest, type TsigKey, type TsigRecord } from './tsig.ts';
+import { catalogContent, servedContent, type ZoneContent } from './zone-content.ts';
+
+export interface TransferOptions {
+  secondaries: Secondaries;
+  index: ZoneIndex;
+  /** The catalog zone's name (RFC 9432); absent: none offered. */
+  catalog?: string;
+  /** The catalog's serial now (see CatalogSerial). */
+  catalogSerial?: () => number;
+  /** Differences kept for IXFR; absent (or not held from the asked serial): the whole zone (RFC 1995 §4). */
+  journal?: IxfrJournal;
+  /** Seconds since the epoch. */
+  now?: () => number;
+  /** Counts for the metrics. */
+  counters?: TransferCounters;
+}
+
+export class TransferCounters {
+  axfr = 0;
+  ixfr = 0;
+  ixfrFull = 0;
+  refused = 0;
+  tsigFailures = 0;
+}
+
+interface Request {
+  id: number;
+  opcode: number;
+  question?: Question & { qtype: number; qclass: number; end: number };
+}
+
+/** Reads the header and question; undefined when the question does not read (the normal path answers). */
+function readRequest(packet: Buffer): Request | undefined {
+  if (packet.length < 12 || packet[2]! & 0x80) return undefined;
+  const id = packet.readUInt16BE(0);
+  const opcode = (packet[2]! >> 3) & 0xf;
+  if (packet.readUInt16BE(4) !== 1) return { id, opcode };
+  try {
+    const end = skipName(packet, 12);
+    if (end + 4 > packet.length) return { id, opcode };
+    const qname = readName(packet, 12);
+    return { id, opcode, question: { id, wire: packet.subarray(12, end + 4), qname, qtype: packet.readUInt16BE(end), qclass: packet.readUInt16BE(end + 2), end: end + 4 } };
+  } catch {
+    return { id, opcode };
+  }
+}
+
+/** The serial in an IXFR request's authority SOA (RFC 1995 §3), if it reads. */
+function clientSerial(packet: Buffer, questionEnd: number): number | undefined {
+  try {
+    if (packet.readUInt16BE(6) !== 0 || packet.readUInt16BE(8) < 1) return undefined;
+    let at = skipName(packet, questionEnd);
+    if (packet.readUInt16BE(at) !== QTYPE.SOA) return undefined;
+    at += 10;
+    at = skipName(packet, at);
+    at = skipName(packet, at);
+    return packet.readUInt32BE(at);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Serial arithmetic (RFC 1982): whether a is newer than b. */
+const newer = (a: number, b: number) => a !== b && ((a - b) >>> 0) < 2 ** 31;
+
+export class TransferResponder {
+  readonly counters: TransferCounters;
+  constructor(private readonly options: TransferOptions) {
+    this.counters = options.counters ?? new TransferCounters();
+  }
+
+  private now(): number {
+    return this.options.now ? this.options.now() : Math.floor(Date.now() / 1000);
+  }
+
+  /**
+   * Whether this file answers the packet: a transfer question (opcode QUERY), or a message whose
+   * last record is a TSIG. Cheap: a query with only an OPT costs a walk over one record.
+   */
+  wants(packet: Buffer): boolean {
+    if (packet.length < 17 || packet[2]! & 0x80) return false;
+    try {
+      let at = skipName(packet, 12);
+      if (at + 4 > packet.length) return false;
+      const qtype = packet.readUInt16BE(at);
+      if (qtype === QTYPE.AXFR || qtype === QTYPE.IXFR) return ((packet[2]! >> 3) & 0xf) === 0;
+      if (packet.readUInt16BE(10) === 0) return false;
+      at += 4;
+      const records = packet.readUInt16BE(6) + packet.readUInt16BE(8) + packet.readUInt16BE(10);
+      let type = 0;
+      for (let i = 0; i < records; i++) {
+        at = skipName(packet, at);
+        if (at + 10 > packet.length) return false;
+        type = packet.readUInt16BE(at);
+        at += 10 + packet.readUInt16BE(at + 8);
+      }
+      return type === TSIG_TYPE;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The answer (one or more messages) to a packet `wants` took. `plain` answers a query as the
+   * server does without TSIG (the query given without its TSIG record).
+   */
+  answer(packet: Buffer, transport: 'udp' | 'tcp', client: string, plain: (query: Buffer) => Buffer | undefined): Buffer[] | undefined {
+    const request = readRequest(packet);
+    if (!request) return undefined;
+    const question = request.question?.wire;
+    let tsig: TsigRecord | undefined;
+    try {
+      tsig = findTsig(packet);
+    } catch (error) {
+      if (!(error instanceof WireFormatError)) throw error;
+      return [emptyResponse(request.id, RCODE.FORMERR, question, request.opcode)];
+    }
+    const now = this.now();
+    let key: TsigKey | undefined;
+    if (tsig) {
+      key = this.options.secondaries.key(tsig.keyName);
+      const verdict = key ? verifyRequest(packet, tsig, key, now) : { ok: false as const, error: TSIG_ERROR.BADKEY };
+      if (!verdict.ok) {
+        this.counters.tsigFailures++;
+        const base = emptyResponse(request.id, RCODE_NOTAUTH, question, request.opcode);
+        if (verdict.error === TSIG_ERROR.BADTIME) {
+          // §5.2.3: signed, the server's time in Other Data.
+          const other = Buffer.alloc(6);
+          other.writeUInt16BE(Math.floor(now / 2 ** 32), 0);
+          other.writeUInt32BE(now % 2 ** 32, 2);
+          return [sign(base, key!, tsig.timeSigned, { requestMac: tsig.mac, error: TSIG_ERROR.BADTIME, other }).message];
+        }
+        return [unsignedError(base, tsig, verdict.error, now)];
+      }
+    }
+    const q = request.question;
+    const transfer = q && request.opcode === 0 && (q.qtype === QTYPE.AXFR || q.qtype === QTYPE.IXFR);
+    if (!transfer) {
+      // A signed query of any other kind (a secondary's SOA query): the usual answer, signed.
+      if (!tsig || !key) return undefined;
+      // The catalog zone is no zone of the index: its SOA (what a secondary's refresh asks) is ours to give.
+      if (q && this.options.catalog !== undefined && q.qname === this.options.catalog && q.qclass === 1 && this.options.secondaries.allows(client, tsig.keyName, q.qname, true)) {
+        const soa = this.content(q.qname, true)!.soa;
+        const reply = q.qtype === QTYPE.SOA ? transferMessages(q, recordsOf([soa]))[0]! : emptyResponse(request.id, RCODE.NOERROR, question, 0, true);
+        return [sign(reply, key, now, { requestMac: tsig.mac }).message];
+      }
+      const bare = unsigned(packet, tsig);
+      bare.writeUInt16BE(request.id, 0);
+      const response = plain(bare);
+      return response ? [sign(response, key, now, { requestMac: tsig.mac }).message] : undefined;
+    }
+    const refuse = (rcode: number = RCODE.REFUSED) => {
+      this.counters.refused++;
+      const base = emptyResponse(request.id, rcode, question);
+      return [tsig && key ? sign(base, key, now, { requestMac: tsig.mac }).message : base];
+    };
+    const catalog = this.options.catalog !== undefined && q.qname === this.options.catalog;
+    if (transport !== 'tcp' || !tsig || !key || q.qclass !== 1 || !this.options.secondaries.allows(client, tsig.keyName, q.qname, catalog)) return refuse();
+    const content = this.content(q.qname, catalog);
+    if (!content) return refuse(RCODE_NOTAUTH);
+    let messages: Buffer[];
+    if (q.qtype === QTYPE.IXFR) {
+      this.counters.ixfr++;
+      const since = clientSerial(packet, q.end);
+      if (since === undefined) return refuse(RCODE.FORMERR);
+      messages = this.ixfr(q, content, since);
+    } else {
+      this.counters.axfr++;
+      messages = this.axfr(q, content);
+    }
+    // Every message signed, each with the MAC before it (§5.3.1).
+    const signed: Buffer[] = [];
+    let mac = tsig.mac;
+    for (let i = 0; i < messages.length; i++) {
+      const s = sign(messages[i]!, key, now, i === 0 ? { requestMac: mac } : { priorMac: mac });
+      signed.push(s.message);
+      mac = s.mac;
+    }
+    return signed;
+  }
+
+  private content(name: string, catalog: boolean): ZoneContent | undefined {
+    if (catalog) return catalogContent(name, this.options.catalogSerial?.() ?? 0, () => this.options.index.zoneNames());
+    const zone = this.options.index.get(name);
+    return zone && servedContent(zone);
+  }
+
+  private axfr(q: Question, content: ZoneContent): Buffer[] {
+    const soa = content.soa;
+    return transferMessages(q, recordsOf([soa, ...content.sets(), soa]));
+  }
+
+  private ixfr(q: Question, content: ZoneContent, since: number): Buffer[] {
+    const soa = content.soa;
+    // Up to date (or ahead of us): our SOA alone (RFC 1995 §2).
+    if (!newer(content.serial, since)) return transferMessages(q, recordsOf([soa]));
+    const steps = this.options.journal?.since(content.apex, since, content.serial);
+    if (!steps) {
+      // That history is not held: the whole zone, in AXFR form, which RFC 1995 §4 allows.
+      this.counters.ixfrFull++;
+      return this.axfr(q, content);
+    }
+    // RFC 1995 §4: our SOA; per change the old SOA, what went, the new SOA, what came; our SOA.
+    const sets: RRset[] = [soa];
+    for (const step of steps) sets.push(step.fromSoa, ...step.removed, step.toSoa, ...step.added);
+    sets.push(soa);
+    return transferMessages(q, recordsOf(sets));
+  }
+}

@@ -1,0 +1,106 @@
+// Zone transfers as one piece for the DNS server: the secondaries (kept current with their file),
+// the responder the query handler consults, and — in the one process of a name server that
+// sends them — NOTIFY on every change of a zone, and of the catalog when zones come and go.
+import type { Logger } from 'pino';
+import type { ZoneIndex } from '../zone/index.ts';
+import type { ZoneData } from '../zone/types.ts';
+import { CatalogSerial } from './catalog-serial.ts';
+import { IxfrJournal } from './journal.ts';
+import { NotifySender } from './notify.ts';
+import { TransferResponder } from './responder.ts';
+import { Secondaries } from './secondaries.ts';
+import { catalogContent } from './zone-content.ts';
+
+export interface TransferSettings {
+  /** The secondaries' file (`palisade admin secondary …`); absent: none (everyone REFUSED). */
+  secondariesFile?: string;
+  /** The list itself, instead of a file (tests; a server configured in code). */
+  secondaries?: Secondaries;
+  /** The catalog zone's name (RFC 9432); absent: none. */
+  catalog?: string;
+  /** Send NOTIFY (the name server's primary process only: one notice per change per host). */
+  notify: boolean;
+}
+
+export class Transfers {
+  readonly secondaries: Secondaries;
+  readonly responder: TransferResponder;
+  readonly catalogSerial: CatalogSerial;
+  readonly journal = new IxfrJournal();
+  readonly notifier: NotifySender | undefined;
+  /**
+   * Zones to NOTIFY once the current batch is applied (the latest state of each); the catalog is
+   * queued under "\n" + its name, which no zone name can be.
+   */
+  private readonly queued = new Map<string, ZoneData | undefined>();
+  private flushScheduled = false;
+  private unwatch: (() => void) | undefined;
+
+  constructor(
+    private readonly settings: TransferSettings,
+    private readonly index: ZoneIndex,
+    revision: () => number,
+    log: Logger,
+  ) {
+    this.secondaries = settings.secondaries ?? new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
+    this.secondaries.watch();
+    this.catalogSerial = new CatalogSerial(revision);
+    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
+    this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' })) : undefined;
+    const served = new Set<string>();
+    // The serial and SOA each zone was last seen at (what a journal step goes from).
+    const lastSeen = new Map<string, { serial: number; soa: ZoneData['soa'] }>();
+    this.unwatch = index.watch((name, zone, before) => {
+      // Differences are kept only while someone may ask for them.
+      if (this.secondaries.all.length > 0) {
+        const last = lastSeen.get(name);
+        this.journal.record(name, zone, last?.serial, last?.soa, before);
+      } else this.journal.forget(name);
+      if (zone) lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
+      else lastSeen.delete(name);
+      // Membership, for the catalog's serial (every process keeps it, so all answer alike).
+      const was = served.has(name);
+      if (zone && !was) served.add(name);
+      if (!zone) served.delete(name);
+      if (was !== (zone !== undefined)) this.catalogSerial.changed();
+      if (!this.notifier) return;
+      this.queued.set(name, zone);
+      if (was !== (zone !== undefined) && settings.catalog) this.queued.set(`\n${settings.catalog}`, undefined);
+      this.schedule();
+    });
+    // Zones loaded before the watch began count as members, at the serial they have.
+    for (const name of index.zoneNames()) {
+      served.add(name);
+      const zone = index.get(name)!;
+      lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
+    }
+  }
+
+  /** Notices go out once the batch that changed the zones has been applied (one per zone). */
+  private schedule(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      const notifier = this.notifier!;
+      if (this.secondaries.all.length === 0) return this.queued.clear();
+      for (const [name, zone] of this.queued) {
+        if (name.startsWith('\n')) {
+          const catalog = name.slice(1);
+          notifier.changed(catalog, catalogContent(catalog, this.catalogSerial.current(), () => []).soa, true);
+        } else if (zone && !zone.stale) notifier.changed(name, zone.soa);
+        else if (zone?.stale) {
+          const current = this.index.get(name);
+          if (current) notifier.changed(name, current.soa);
+        }
+      }
+      this.queued.clear();
+    });
+  }
+
+  close(): void {
+    this.unwatch?.();
+    this.secondaries.close();
+    this.notifier?.close();
+  }
+}

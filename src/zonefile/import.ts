@@ -1,0 +1,84 @@
+// Importing a zone file into a zone: parse, convert, compare with the zone as stored, and (unless
+// a dry run) apply the difference as one record change: one revision, one change-feed entry. The
+// zone is read whole first; the change commits only if the zone is still at the revision read
+// (else it is read again, a few times), so what was checked is what is replaced.
+import { ApiError, notFound, type FieldError } from '../errors.ts';
+import { renderRecord, TTL_DEFAULT, type RecordState } from '../model/record.ts';
+import { TYPE } from '../model/record-types.ts';
+import type { Store } from '../store/types.ts';
+import { planImport, type ImportPlan } from './diff.ts';
+import { parseZoneFile, type LineError } from './parse.ts';
+import { toRecords } from './to-records.ts';
+
+export interface ImportOutcome {
+  dry_run: boolean;
+  /** The zone's revision after the import (the one it had when nothing changed, or on a dry run). */
+  revision: number;
+  added: Array<{ line: number; record: ReturnType<typeof renderRecord> }>;
+  changed: Array<{ line: number; record: ReturnType<typeof renderRecord>; ttl_before: number }>;
+  removed: Array<ReturnType<typeof renderRecord>>;
+  unchanged: number;
+  skipped: LineError[];
+}
+
+/** Records the import leaves alone: the service's SOA record and its certificate challenges. */
+const kept = (r: RecordState) => r.acme === true || r.type === TYPE.SOA;
+
+const lineErrors = (errors: readonly LineError[]): FieldError[] => errors.slice(0, 100).map((e) => ({ field: `line ${e.line}`, message: e.message }));
+
+/** Yields to the event loop (a large file is worked through in steps, not one long one). */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export async function importZoneFile(store: Store, zone: string, ownerId: number, text: string, options: { dryRun: boolean; maxRecords: number }): Promise<ImportOutcome> {
+  for (let attempt = 0; ; attempt++) {
+    const current = await store.getZone(zone, ownerId);
+    if (!current) throw notFound(`domain ${zone}`);
+    await breathe();
+    // One more than the limit is read, so a file past it is refused as such rather than cut short.
+    const parsed = await parseZoneFile(text, { origin: zone, defaultTtl: TTL_DEFAULT, maxRecords: options.maxRecords + 1 });
+    if (parsed.errors.length > 0) throw new ApiError('UNPROCESSABLE', `the zone file has ${parsed.errors.length} error(s); nothing was changed`, lineErrors(parsed.errors));
+    await breathe();
+    const keep = current.records.filter(kept);
+    const converted = await toRecords(parsed.records, zone, keep);
+    if (converted.errors.length > 0) {
+      const sorted = [...converted.errors].sort((a, b) => a.line - b.line);
+      throw new ApiError('UNPROCESSABLE', `the zone file has ${sorted.length} error(s); nothing was changed`, lineErrors(sorted));
+    }
+    const total = keep.length + converted.records.length;
+    if (total > options.maxRecords) throw new ApiError('LIMIT_EXCEEDED', `the zone would hold ${total} records; a domain may hold at most ${options.maxRecords}`);
+    await breathe();
+    const plan = await planImport(current.records.filter((r) => !kept(r)), converted.records);
+    const outcome = (revision: number, ids: number[]): ImportOutcome => ({
+      dry_run: options.dryRun,
+      revision,
+      added: plan.added.map((a, i) => ({ line: a.line, record: renderRecord({ ...a.record, id: ids[i] ?? 0 }) })),
+      changed: plan.changed.map((c) => ({ line: c.line, record: renderRecord(c.after), ttl_before: c.before.ttl })),
+      removed: plan.removed.map(renderRecord),
+      unchanged: plan.unchanged.length,
+      skipped: converted.skipped,
+    });
+    if (options.dryRun || changes(plan) === 0) return outcome(current.domain.revision, []);
+    const ids: number[] = [];
+    try {
+      const { head } = await store.changeRecords(zone, ownerId, (view, ctx) => {
+        if (view.head.domain.revision !== current.domain.revision) throw new ZoneMoved();
+        ids.length = 0;
+        const added = plan.added.map((a) => {
+          const id = ctx.nextRecordId();
+          ids.push(id);
+          return { ...a.record, id };
+        });
+        return { put: [...added, ...plan.changed.map((c) => c.after)], del: plan.removed.map((r) => r.id) };
+      });
+      return outcome(head.domain.revision, ids);
+    } catch (error) {
+      if (!(error instanceof ZoneMoved)) throw error;
+      if (attempt >= 2) throw new ApiError('CONFLICT', 'the zone kept changing while the file was applied; nothing was changed, send it again');
+    }
+  }
+}
+
+const changes = (plan: ImportPlan) => plan.added.length + plan.changed.length + plan.removed.length;
+
+/** The zone changed between the read and the commit: read it again. */
+class ZoneMoved extends Error {}

@@ -1,0 +1,121 @@
+// The transfer responder and TSIG on hostile and edge input, in-process: every check that stands
+// between a stranger and a zone's contents, and malformed TSIG records.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { TransferResponder } from '../../../src/dns/transfer/responder.ts';
+import { Secondaries } from '../../../src/dns/transfer/secondaries.ts';
+import { findTsig, nameWire, parseTsigKey, sign, TSIG_ERROR, verifyRequest, type TsigKey } from '../../../src/dns/transfer/tsig.ts';
+import { dns2Query } from '../../helpers/dns2-packets.ts';
+import { fixtureZone, indexWith } from '../../helpers/dns-fixture.ts';
+
+const secret = randomBytes(32).toString('base64');
+const key = parseTsigKey(`hmac-sha256:xfr:${secret}`) as TsigKey;
+const otherKey = parseTsigKey(`hmac-sha256:xfr:${randomBytes(32).toString('base64')}`) as TsigKey;
+const NOW = 1_800_000_000;
+const zone = fixtureZone();
+const apex = zone.domain.domain;
+const index = indexWith([zone]);
+const secondaries = Secondaries.of([{ name: 'knot', addresses: ['127.0.0.1', '2001:db8::53'], port: 53, tsigKey: `hmac-sha256:xfr:${secret}`, zones: [], catalog: true }]);
+const responder = new TransferResponder({ secondaries, index, catalog: 'catalog.test', catalogSerial: () => 7, now: () => NOW });
+const plain = () => Buffer.from('plain');
+
+const AXFR = 252;
+const IXFR = 251;
+const rcode = (m: Buffer) => m[3]! & 0xf;
+const answer = (packet: Buffer, transport: 'udp' | 'tcp' = 'tcp', client = '127.0.0.1') => {
+  expect(responder.wants(packet)).toBe(true);
+  return responder.answer(packet, transport, client, plain)!;
+};
+const signed = (packet: Buffer, k: TsigKey = key, now = NOW) => sign(packet, k, now).message;
+const tsigError = (m: Buffer) => findTsig(m)!.error;
+
+describe('zone transfer responder', () => {
+  it('transfers a zone to the listed secondary: SOA first and last, every message signed in a chain', () => {
+    const messages = answer(signed(dns2Query(apex, AXFR)));
+    expect(messages.length).toBeGreaterThanOrEqual(1);
+    for (const m of messages) {
+      expect(rcode(m)).toBe(0);
+      expect(findTsig(m)!.mac.length).toBe(32);
+    }
+    expect(findTsig(messages[0]!)!.error).toBe(0);
+  });
+
+  it('IXFR from an old serial: the whole zone; from the current one: the SOA alone', () => {
+    const full = answer(signed(ixfrQuery(apex, (index.get(apex)!.serial - 1) >>> 0)));
+    const up = answer(signed(ixfrQuery(apex, index.get(apex)!.serial)));
+    expect(full[0]!.readUInt16BE(6)).toBeGreaterThan(3);
+    expect(up[0]!.readUInt16BE(6)).toBe(1);
+  });
+
+  it('refuses a transfer without TSIG, over UDP, from an address not listed, of a zone not served', () => {
+    expect(rcode(answer(dns2Query(apex, AXFR))[0]!)).toBe(5);
+    expect(rcode(answer(signed(dns2Query(apex, AXFR)), 'udp')[0]!)).toBe(5);
+    expect(rcode(answer(signed(dns2Query(apex, AXFR)), 'tcp', '127.0.0.2')[0]!)).toBe(5);
+    expect(rcode(answer(signed(dns2Query(apex, AXFR)), 'tcp', '::ffff:127.0.0.1')[0]!)).toBe(0);
+    expect(rcode(answer(signed(dns2Query('not-served.example', AXFR)))[0]!)).toBe(9);
+  });
+
+  it('answers TSIG failures per RFC 8945: BADSIG and BADKEY unsigned, BADTIME signed with our time', () => {
+    const badSig = answer(signed(dns2Query(apex, AXFR), otherKey))[0]!;
+    expect(rcode(badSig)).toBe(9);
+    expect(tsigError(badSig)).toBe(TSIG_ERROR.BADSIG);
+    expect(findTsig(badSig)!.mac.length).toBe(0);
+    const unknown = answer(signed(dns2Query(apex, AXFR), { ...key, name: 'nobody' }))[0]!;
+    expect(tsigError(unknown)).toBe(TSIG_ERROR.BADKEY);
+    const late = answer(signed(dns2Query(apex, AXFR), key, NOW - 1000))[0]!;
+    expect(tsigError(late)).toBe(TSIG_ERROR.BADTIME);
+    expect(findTsig(late)!.other.length).toBe(6);
+    expect(verifyRequest(signed(dns2Query(apex, AXFR)), findTsig(signed(dns2Query(apex, AXFR)))!, key, NOW)).toEqual({ ok: true });
+  });
+
+  it('a truncated or misplaced TSIG is FORMERR, never a transfer', () => {
+    const good = signed(dns2Query(apex, AXFR));
+    for (const cut of [3, 10, 30]) {
+      const truncated = good.subarray(0, good.length - cut);
+      expect(responder.wants(truncated)).toBe(true);
+      const out = responder.answer(truncated, 'tcp', '127.0.0.1', plain);
+      expect(out && rcode(out[0]!)).not.toBe(0);
+    }
+    // A TSIG followed by another record.
+    const tsigThenOpt = Buffer.concat([good, Buffer.from([0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 0])]);
+    tsigThenOpt.writeUInt16BE(good.readUInt16BE(10) + 1, 10);
+    expect(rcode(responder.answer(tsigThenOpt, 'tcp', '127.0.0.1', plain)![0]!)).toBe(1);
+  });
+
+  it('a signed ordinary query is answered as usual and signed; the catalog SOA is ours to give', () => {
+    const out = responder.answer(signed(dns2Query(apex, 6)), 'udp', '127.0.0.1', () => dns2Query(apex, 6).fill(0x80, 2, 3));
+    expect(findTsig(out![0]!)).toBeDefined();
+    const catalog = answer(signed(dns2Query('catalog.test', 6)), 'udp');
+    expect(rcode(catalog[0]!)).toBe(0);
+    expect(catalog[0]!.readUInt16BE(6)).toBe(1);
+    const catalogXfr = answer(signed(dns2Query('catalog.test', AXFR)));
+    expect(rcode(catalogXfr[0]!)).toBe(0);
+  });
+
+  it('wants only transfer questions and messages ending in a TSIG', () => {
+    expect(responder.wants(dns2Query(apex, 1))).toBe(false);
+    expect(responder.wants(Buffer.alloc(5))).toBe(false);
+    expect(responder.wants(signed(dns2Query(apex, 1)))).toBe(true);
+  });
+
+  it('refuses keys that are not keys', () => {
+    expect(parseTsigKey('hmac-md5:k:' + secret)).toMatch(/not supported/);
+    expect(parseTsigKey('k:c2hvcnQ=')).toMatch(/at least 16/);
+    expect(parseTsigKey('k')).toMatch(/NAME:BASE64/);
+    expect(parseTsigKey('bad name:' + secret)).toMatch(/not a key name/);
+  });
+});
+
+/** An IXFR query with the client's SOA (serial) in the authority section. */
+function ixfrQuery(name: string, serial: number): Buffer {
+  const q = dns2Query(name, IXFR);
+  const question = q.subarray(0, 12 + nameWire(name).length + 4);
+  const soaRdata = Buffer.concat([nameWire('ns1.example.net'), nameWire('h.example.net'), Buffer.alloc(20)]);
+  soaRdata.writeUInt32BE(serial, soaRdata.length - 20);
+  const rr = Buffer.concat([nameWire(name), Buffer.from([0, 6, 0, 1, 0, 0, 0, 0, soaRdata.length >> 8, soaRdata.length & 0xff]), soaRdata]);
+  const out = Buffer.concat([question, rr]);
+  out.writeUInt16BE(0, 6);
+  out.writeUInt16BE(1, 8);
+  out.writeUInt16BE(0, 10);
+  return out;
+}

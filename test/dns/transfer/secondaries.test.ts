@@ -1,0 +1,37 @@
+// The secondaries' file: read at start, read again when it changes (no restart), and a file that
+// does not read (half-written by hand, a bad key) keeps the list as it was and says why.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readEntries, Secondaries, writeEntries, type SecondaryEntry } from '../../../src/dns/transfer/secondaries.ts';
+import { removeTempDirs, tempDir } from '../../helpers/temp.ts';
+import { until } from '../../helpers/until.ts';
+
+afterAll(() => removeTempDirs());
+const entry = (name: string, keyName: string): SecondaryEntry => ({ name, addresses: ['192.0.2.53'], port: 53, tsigKey: `${keyName}:${randomBytes(32).toString('base64')}`, zones: ['a.example'], catalog: false });
+
+describe('secondaries file', () => {
+  it('is read again when it changes; a broken file keeps the list', async () => {
+    const file = join(tempDir(), 'secondaries.json');
+    writeEntries(file, [entry('one', 'k1')]);
+    const errors: unknown[] = [];
+    const list = new Secondaries(file, (e) => errors.push(e));
+    list.watch(20);
+    expect(list.key('k1')).toBeDefined();
+    expect(list.allows('192.0.2.53', 'k1', 'a.example', false)).toBe(true);
+    expect(list.allows('192.0.2.53', 'k1', 'b.example', false)).toBe(false);
+    expect(list.allows('192.0.2.54', 'k1', 'a.example', false)).toBe(false);
+    writeEntries(file, [entry('one', 'k1'), entry('two', 'k2')]);
+    await until('the second secondary', () => list.key('k2') !== undefined, 5000);
+    writeFileSync(file, '{"secondaries": [');
+    await until('the error reported', () => errors.length > 0, 5000);
+    expect(list.all.map((s) => s.name)).toEqual(['one', 'two']);
+    writeFileSync(file, JSON.stringify({ secondaries: [{ ...entry('bad', 'k3'), tsigKey: 'k3:c2hvcnQ=' }] }));
+    await until('the second error', () => errors.length > 1, 5000);
+    expect(list.key('k3')).toBeUndefined();
+    expect(list.all.map((s) => s.name)).toEqual(['one', 'two']);
+    list.close();
+    expect(readEntries(join(tempDir(), 'none.json'))).toEqual([]);
+  });
+});
