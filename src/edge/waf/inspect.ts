@@ -104,7 +104,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
     if (found) return found;
     // Base64 that decodes to text is read as what it is: a document (SAML's XML, a JSON
     // cookie) by its structure, anything else as text.
-    const b64 = base64Text(input.value) ?? (input.value.includes('%') ? base64Text(percentDecode(input.value, input.plus === true)) : undefined) ?? dataUrlText(input.value.includes('%') ? percentDecode(input.value, input.plus === true) : input.value);
+    const b64 = base64Text(input.value) ?? (input.value.includes('%') && ENCODED_BASE64.test(input.value) ? base64Text(percentDecode(input.value, input.plus === true)) : undefined) ?? (input.value.includes('base64') ? dataUrlText(input.value.includes('%') ? percentDecode(input.value, input.plus === true) : input.value) : undefined);
     if (b64 === undefined) continue;
     for (const inner of structured(b64, '', `${input.where} (base64)`)) {
       const deeper = inputFinding({ ...inner, param: input.param }, settings.level, skip);
@@ -113,6 +113,9 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   }
   return undefined;
 }
+
+/** Base64 as it travels in a URL or form: its digits, and '+', '/', '=' percent-encoded. */
+const ENCODED_BASE64 = /^(?:[A-Za-z0-9_-]|%2[bBfF]|%3[dD])+$/;
 
 const DATA_URL = /data:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]{8,16384}=*)/i;
 
