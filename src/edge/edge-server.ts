@@ -19,6 +19,7 @@ import { BackendHealth } from './backend-health.ts';
 import { UptimeRecorder } from './uptime-recorder.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
 import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock, type Settled } from './cache/edge-cache.ts';
+import { AccessLog } from './access-log.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
@@ -167,11 +168,13 @@ export class EdgeServer {
   private readonly backendShares: BackendShares;
   /** The response in progress on each connection, for the 408 on a silent client. */
   private readonly inProgress = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
+  private readonly accessLog: AccessLog;
 
   constructor(
     private readonly state: EdgeState,
     private readonly options: EdgeServerOptions,
   ) {
+    this.accessLog = new AccessLog(options.log);
     this.health = new BackendHealth(options.log, undefined, options.allowPrivateBackends);
     this.uptime = new UptimeRecorder(state.routes, this.health);
     this.health.observer = this.uptime;
@@ -264,27 +267,24 @@ export class EdgeServer {
       if (!closed || !outcome || logged) return;
       logged = true;
       const o = outcome;
-      this.options.log.info(
-        {
-          domain: o.domain,
-          host: host ?? rawHost,
-          method: req.method,
-          path: (req.url ?? '/').split('?')[0],
-          scheme,
-          status: o.status,
-          bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
-          cache: o.cache,
-          blocked: o.blocked,
-          ref: o.ref,
-          upstreamMs: o.upstreamMs === undefined ? undefined : Math.round(o.upstreamMs * 100) / 100,
-          via: o.via,
-          ms: Math.round((performance.now() - started) * 100) / 100,
-          client,
-          complete: res.writableFinished,
-          upgrade: upgrade ? true : undefined,
-        },
-        'edge request',
-      );
+      this.accessLog.write({
+        domain: o.domain,
+        host: host ?? rawHost,
+        method: req.method,
+        path: (req.url ?? '/').split('?')[0]!,
+        scheme,
+        status: o.status,
+        bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
+        cache: o.cache,
+        blocked: o.blocked,
+        ref: o.ref,
+        upstreamMs: o.upstreamMs === undefined ? undefined : Math.round(o.upstreamMs * 100) / 100,
+        via: o.via,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        client,
+        complete: res.writableFinished,
+        upgrade: upgrade ? true : undefined,
+      });
     };
     // A body that stops coming at a useful pace ends the request (slow POSTs held backend pools).
     const stopPace = watchBodyPace(req, this.options.bodyPace ?? DEFAULT_BODY_PACE, () => {
