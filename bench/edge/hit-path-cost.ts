@@ -1,7 +1,7 @@
 // CPU cost of pieces of the edge's per-request work, alone (no sockets), each beside what it
 // replaced, in interleaved pairs: CPU nanoseconds per call (process.cpuUsage: this process's own
 // time, steadier on a busy machine than wall time). What the whole request costs is bench:edge's.
-//   node --import tsx bench/edge/hit-path-cost.ts [log|waf-key|metrics|headers|all]
+//   node --import tsx bench/edge/hit-path-cost.ts [log|log-stream|waf-key|metrics|headers|all]
 import { pino } from 'pino';
 import { AccessLog, ACCESS_MESSAGE, type AccessFields } from '../../src/edge/access-log.ts';
 import { inspect } from '../../src/edge/waf/inspect.ts';
@@ -82,4 +82,37 @@ if (which === 'headers' || which === 'all') {
     forwardedRequestHeaders: (i) => void (n += Object.keys(forwardedRequestHeaders(req, i & 1 ? '10.0.0.1' : '10.0.0.2', 'http', 'miss.bench.example')).length),
   });
   if (n === 0) throw new Error('no headers');
+}
+
+if (which === 'log-stream' || which === 'all') {
+  // The access log through pino's own stream (sonic-boom, asynchronous) to /dev/null: 20 lines per
+  // turn of the event loop, as under load, where a write is in flight most of the time. The
+  // line per write as before, and AccessLog's lines of one turn joined.
+  const destination = pino.destination({ dest: '/dev/null', sync: false });
+  const log = pino({ level: 'info' }, destination).child({ part: 'edge', component: 'edge' });
+  const access = new AccessLog(log);
+  const line = (i: number): AccessFields => ({ domain: 'hit.bench.example', host: 'hit.bench.example', method: 'GET', path: '/file.css', scheme: 'http', status: 200, bytes: 1024, cache: 'HIT', blocked: undefined, ref: undefined, upstreamMs: undefined, via: undefined, ms: (i % 1000) / 100, client: `10.${(i >> 8) & 255}.${i & 255}.1`, complete: true, upgrade: undefined });
+  const turns = async (write: (i: number) => void): Promise<number> => {
+    const before = process.cpuUsage();
+    let i = 0;
+    for (let turn = 0; turn < ITERATIONS / 20; turn++) {
+      for (let k = 0; k < 20; k++) write(i++);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const used = process.cpuUsage(before);
+    return ((used.user + used.system) * 1000) / i;
+  };
+  const variants: Record<string, (i: number) => void> = {
+    'pino log.info, a write per line': (i) => log.info(line(i), ACCESS_MESSAGE),
+    'AccessLog flushed per line (a write per line)': (i) => {
+      access.write(line(i));
+      access.flush();
+    },
+    'AccessLog, a write per turn': (i) => access.write(line(i)),
+  };
+  const results: Record<string, number[]> = {};
+  for (let p = 0; p < PAIRS; p++) for (const [label, write] of Object.entries(variants)) (results[label] ??= []).push(await turns(write));
+  console.log('access log line through sonic-boom to /dev/null, 20 lines per turn (the event loop included)');
+  for (const [label, values] of Object.entries(results)) console.log(`  ${label.padEnd(44)} ${values.map((v) => v.toFixed(0).padStart(6)).join(' ')} CPU-ns per line`);
+  destination.flushSync();
 }

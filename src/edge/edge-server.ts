@@ -739,6 +739,7 @@ export class EdgeServer {
     // Also a server that never listened (serveHandedOver): close() stops its connection checks.
     await Promise.all([this.http, this.https].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.proxy.close();
+    this.accessLog.flush();
     this.health.stop();
     this.bandwidth.stop();
   }
