@@ -19,6 +19,7 @@ import { BackendHealth } from './backend-health.ts';
 import { UptimeRecorder } from './uptime-recorder.ts';
 import { cacheDecision, storability } from './cache/cache-rules.ts';
 import { EdgeCache, type CacheStatus, type EdgeCacheOptions, type FillLock, type Settled } from './cache/edge-cache.ts';
+import { AccessLog } from './access-log.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
@@ -35,7 +36,7 @@ import { BandwidthLimits, type BandwidthShare } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
 import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
-import { inspectRequest, type BodyWatch } from './waf/inspect-request.ts';
+import { inspectRequest, type BodyWatch, type RequestVerdict } from './waf/inspect-request.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { frontingRefusal } from './tls/fronting.ts';
@@ -167,11 +168,13 @@ export class EdgeServer {
   private readonly backendShares: BackendShares;
   /** The response in progress on each connection, for the 408 on a silent client. */
   private readonly inProgress = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
+  private readonly accessLog: AccessLog;
 
   constructor(
     private readonly state: EdgeState,
     private readonly options: EdgeServerOptions,
   ) {
+    this.accessLog = new AccessLog(options.log);
     this.health = new BackendHealth(options.log, undefined, options.allowPrivateBackends);
     this.uptime = new UptimeRecorder(state.routes, this.health);
     this.health.observer = this.uptime;
@@ -192,8 +195,8 @@ export class EdgeServer {
     // Only a WebSocket handshake is an upgrade; any other request naming `Upgrade` is an ordinary
     // request (the header is hop-by-hop and stops here), so nothing walks around the stages below.
     const shouldUpgradeCallback = isWebSocketUpgrade;
-    this.http = createServer({ shouldUpgradeCallback }, (req, res) => void this.handle(req, res, 'http'));
-    this.https = createHttpsServer({ SNICallback: this.sni.callback, shouldUpgradeCallback, ...fallback }, (req, res) => void this.handle(req, res, 'https'));
+    this.http = createServer({ shouldUpgradeCallback }, (req, res) => this.handle(req, res, 'http'));
+    this.https = createHttpsServer({ SNICallback: this.sni.callback, shouldUpgradeCallback, ...fallback }, (req, res) => this.handle(req, res, 'https'));
     for (const server of [this.http, this.https]) {
       server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head, server === this.https ? 'https' : 'http'));
       server.keepAliveTimeout = 5000;
@@ -239,7 +242,7 @@ export class EdgeServer {
     this.reply(res, status, 'text/html; charset=utf-8', html, extra);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme, upgrade?: UpgradeContext): Promise<void> {
+  private handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme, upgrade?: UpgradeContext): void {
     const started = performance.now();
     // Kept now: a request's socket is gone from it once the connection has closed.
     const socket = req.socket;
@@ -264,27 +267,24 @@ export class EdgeServer {
       if (!closed || !outcome || logged) return;
       logged = true;
       const o = outcome;
-      this.options.log.info(
-        {
-          domain: o.domain,
-          host: host ?? rawHost,
-          method: req.method,
-          path: (req.url ?? '/').split('?')[0],
-          scheme,
-          status: o.status,
-          bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
-          cache: o.cache,
-          blocked: o.blocked,
-          ref: o.ref,
-          upstreamMs: o.upstreamMs === undefined ? undefined : Math.round(o.upstreamMs * 100) / 100,
-          via: o.via,
-          ms: Math.round((performance.now() - started) * 100) / 100,
-          client,
-          complete: res.writableFinished,
-          upgrade: upgrade ? true : undefined,
-        },
-        'edge request',
-      );
+      this.accessLog.write({
+        domain: o.domain,
+        host: host ?? rawHost,
+        method: req.method,
+        path: (req.url ?? '/').split('?')[0]!,
+        scheme,
+        status: o.status,
+        bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
+        cache: o.cache,
+        blocked: o.blocked,
+        ref: o.ref,
+        upstreamMs: o.upstreamMs === undefined ? undefined : Math.round(o.upstreamMs * 100) / 100,
+        via: o.via,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        client,
+        complete: res.writableFinished,
+        upgrade: upgrade ? true : undefined,
+      });
     };
     // A body that stops coming at a useful pace ends the request (slow POSTs held backend pools).
     const stopPace = watchBodyPace(req, this.options.bodyPace ?? DEFAULT_BODY_PACE, () => {
@@ -301,19 +301,29 @@ export class EdgeServer {
       stopPace();
       log();
     });
-    try {
-      if (target.kind === 'invalid') {
-        this.page(res, 400, PAGES.badRequest(), { connection: 'close' });
-        outcome = { status: 400, via: target.reason };
-      } else outcome = await this.route(req, res, scheme, host, client, upgrade);
-    } catch (error) {
+    const failed = (error: unknown): Outcome => {
       this.options.log.error({ err: error, host }, 'edge: request failed');
       if (!res.headersSent) this.page(res, 502, PAGES.badGateway(host ?? ''));
       else res.destroy();
-      outcome = { status: 502 };
+      return { status: 502 };
+    };
+    const finish = (answered: Outcome): void => {
+      outcome = answered;
+      this.metrics.request(answered.status, answered.cache ?? 'NONE');
+      log();
+    };
+    let routed: Outcome | Promise<Outcome>;
+    try {
+      if (target.kind === 'invalid') {
+        this.page(res, 400, PAGES.badRequest(), { connection: 'close' });
+        routed = { status: 400, via: target.reason };
+      } else routed = this.route(req, res, scheme, host, client, upgrade);
+    } catch (error) {
+      routed = failed(error);
     }
-    this.metrics.request(outcome.status, outcome.cache ?? 'NONE');
-    log();
+    // A request answered at once is finished at once; one that waited, when it is answered.
+    if (routed instanceof Promise) routed.then(finish, (error: unknown) => finish(failed(error)));
+    else finish(routed);
   }
 
   /**
@@ -374,36 +384,43 @@ export class EdgeServer {
     return x.domain.baseprotection ? this.protect(x) : undefined;
   }
 
-  private async protect(x: Exchange): Promise<Outcome | undefined> {
-    const verdict = await this.inspect(x.req, x.res, x.domain.domain, x.host, x.url, x.client);
-    if ('refused' in verdict) {
-      if (!x.res.headersSent) this.page(x.res, 400, PAGES.badRequest());
-      return verdict.refused;
-    }
-    x.inspectedBody = verdict.body;
-    x.bodyWatch = verdict.watch;
-    return undefined;
-  }
-
-  /** The client's rate and ban, then the WAF's verdict: a refusal, or the body read whole. */
-  private async inspect(req: IncomingMessage, res: ServerResponse, domain: string, host: string, url: string, client: string): Promise<{ refused: Outcome } | { body?: Buffer; watch?: BodyWatch }> {
+  /**
+   * The client's rate and ban, then the WAF's verdict (one promise: the WAF's own, not wrapped in
+   * further async steps on every request). Passes on with the body read whole, or refuses.
+   */
+  private protect(x: Exchange): StageResult {
+    const { req, res, client, host } = x;
+    const domain = x.domain.domain;
     const limited = this.clientLimits.check(client);
     if (limited) {
       const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
-      return { refused: this.refuse(res, domain, limited.reason, html, limited.status, { 'retry-after': String(limited.retryAfter) }) };
+      return this.refuse(res, domain, limited.reason, html, limited.status, { 'retry-after': String(limited.retryAfter) });
     }
-    const verdict = await inspectRequest(req, req.method ?? 'GET', url, req.headers, req.rawHeaders.length / 2, this.state.routes.get(domain));
-    if (verdict.cut) return { refused: { status: 400, domain, via: 'body cut short' } };
+    return inspectRequest(req, req.method ?? 'GET', x.url, req.headers, req.rawHeaders.length / 2, this.state.routes.get(domain)).then((verdict) => this.wafVerdict(x, verdict));
+  }
+
+  /** Acts on the WAF's verdict: a refusal, a finding only logged, or passed on with the body it read whole. */
+  private wafVerdict(x: Exchange, verdict: RequestVerdict): Outcome | undefined {
+    const { res, client, host } = x;
+    const domain = x.domain.domain;
+    if (verdict.cut) {
+      if (!res.headersSent) this.page(res, 400, PAGES.badRequest());
+      return { status: 400, domain, via: 'body cut short' };
+    }
     const { finding, body } = verdict;
-    if (!finding) return { body, watch: verdict.tail };
+    x.inspectedBody = body;
+    if (!finding) {
+      x.bodyWatch = verdict.tail;
+      return undefined;
+    }
     if (verdict.logOnly) {
       this.options.log.warn({ domain, client, rule: finding.rule, class: finding.class, where: finding.where }, 'waf: would refuse (log only)');
-      return { body };
+      return undefined;
     }
     this.clientLimits.refused(client);
     const reason = finding.class === 'protocol' ? 'protocol' : finding.class === 'scanner' ? 'scanner' : 'waf';
     const refused = this.refuse(res, domain, reason, (ref) => PAGES.wafBlocked(host, ref), finding.status);
-    return { refused: { ...refused, via: `rule ${finding.rule} (${finding.class}) in ${finding.where}` } };
+    return { ...refused, via: `rule ${finding.rule} (${finding.class}) in ${finding.where}` };
   }
 
   /**
@@ -428,11 +445,19 @@ export class EdgeServer {
     ['proxy → backend or failover; 502/504', (x) => this.proxied(x)],
   ];
 
-  private async route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string, upgrade?: UpgradeContext): Promise<Outcome> {
-    const x = new Exchange(req, res, scheme, host ?? '', client, upgrade);
-    for (const [, stage] of this.stages) {
-      let outcome = stage(x);
-      if (outcome instanceof Promise) outcome = await outcome;
+  /**
+   * Walks the stages; synchronous as long as they are (a fresh hit of a domain without
+   * baseprotection never waits), and from the first that waits on, one promise per wait.
+   */
+  private route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string, upgrade?: UpgradeContext): Outcome | Promise<Outcome> {
+    return this.walk(new Exchange(req, res, scheme, host ?? '', client, upgrade), 0);
+  }
+
+  private walk(x: Exchange, from: number): Outcome | Promise<Outcome> {
+    const stages = this.stages;
+    for (let i = from; i < stages.length; i++) {
+      const outcome = stages[i]![1](x);
+      if (outcome instanceof Promise) return outcome.then((answered) => answered ?? this.walk(x, i + 1));
       if (outcome) return outcome;
     }
     throw new Error('edge: no stage answered the request');
@@ -627,7 +652,7 @@ export class EdgeServer {
       this.page(res, 400, PAGES.badRequest(), { connection: 'close' });
       return;
     }
-    void this.handle(req, res, scheme, { socket, head });
+    this.handle(req, res, scheme, { socket, head });
   }
 
   /** The last stage of an upgrade: the backend (or the failover while it is down), joined on 101. */
@@ -714,6 +739,7 @@ export class EdgeServer {
     // Also a server that never listened (serveHandedOver): close() stops its connection checks.
     await Promise.all([this.http, this.https].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.proxy.close();
+    this.accessLog.flush();
     this.health.stop();
     this.bandwidth.stop();
   }
