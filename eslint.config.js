@@ -7,21 +7,21 @@ import tseslint from 'typescript-eslint';
 // ('store'), files of one ('store/types.ts': that file only), or files at src/ ('errors.ts').
 // `roles` wires everything together and may import anything; nothing imports it but main.ts.
 const LAYERS = {
-  shared: [],
-  model: ['errors.ts', 'shared'],
-  geo: ['model', 'shared'],
-  store: ['model', 'shared', 'errors.ts'],
-  uptime: ['model', 'store', 'shared', 'errors.ts'],
-  ownership: ['model', 'store', 'shared', 'config.ts', 'errors.ts'],
-  certs: ['model', 'store', 'shared', 'config.ts', 'errors.ts'],
-  sync: ['model', 'store', 'dns/zone', 'shared', 'errors.ts'],
-  notify: ['model', 'store', 'uptime', 'ownership', 'sync/notifier.ts', 'shared', 'errors.ts'],
+  common: [],
+  model: ['errors.ts', 'common'],
+  geo: ['model', 'common'],
+  store: ['model', 'common', 'errors.ts'],
+  uptime: ['model', 'store', 'common', 'errors.ts'],
+  ownership: ['model', 'store', 'common', 'config.ts', 'errors.ts'],
+  certs: ['model', 'store', 'common', 'config.ts', 'errors.ts'],
+  sync: ['model', 'store', 'dns/zone', 'common', 'errors.ts'],
+  notify: ['model', 'store', 'uptime', 'ownership', 'sync/notifier.ts', 'common', 'errors.ts'],
   zonefile: ['model', 'store/types.ts', 'store/contract', 'errors.ts'],
   console: [],
-  dns: ['model', 'geo', 'store/types.ts', 'store/contract', 'shared', 'errors.ts'],
-  edge: ['model', 'geo', 'store/types.ts', 'store/contract', 'sync', 'uptime', 'shared', 'errors.ts'],
-  api: ['model', 'store', 'sync', 'certs', 'notify', 'uptime', 'ownership', 'geo', 'zonefile', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
-  cli: ['model', 'store', 'certs', 'notify', 'ownership', 'zonefile', 'dns/transfer/secondaries.ts', 'dns/transfer/tsig.ts', 'shared', 'config.ts', 'errors.ts', 'log.ts'],
+  dns: ['model', 'geo', 'store/types.ts', 'store/contract', 'common', 'errors.ts'],
+  edge: ['model', 'geo', 'store/types.ts', 'store/contract', 'sync', 'uptime', 'common', 'errors.ts'],
+  api: ['model', 'store', 'sync', 'certs', 'notify', 'uptime', 'ownership', 'geo', 'zonefile', 'common', 'config.ts', 'errors.ts', 'log.ts'],
+  cli: ['model', 'store', 'certs', 'notify', 'ownership', 'zonefile', 'dns/transfer/secondaries.ts', 'dns/transfer/tsig.ts', 'common', 'config.ts', 'errors.ts', 'log.ts'],
 };
 const FOLDERS = [...Object.keys(LAYERS), 'roles'];
 const ROOT_FILES = ['config.ts', 'errors.ts', 'log.ts', 'main.ts'];

@@ -9,7 +9,7 @@ import { certificateFromPem } from '../model/certificate.ts';
 import { isProven, type DomainState } from '../model/domain.ts';
 import { isActive, type NameProblem, type TaskState } from '../model/task.ts';
 import type { Store } from '../store/types.ts';
-import { coalesced } from '../shared/coalesce.ts';
+import { coalesced } from '../common/coalesce.ts';
 import { AcmeAccount } from './acme-account.ts';
 import { IssueError, orderCertificate, type ChallengePublisher } from './acme-order.ts';
 import { certificateNames, issuanceReason, MAX_CERTIFICATE_NAMES } from './cert-names.ts';
@@ -19,9 +19,9 @@ import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './pre
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
 import type { EventSink } from '../model/event.ts';
-import { retryDelay } from '../shared/retry-delay.ts';
+import { retryDelay } from '../common/retry-delay.ts';
 import { LeaseHolder } from '../store/lease-holder.ts';
-import { labelValue, metricHeader } from '../shared/prometheus.ts';
+import { labelValue, metricHeader } from '../common/prometheus.ts';
 import { StoreError } from '../store/errors.ts';
 
 const TICK_MS = 1000;

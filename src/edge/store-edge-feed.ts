@@ -8,7 +8,7 @@ import type { CertificateState } from '../model/certificate.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { Page, PageRequest, Store } from '../store/types.ts';
-import { coalesced } from '../shared/coalesce.ts';
+import { coalesced } from '../common/coalesce.ts';
 import { concernsEdges } from '../sync/edge-feed-format.ts';
 import { followStore } from '../sync/follow-store.ts';
 import type { EdgeBatch, EdgeState } from './edge-state.ts';

@@ -3,15 +3,15 @@
 // PER_WEBHOOK to one webhook, so a slow or dead receiver delays only its own account's events.
 // A failed attempt (no answer, not 2xx) is tried again after retryBaseMs × 2^(n-1) (±20 %),
 // up to maxAttempts; each attempt is recorded on the delivery, which the customer can read.
-import { retryDelay as sharedRetryDelay } from '../shared/retry-delay.ts';
-import { coalesced } from '../shared/coalesce.ts';
+import { retryDelay as sharedRetryDelay } from '../common/retry-delay.ts';
+import { coalesced } from '../common/coalesce.ts';
 import { DEFAULT_LEASE_TIMING, LeaseHolder } from '../store/lease-holder.ts';
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import type { DeliveryState, WebhookState } from './webhook-model.ts';
 import type { WebhookBook } from './webhook-book.ts';
 import { sendEvent } from './webhook-sender.ts';
-import { metricHeader } from '../shared/prometheus.ts';
+import { metricHeader } from '../common/prometheus.ts';
 
 const TICK_MS = 250;
 const CONCURRENCY = 32;
@@ -27,7 +27,7 @@ export interface DeliveryOptions {
   allowPrivate: boolean;
 }
 
-/** The shared backoff (../shared/retry-delay.ts), in whole ms as the delivery log shows it. */
+/** The shared backoff (../common/retry-delay.ts), in whole ms as the delivery log shows it. */
 export const retryDelay = (baseMs: number, attempt: number, random = Math.random()): number => Math.round(sharedRetryDelay(baseMs, attempt, random));
 
 export class DeliveryWorker {

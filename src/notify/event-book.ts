@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Page, PageRequest, Store } from '../store/types.ts';
 import { newestFirstKey, type EventJson, type EventType } from '../model/event.ts';
 import type { WebhookBook } from './webhook-book.ts';
-import { metricHeader } from '../shared/prometheus.ts';
+import { metricHeader } from '../common/prometheus.ts';
 
 export const KEEP_EVENTS = 1000;
 

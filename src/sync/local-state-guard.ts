@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { diskFailureOf } from '../shared/lmdb-commit-guard.ts';
+import { diskFailureOf } from '../common/lmdb-commit-guard.ts';
 import { lmdbFileProblem } from './lmdb-file-check.ts';
 
 /** Moved-aside states kept; older ones are deleted, so repeated damage cannot fill the disk. */

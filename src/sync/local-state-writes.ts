@@ -10,7 +10,7 @@ import { existsSync, statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { open, type Key, type RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
-import { diskWriteFailure, quietly } from '../shared/lmdb-commit-guard.ts';
+import { diskWriteFailure, quietly } from '../common/lmdb-commit-guard.ts';
 
 /** Free bytes (besides what is to be written, and a quarter more for LMDB's pages) below which the disk counts as full. */
 export const MIN_ROOM = 1_048_576;

@@ -19,11 +19,11 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import type { EdgeNode } from '../model/node.ts';
-import { diskFailureOf, diskWriteFailure, guardLmdbCommitFailures, quietly } from '../shared/lmdb-commit-guard.ts';
+import { diskFailureOf, diskWriteFailure, guardLmdbCommitFailures, quietly } from '../common/lmdb-commit-guard.ts';
 import type { RecordState } from '../model/record.ts';
 import type { RecordDelta, Zone } from '../store/types.ts';
 import { freeBytes, LocalStateWrites, closeLocalDb, noRoom, openLocalDb, type LocalStateWritesOptions } from './local-state-writes.ts';
-import { LineSplitter, type Line } from '../shared/ndjson.ts';
+import { LineSplitter, type Line } from '../common/ndjson.ts';
 import { endLine, headerLine, zoneJson, zoneLine, type SnapshotHeader } from './snapshot-format.ts';
 
 type Side = 'a' | 'b';

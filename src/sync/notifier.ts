@@ -11,8 +11,8 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { ConsumerState, Store } from '../store/types.ts';
-import { coalesced } from '../shared/coalesce.ts';
-import { labelValue, metricHeader } from '../shared/prometheus.ts';
+import { coalesced } from '../common/coalesce.ts';
+import { labelValue, metricHeader } from '../common/prometheus.ts';
 
 export function signNotification(secret: string, timestamp: number, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;

@@ -4,7 +4,7 @@
 // (concurrent calls coalesce); log a failing API once, and its return once; keep the figures
 // /healthz reports (applied, the API's revision, last success, since when behind).
 import type { Logger } from 'pino';
-import { coalesced } from '../shared/coalesce.ts';
+import { coalesced } from '../common/coalesce.ts';
 
 /** A page of changes may take seconds. */
 const CHANGES_TIMEOUT_MS = 10_000;

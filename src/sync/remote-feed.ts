@@ -13,7 +13,7 @@ import { applyBatch, type IndexBatch } from '../dns/zone/apply.ts';
 import { indexBatchOf, type ChangePage } from './change-page.ts';
 import { LocalState } from './local-state.ts';
 import { LocalStateGuard } from './local-state-guard.ts';
-import { LineSplitter, type Line } from '../shared/ndjson.ts';
+import { LineSplitter, type Line } from '../common/ndjson.ts';
 import { PullLoop, type PullLoopOptions } from './pull-loop.ts';
 import { parseSnapshotLine, type SnapshotHeader } from './snapshot-format.ts';
 import { fetchZonesNotHeld, storedChangesOf } from './stored-changes.ts';

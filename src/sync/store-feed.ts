@@ -8,7 +8,7 @@ import type { EdgeNode } from '../model/node.ts';
 import type { Store, Zone } from '../store/types.ts';
 import { indexBatchOf, readChangePage } from './change-page.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
-import { coalesced } from '../shared/coalesce.ts';
+import { coalesced } from '../common/coalesce.ts';
 import { followStore } from './follow-store.ts';
 
 const BATCH = 10_000;

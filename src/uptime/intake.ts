@@ -7,7 +7,7 @@ import type { HealthTracker } from './health-tracker.ts';
 import { RETENTION_MS } from '../model/uptime-periods.ts';
 import { isMeasure } from '../model/uptime-measure.ts';
 import type { UptimeReport } from './report.ts';
-import { metricHeader } from '../shared/prometheus.ts';
+import { metricHeader } from '../common/prometheus.ts';
 
 /**
  * A node's clock may be this far ahead; measures older than the hour retention are dropped (an

@@ -6,7 +6,7 @@ import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalState } from '../../src/sync/local-state.ts';
-import { LineSplitter } from '../../src/shared/ndjson.ts';
+import { LineSplitter } from '../../src/common/ndjson.ts';
 import { zoneJson } from '../../src/sync/snapshot-format.ts';
 import type { Zone } from '../../src/store/types.ts';
 import { makeZone } from '../helpers/dns-fixture.ts';

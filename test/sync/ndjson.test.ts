@@ -1,7 +1,7 @@
 // The NDJSON line splitter: lines split anywhere across chunks, multi-byte characters included,
 // and each line's byte offset in the whole stream.
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, type Line } from '../../src/shared/ndjson.ts';
+import { LineSplitter, type Line } from '../../src/common/ndjson.ts';
 
 function split(bytes: Uint8Array, size: number): Line[] {
   const splitter = new LineSplitter();

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZoneIndex } from '../../src/dns/zone/index.ts';
 import { LocalState } from '../../src/sync/local-state.ts';
-import { LineSplitter } from '../../src/shared/ndjson.ts';
+import { LineSplitter } from '../../src/common/ndjson.ts';
 import { zoneJson } from '../../src/sync/snapshot-format.ts';
 import { RemoteFeed } from '../../src/sync/remote-feed.ts';
 import type { Zone } from '../../src/store/types.ts';

@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
-import { metricHeader } from '../../shared/prometheus.ts';
+import { metricHeader } from '../../common/prometheus.ts';
 
 export interface MetricsOptions {
   /** Other parts' metrics, appended to the API's. */

@@ -15,7 +15,7 @@ import type { CertificateState } from '../../model/certificate.ts';
 import type { DomainState } from '../../model/domain.ts';
 import type { IpListState } from '../../model/iplist.ts';
 import type { EdgeNode } from '../../model/node.ts';
-import { diskFailureOf, guardLmdbCommitFailures } from '../../shared/lmdb-commit-guard.ts';
+import { diskFailureOf, guardLmdbCommitFailures } from '../../common/lmdb-commit-guard.ts';
 import { freeBytes, LocalStateWrites, closeLocalDb, noRoom, openLocalDb } from '../../sync/local-state-writes.ts';
 import type { EdgeBatch } from '../edge-state.ts';
 

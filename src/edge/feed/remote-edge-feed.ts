@@ -10,7 +10,7 @@ import type { DomainState } from '../../model/domain.ts';
 import { PullLoop, type PullLoopOptions } from '../../sync/pull-loop.ts';
 import { nameDigest, parseEdgeLine, type EdgeChangePage, type EdgeHeader } from '../../sync/edge-feed-format.ts';
 import { LocalStateGuard } from '../../sync/local-state-guard.ts';
-import { LineSplitter } from '../../shared/ndjson.ts';
+import { LineSplitter } from '../../common/ndjson.ts';
 import type { EdgeBatch, EdgeState } from '../edge-state.ts';
 import { EdgeLocalState, type EdgeStateData } from './edge-local-state.ts';
 

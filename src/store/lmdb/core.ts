@@ -7,7 +7,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { isProven } from '../../model/domain.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import { guardLmdbCommitFailures } from '../../shared/lmdb-commit-guard.ts';
+import { guardLmdbCommitFailures } from '../../common/lmdb-commit-guard.ts';
 import { ancestorsOf, overlapError, reversedName } from '../name-tree.ts';
 import type { Change, ChangeKind, MutationContext, Page, PageRequest, RecordDelta, ZoneHead } from '../types.ts';
 import { storeWriteError } from './write-error.ts';
