@@ -6,13 +6,14 @@
 // backend is down (backend-health.ts) the failover takes the request; when a connect fails and the
 // domain has a failover, a request without a body is tried there at once.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { EventEmitter } from 'node:events';
-import { Readable, Writable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { Agent } from 'undici';
 import { backendRefusal, parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { BackendHealth } from './backend-health.ts';
-import { endThen } from './protect/bandwidth.ts';
+import { BackendRelay, type BodyTap } from './backend-relay.ts';
+
+export type { BodyTap } from './backend-relay.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 /** Answered by this hop (Node sends the 100 Continue itself when the body is read). */
@@ -43,12 +44,6 @@ export type ResponseHook = (status: number, headers: Record<string, string | str
 
 /** Where the body goes instead of straight into the response (the bandwidth limit). */
 export type Sink = (res: ServerResponse) => Writable;
-
-export interface BodyTap {
-  chunk(data: Buffer): void;
-  /** `complete` false: the response was cut short. */
-  end(complete: boolean): void;
-}
 
 export interface ProxyOptions {
   connectTimeoutMs: number;
@@ -166,76 +161,76 @@ export class Proxy {
   }
 
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
-  private async attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
+  private attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
     const started = performance.now();
-    if (backendRefusal(backend, this.options.allowPrivateBackends)) return { status: 502, via: 'refused' };
+    if (backendRefusal(backend, this.options.allowPrivateBackends)) return Promise.resolve({ status: 502, via: 'refused' });
     const headers = forwardedRequestHeaders(req, client, scheme, host);
-    // An emitter as the abort signal: undici takes one, and it costs far less than an AbortController per request.
-    const signal = new EventEmitter();
-    const abort = () => signal.emit('abort');
-    // A client that goes away takes its upstream request with it — also one whose response is
-    // over while its body is not (the 408 for a silent upload): the body would never end (the
-    // request stream neither ends nor errors then), and undici waits for it with no timeout,
-    // holding the backend connection for good.
-    const gone = () => {
-      if (!res.writableFinished || !req.complete) abort();
-    };
-    res.once('close', gone);
     // A request without a body (or one tried again on the failover, its body long consumed: only
     // bodyless ones are) sends none; others stream through, counted: past the bound, cut off.
     const hasBody = read === undefined && !req.readableEnded && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
-    let tooLarge = false;
-    const cutOff = () => {
-      tooLarge = true;
-      abort();
-    };
-    let bodyRefused = false;
-    const refuseBody = () => {
-      bodyRefused = true;
-      abort();
-    };
     const url = req.url ?? '/';
     const path = url.startsWith('/') ? url : originForm(url);
     const origin = `http://${backend.family === 6 ? `[${backend.address}]` : backend.address}:${backend.port}`;
-    let outcome: ProxyOutcome | undefined;
-    let tap: BodyTap | undefined;
-    try {
-      await this.dispatcher.stream(
-        { origin, path, method: (req.method ?? 'GET') as 'GET', headers, body: read ?? (hasBody ? Readable.from(counted(req, this.options.maxBodyBytes, cutOff, watch, refuseBody)) : undefined), signal },
-        ({ statusCode, headers: answer }) => {
+    return new Promise((resolve) => {
+      let outcome: ProxyOutcome | undefined;
+      let stopped: 'too-large' | 'body-refused' | undefined;
+      const relay = new BackendRelay(
+        (statusCode, answer) => {
           const out = forwardable(answer);
           out.via = answer.via ? `${String(answer.via)}, ${VIA}` : VIA;
-          tap = hook?.(statusCode, out);
-          res.writeHead(statusCode, out);
-          const length = Number(answer['content-length']);
-          outcome = { status: statusCode, upstreamMs: performance.now() - started, via: 'backend', bytes: Number.isFinite(length) ? length : undefined };
+          const tap = hook?.(statusCode, out);
+          try {
+            res.writeHead(statusCode, out);
+          } catch (error) {
+            // A head Node refuses to write (a character no header may carry): no response, no fill.
+            tap?.end(false);
+            throw error;
+          }
+          outcome = { status: statusCode, upstreamMs: performance.now() - started, via: 'backend' };
           // 5xx (but 501/505, which say nothing of its health) counts against the backend, as connect errors and timeouts do.
           if (statusCode >= 500 && statusCode !== 501 && statusCode !== 505) this.health.failed(backend);
           else this.health.passed(backend);
-          const target = sink ? sink(res) : res;
-          return tap ? tapped(target, tap, outcome) : target;
+          return { target: sink ? sink(res) : res, tap };
+        },
+        (error) => {
+          res.off('close', gone);
+          // A body the request never got to send (it failed while waiting for a connection) is not left reading the client.
+          if (error && body instanceof Readable && !body.destroyed) body.destroy();
+          if (outcome) {
+            outcome.bytes = relay.bytes;
+            // The response had begun: nothing to say to the client but to end the connection.
+            if (error) res.destroy();
+            return resolve(outcome);
+          }
+          if (stopped === 'too-large') return resolve({ status: 413, via: 'too-large' });
+          if (stopped === 'body-refused') return resolve({ status: 403, via: 'body-refused' });
+          // The client left first (or was ended, as by the 408 of a trickling body): not the backend's fault.
+          if (res.destroyed) return resolve({ status: 499, via: 'client-gone' });
+          this.health.failed(backend);
+          const code = (error as { code?: string } | undefined)?.code;
+          resolve(code === 'UND_ERR_HEADERS_TIMEOUT' ? { status: 504, via: 'timeout' } : { status: 502, via: 'unreachable' });
         },
       );
-      tap?.end(true);
-      return outcome!;
-    } catch (error) {
-      tap?.end(false);
-      if (outcome) {
-        // The response had begun: nothing to say to the client but to end the connection.
-        res.destroy();
-        return outcome;
+      // A client that goes away takes its upstream request with it — also one whose response is
+      // over while its body is not (the 408 for a silent upload): the body would never end (the
+      // request stream neither ends nor errors then), and undici waits for it with no timeout,
+      // holding the backend connection for good.
+      const gone = (): void => {
+        if (!res.writableFinished || !req.complete) relay.abort(new Error('the client went away'));
+      };
+      res.once('close', gone);
+      let body: Readable | Buffer | undefined = read;
+      if (hasBody) {
+        const stop = (why: 'too-large' | 'body-refused') => () => {
+          stopped = why;
+          relay.abort(new Error(why));
+        };
+        body = Readable.from(counted(req, this.options.maxBodyBytes, stop('too-large'), watch, stop('body-refused')));
+        // The client's side failing (a reset mid-upload) ends the exchange; undici sees it too.
+        body.on('error', (error: Error) => relay.abort(error));
       }
-      if (tooLarge) return { status: 413, via: 'too-large' };
-      if (bodyRefused) return { status: 403, via: 'body-refused' };
-      // The client left first (or was ended, as by the 408 of a trickling body): not the backend's fault.
-      if (res.destroyed) return { status: 499, via: 'client-gone' };
-      this.health.failed(backend);
-      const code = (error as { code?: string }).code;
-      if (code === 'UND_ERR_HEADERS_TIMEOUT') return { status: 504, via: 'timeout' };
-      return { status: 502, via: 'unreachable' };
-    } finally {
-      res.off('close', gone);
-    }
+      this.dispatcher.dispatch({ origin, path, method: (req.method ?? 'GET') as 'GET', headers, body }, relay);
+    });
   }
 
   close(): void {
@@ -282,35 +277,4 @@ function originForm(url: string): string {
   } catch {
     return '/';
   }
-}
-
-/** A writable that passes the body to the client and a copy to `tap` (the cache), counting bytes. */
-function tapped(res: Writable, tap: BodyTap, outcome: ProxyOutcome): Writable {
-  outcome.bytes = 0;
-  const out: Writable = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      outcome.bytes! += chunk.length;
-      tap.chunk(chunk);
-      if (res.write(chunk)) return callback();
-      // A client gone while we wait: no 'drain' will come.
-      const done = (): void => {
-        res.off('drain', done);
-        res.off('close', done);
-        callback(res.destroyed ? new Error('the client went away') : null);
-      };
-      res.once('drain', done);
-      res.once('close', done);
-    },
-    final(callback) {
-      endThen(res, callback);
-    },
-    destroy(error, callback) {
-      if (error) res.destroy();
-      callback(error);
-    },
-  });
-  // The target (the bandwidth limit's stream) fails when the client goes away: its error is ours,
-  // never an unhandled one (which would end the process).
-  res.on('error', (error) => out.destroy(error));
-  return out;
 }
