@@ -385,8 +385,9 @@ export class EdgeServer {
   }
 
   /**
-   * The client's rate and ban, then the WAF's verdict (one promise: the WAF's own, not wrapped in
-   * further async steps on every request). Passes on with the body read whole, or refuses.
+   * The client's rate and ban, then the WAF's verdict: at once for a request without a body, else
+   * one promise (the WAF's own, not wrapped in further async steps). Passes on with the body read
+   * whole, or refuses.
    */
   private protect(x: Exchange): StageResult {
     const { req, res, client, host } = x;
@@ -396,7 +397,8 @@ export class EdgeServer {
       const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
       return this.refuse(res, domain, limited.reason, html, limited.status, { 'retry-after': String(limited.retryAfter) });
     }
-    return inspectRequest(req, req.method ?? 'GET', x.url, req.headers, req.rawHeaders.length / 2, this.state.routes.get(domain)).then((verdict) => this.wafVerdict(x, verdict));
+    const verdict = inspectRequest(req, req.method ?? 'GET', x.url, req.headers, req.rawHeaders.length / 2, x.domain);
+    return verdict instanceof Promise ? verdict.then((v) => this.wafVerdict(x, v)) : this.wafVerdict(x, verdict);
   }
 
   /** Acts on the WAF's verdict: a refusal, a finding only logged, or passed on with the body it read whole. */

@@ -10,7 +10,7 @@
 //           for everything else (forms, JSON, XML, text — nobody needs megabytes of those).
 // A compressed body past the limit is refused whatever the policy: its rest could only be
 // watched by decompressing it on the way, and uploads are not sent compressed.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { brotliDecompressSync, constants, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { bodyInputs } from './body-parse.ts';
 import type { Finding } from './inspect.ts';
@@ -76,11 +76,17 @@ export function decodeContent(raw: Buffer, encoding: string | undefined, partial
   return { bytes };
 }
 
+/** Whether the request's headers announce a body (a length above 0, or chunks). */
+export function announcesBody(headers: IncomingHttpHeaders): boolean {
+  const declared = headers['content-length'];
+  return (declared !== undefined && Number(declared) !== 0) || headers['transfer-encoding'] !== undefined;
+}
+
 /** Reads (and parses) the request's body for inspection, by the domain's settings. */
 export async function readForInspection(req: IncomingMessage, settings: Pick<WafSettings, 'bodyLimit' | 'overflow'>): Promise<BodyVerdict> {
+  if (!announcesBody(req.headers)) return { kind: 'none' };
   const declared = req.headers['content-length'];
   const length = declared === undefined ? undefined : Number(declared);
-  if ((length === undefined || length === 0) && req.headers['transfer-encoding'] === undefined) return { kind: 'none' };
   const contentType = String(req.headers['content-type'] ?? '');
   const policy = overflowPolicy(settings, contentType);
   const limit = settings.bodyLimit;

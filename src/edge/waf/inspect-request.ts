@@ -2,7 +2,7 @@
 // body read for inspection (body-inspection.ts), then the rules (inspect.ts). The edge server
 // only acts on the verdict: refuse, log, or forward (with the body read, if it was read whole).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { readForInspection } from './body-inspection.ts';
+import { announcesBody, readForInspection } from './body-inspection.ts';
 import { bodyTail } from './body-tail.ts';
 import { firstFinding, inspect, protocolFinding, type Finding } from './inspect.ts';
 import { wafSettings, type WafDomainFields } from './settings.ts';
@@ -28,13 +28,22 @@ export interface BodyWatch {
   finding?: Finding;
 }
 
-export async function inspectRequest(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, rawHeaderCount: number, domainState?: object): Promise<RequestVerdict> {
+/**
+ * The verdict: at once (no promise) for a request without a body, the common case, so that a
+ * cache hit behind baseprotection is answered in the same turn; a request with a body waits for it.
+ */
+export function inspectRequest(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, rawHeaderCount: number, domainState?: object): RequestVerdict | Promise<RequestVerdict> {
   // A domain state carries the WAF fields (model/domain.ts); older ones may lack them.
   const domain = domainState as WafDomainFields | undefined;
   const settings = wafSettings(domain);
   const logOnly = settings.mode === 'log';
   const protocol = protocolFinding(method, url, headers, rawHeaderCount);
   if (protocol) return { finding: protocol, logOnly };
+  if (!announcesBody(headers)) return { finding: inspect(method, url, headers, undefined, domain), logOnly };
+  return inspectWithBody(req, method, url, headers, domain, settings, logOnly);
+}
+
+async function inspectWithBody(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, domain: WafDomainFields | undefined, settings: ReturnType<typeof wafSettings>, logOnly: boolean): Promise<RequestVerdict> {
   // Log only never refuses, so a body past the limit is handed back, never cut off.
   const read = await readForInspection(req, logOnly ? { ...settings, overflow: 'prefix' } : settings);
   if (read.kind === 'cut') return { cut: true };
