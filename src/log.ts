@@ -1,10 +1,15 @@
-// One pino logger for the process; each part takes a child with its own `component` field.
+// One pino logger for the process; each part takes a child with its own `component` field. Lines
+// go to standard output through a bounded backlog (common/log-output.ts).
 import { pino, type Logger } from 'pino';
+import { standardOutput } from './common/log-output.ts';
 
 export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    // The request serializer does not log headers; this keeps a key out even if one is added.
-    redact: { paths: ['req.headers["x-auth-key"]', 'headers["x-auth-key"]'], censor: '[redacted]' },
-  });
+  return pino(
+    {
+      level,
+      // The request serializer does not log headers; this keeps a key out even if one is added.
+      redact: { paths: ['req.headers["x-auth-key"]', 'headers["x-auth-key"]'], censor: '[redacted]' },
+    },
+    standardOutput(),
+  );
 }

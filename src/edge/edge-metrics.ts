@@ -27,6 +27,7 @@ const GAUGE_HELP: Record<string, string> = {
   palisade_edge_revision_applied: 'Change-feed revision this edge has applied',
   palisade_edge_uptime_reports_sent: 'Uptime reports the API accepted since start',
   palisade_edge_uptime_reports_dropped: 'Uptime reports dropped undelivered since start (the oldest, past 30 kept)',
+  palisade_log_lines_dropped: 'Log lines dropped since start because the log output did not keep up (its backlog is bounded)',
 };
 
 export class EdgeMetrics {

@@ -23,6 +23,7 @@ import { AccessLog } from './access-log.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
+import { droppedLogLines } from '../common/log-output.ts';
 import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome, type Sink } from './proxy.ts';
 import { canonicalHost, requestTarget } from './request-target.ts';
 import { selfSignedCertificate } from './tls/self-signed.ts';
@@ -732,7 +733,7 @@ export class EdgeServer {
   }
 
   renderMetrics(extra: Record<string, number> = {}): string {
-    return this.metrics.render({ palisade_edge_cache_entries: this.cache.entries, palisade_edge_cache_memory_bytes: this.cache.memoryBytes, palisade_edge_domains: this.state.routes.size, ...extra });
+    return this.metrics.render({ palisade_edge_cache_entries: this.cache.entries, palisade_edge_cache_memory_bytes: this.cache.memoryBytes, palisade_edge_domains: this.state.routes.size, palisade_log_lines_dropped: droppedLogLines(), ...extra });
   }
 
   async close(): Promise<void> {
