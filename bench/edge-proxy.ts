@@ -23,7 +23,7 @@
 //   BENCH_RATE=5000                     the fixed rate of the latency part (open loop, bench/edge/open-loop.ts)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
@@ -65,13 +65,25 @@ const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-edge-'));
 const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function start(cpu: string, command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn('taskset', ['-c', cpu, command, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `logFile`: standard output (the edge's access log) goes to this file, as nginx's access log goes
+ * to its file: a pipe read by this process, on the core wrk saturates, would fall behind, and the
+ * edge would drop lines past its bounded backlog — measuring less logging than nginx does.
+ */
+function start(cpu: string, command: string, args: string[], env: Record<string, string> = {}, logFile?: string): ChildProcess {
+  const stdout = logFile ? openSync(logFile, 'a') : 'pipe';
+  const child = spawn('taskset', ['-c', cpu, command, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'pipe'] });
+  if (typeof stdout === 'number') closeSync(stdout);
   children.push(child);
   // Start-up problems are shown; the rest (access logs) is read and dropped, as a log shipper would.
   let head = '';
-  child.stderr!.on('data', (d: Buffer) => (head.length < 4000 ? (head += d.toString()) : undefined));
-  child.stdout!.on('data', (d: Buffer) => (head.length < 4000 ? (head += d.toString()) : undefined));
+  child.stderr!.on('data', (d: Buffer) => {
+    const text = d.toString();
+    if (head.length < 4000) head += text;
+    // The edge dropping log lines would make it look cheaper than it is: said, never hidden.
+    if (text.includes('log line(s) dropped')) console.error(`  ${command} ${args.at(-1)}: ${text.trim()}`);
+  });
+  child.stdout?.on('data', (d: Buffer) => (head.length < 4000 ? (head += d.toString()) : undefined));
   child.once('exit', (code) => {
     if (code) console.error(`${command} ${args.join(' ')} exited ${code}:\n${head}`);
   });
@@ -271,7 +283,7 @@ async function main(): Promise<void> {
         PALISADE_SYNC_TOKEN: consumers[i]!.token,
         PALISADE_SYNC_SECRET: consumers[i]!.secret,
         PALISADE_SYNC_PORT: String(syncPorts[i]),
-      });
+      }, join(dir, `edge${i}-access.log`));
       return { child, url: `http://127.0.0.1:${httpPort}` };
     }),
   );
@@ -346,6 +358,9 @@ async function main(): Promise<void> {
   console.log(ratioLine('ceiling: bare Node http fixed reply/nginx cache hit', r('bare node fixed reply'), r('nginx cache hit'), 'none: no routing, no logs, no proxy'));
   console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
   console.log(`  edge memory after the runs: ${await memoryBreakdown(edge.child)}`);
+  // Both log every request to a file: the edge's lines (its standard output) beside nginx's.
+  const logMb = (path: string) => (existsSync(path) ? statSync(path).size / 1048576 : 0);
+  console.log(`  access logs written: edge ${logMb(join(dir, 'edge0-access.log')).toFixed(0)} MB, nginx ${logMb(join(dir, 'proxy', 'access.log')).toFixed(0)} MB`);
 
   // Latency at a fixed rate, open loop (bench/edge/open-loop.ts on the other core).
   console.log(`\nfixed ${FIXED_RATE} req/s for ${SECONDS} s, open loop (latency from each request's due time), ≤ 256 keep-alive connections, 10,000 clients, ${FILLER_DOMAINS + 2} domains loaded:`);
@@ -431,7 +446,7 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
       PALISADE_EDGE_WORKERS: String(e.workers),
       PALISADE_EDGE_WORKER_BALANCE: e.balance,
       ...(e.manyClients ? { PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.1' } : {}),
-    });
+    }, join(dir, `edge-w${i}-access.log`));
     edges.push({ name: e.name, url: `http://127.0.0.1:${httpPort}`, pid: child.pid! });
   }
   for (const t of [...edges, ...nginx]) for (const host of ['miss.bench.example', 'hit.bench.example']) await waitFor(`${t.url}/file.css`, host);

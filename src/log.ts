@@ -1,5 +1,6 @@
 // One pino logger for the process; each part takes a child with its own `component` field. Lines
-// go to standard output through a bounded backlog (common/log-output.ts).
+// go to standard output through common/log-output.ts: a bounded backlog, failures dropped and
+// counted, never a thrown error or a wait.
 import { pino, type Logger } from 'pino';
 import { standardOutput } from './common/log-output.ts';
 
