@@ -7,8 +7,9 @@
 //   ENOSPC, then retries it forever on the way out, so the process neither serves nor exits);
 // - on exit what is waiting gets a bounded last try (two seconds), never an endless one.
 // Dropped lines are counted (`droppedLogLines`, on the edge's /metrics) and said on standard
-// error at most every 10 s. Writes are asynchronous: the event loop never waits for its log.
-import { write, writeSync } from 'node:fs';
+// error at most every 10 s. A pipe or socket is written asynchronously (the event loop never waits
+// for a log reader); a file is written at once, as nginx writes its access log.
+import { fstatSync, write, writeSync } from 'node:fs';
 
 /** Characters waiting to be written before new lines are dropped (about a second of a busy edge's access log). */
 export const LOG_BACKLOG = 16 * 1024 * 1024;
@@ -59,8 +60,15 @@ export class LogOutput {
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
 
+  /**
+   * `direct`: the descriptor is a file (or a device such as /dev/null): written at once, as
+   * nginx writes its access log — a write to the page cache costs less than handing it to
+   * another thread. A pipe or a socket (a log shipper) is written asynchronously: a full one must
+   * not stop the process.
+   */
   constructor(
     private readonly fd: number,
+    private readonly direct = false,
     private readonly backlog = LOG_BACKLOG,
   ) {}
 
@@ -75,6 +83,7 @@ export class LogOutput {
       drop(text, 'the log output was closed');
       return false;
     }
+    if (this.direct) return this.writeNow(text);
     if (this.waitingLength + text.length > this.backlog) {
       drop(text, `the log output is not keeping up (backlog bound ${this.backlog / 1024 / 1024} MiB)`);
       return false;
@@ -83,6 +92,18 @@ export class LogOutput {
     this.waitingLength += text.length;
     if (!this.inFlight && !this.retryTimer) this.next();
     return true;
+  }
+
+  private writeNow(text: string): boolean {
+    let bytes = Buffer.from(text);
+    try {
+      while (bytes.length > 0) bytes = bytes.subarray(writeSync(this.fd, bytes));
+      return true;
+    } catch (error) {
+      // A full disk, an I/O error: these lines are lost, later ones are tried.
+      drop(bytes, `writing the log failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      return false;
+    }
   }
 
   private next(): void {
@@ -157,7 +178,14 @@ let output: LogOutput | undefined;
 /** Standard output for every logger of the process (one backlog, one write in flight). */
 export function standardOutput(): LogOutput {
   if (!output) {
-    const out = (output = new LogOutput(1));
+    let file = false;
+    try {
+      const stat = fstatSync(1);
+      file = stat.isFile() || stat.isCharacterDevice();
+    } catch {
+      // No standard output at all: written (and failing) asynchronously.
+    }
+    const out = (output = new LogOutput(1, file));
     // What waits is written before the process ends (after a graceful end nothing does).
     process.once('exit', () => out.flushSync());
   }

@@ -103,7 +103,6 @@ type StageResult = Outcome | undefined | Promise<Outcome | undefined>;
 /** One request on its way through the stages, and what earlier stages learnt of it for later ones. */
 class Exchange {
   readonly url: string;
-  readonly path: string;
   /** An ACME path: only the IP lists apply, and it is never passed to the backend. */
   readonly acme: boolean;
   route: Route = UNKNOWN;
@@ -125,11 +124,12 @@ class Exchange {
     readonly scheme: Scheme,
     /** The canonical Host ('' when the request named none: the node's status page). */
     readonly host: string,
+    /** The target's path, without the query (request-target.ts read it). */
+    readonly path: string,
     readonly client: string,
     readonly upgrade: UpgradeContext | undefined,
   ) {
     this.url = req.url ?? '/';
-    this.path = this.url.split('?')[0]!;
     this.acme = this.path.startsWith(ACME_PREFIX);
   }
 
@@ -145,6 +145,10 @@ class Exchange {
 }
 
 const UNKNOWN: Route = { kind: 'unknown' };
+
+/** The response in progress on a connection (for the 408 on a silent client): a field of the socket, not a map beside it. */
+const RESPONDING = Symbol('palisade.responding');
+type Responding = Socket & { [RESPONDING]?: ServerResponse };
 
 export class EdgeServer {
   private readonly http: Server;
@@ -167,8 +171,6 @@ export class EdgeServer {
   private readonly upgraded = new Set<Duplex>();
   private readonly connections: ConnectionLimits;
   private readonly backendShares: BackendShares;
-  /** The response in progress on each connection, for the 408 on a silent client. */
-  private readonly inProgress = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
   private readonly accessLog: AccessLog;
 
   constructor(
@@ -225,13 +227,12 @@ export class EdgeServer {
    * backend is left alone (the response timeout bounds that); anything else is closed.
    */
   private silent(socket: Socket): void {
-    const current = this.inProgress.get(socket);
-    if (current && !current.req.complete && !current.res.headersSent) {
-      const { res } = current;
-      this.page(res, 408, PAGES.requestTimeout());
-      res.once('finish', () => socket.destroy());
+    const current = (socket as Responding)[RESPONDING];
+    if (current && !current.req.complete && !current.headersSent) {
+      this.page(current, 408, PAGES.requestTimeout());
+      current.once('finish', () => socket.destroy());
       setTimeout(() => socket.destroy(), 1000).unref();
-    } else if (!current || current.res.writableFinished) socket.destroy();
+    } else if (!current || current.writableFinished) socket.destroy();
   }
 
   private reply(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
@@ -248,7 +249,7 @@ export class EdgeServer {
     // Kept now: a request's socket is gone from it once the connection has closed.
     const socket = req.socket;
     const client = this.clients.of(req);
-    this.inProgress.set(socket, { req, res });
+    (socket as Responding)[RESPONDING] = res;
     // One reading of what the request names, put back on the request so that every later stage,
     // the cache key and the backend see the same (canonical Host, origin-form target).
     const rawHost = req.headers.host;
@@ -272,7 +273,7 @@ export class EdgeServer {
         domain: o.domain,
         host: host ?? rawHost,
         method: req.method,
-        path: (req.url ?? '/').split('?')[0]!,
+        path: target.kind === 'invalid' ? (req.url ?? '/').split('?')[0]! : target.path,
         scheme,
         status: o.status,
         bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
@@ -297,7 +298,7 @@ export class EdgeServer {
     });
     // An upgraded connection's response is detached from its socket on 101: its end is the socket's.
     (upgrade?.socket ?? res).once('close', () => {
-      if (this.inProgress.get(socket)?.res === res) this.inProgress.delete(socket);
+      if ((socket as Responding)[RESPONDING] === res) (socket as Responding)[RESPONDING] = undefined;
       closed = true;
       stopPace();
       log();
@@ -318,7 +319,7 @@ export class EdgeServer {
       if (target.kind === 'invalid') {
         this.page(res, 400, PAGES.badRequest(), { connection: 'close' });
         routed = { status: 400, via: target.reason };
-      } else routed = this.route(req, res, scheme, host, client, upgrade);
+      } else routed = this.route(req, res, scheme, host, target.path, client, upgrade);
     } catch (error) {
       routed = failed(error);
     }
@@ -452,8 +453,8 @@ export class EdgeServer {
    * Walks the stages; synchronous as long as they are (a fresh hit of a domain without
    * baseprotection never waits), and from the first that waits on, one promise per wait.
    */
-  private route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, client: string, upgrade?: UpgradeContext): Outcome | Promise<Outcome> {
-    return this.walk(new Exchange(req, res, scheme, host ?? '', client, upgrade), 0);
+  private route(req: IncomingMessage, res: ServerResponse, scheme: Scheme, host: string | undefined, path: string, client: string, upgrade?: UpgradeContext): Outcome | Promise<Outcome> {
+    return this.walk(new Exchange(req, res, scheme, host ?? '', path, client, upgrade), 0);
   }
 
   private walk(x: Exchange, from: number): Outcome | Promise<Outcome> {

@@ -61,11 +61,26 @@ export function requestTarget(rawUrl: string | undefined, hostHeader: string | u
     if (!url.startsWith('/')) url = `/${url}`;
   }
   if (/[\u0000-\u0020\u007f]/.test(url)) return { kind: 'invalid', reason: 'control character in request target' };
-  const parsed = parseAuthority(authority);
-  const path = url.split('?')[0]!;
+  const parsed = authorityOf(authority);
   if (parsed.kind === 'invalid') return parsed;
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
   if (parsed.kind === 'address') return { kind: 'address', url, path };
-  return { ...parsed, path, url };
+  return { kind: 'name', host: parsed.host, port: parsed.port, path, url };
+}
+
+/** Authorities as read, by their text: a few names carry nearly all requests (bounded: cleared when full). */
+const authorities = new Map<string, Authority>();
+
+function authorityOf(text: string | undefined): Authority {
+  if (text === undefined) return parseAuthority(text);
+  let parsed = authorities.get(text);
+  if (parsed === undefined) {
+    if (authorities.size >= 10_000) authorities.clear();
+    parsed = parseAuthority(text);
+    authorities.set(text, parsed);
+  }
+  return parsed;
 }
 
 /** The Host header the backend receives: the canonical name, and the port only as a number. */
