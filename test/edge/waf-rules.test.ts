@@ -158,6 +158,15 @@ describe('WAF rules', () => {
     expect(requestInputs('/', { 'if-none-match': '"x"', 'cache-control': 'no-cache' })).toEqual([{ where: 'path', value: '/', path: true }]);
   });
 
+  it('leaves an X-Forwarded-For of addresses only unread (and out of the verdict key); anything else in it is read', () => {
+    expect(requestInputs('/', { 'x-forwarded-for': '203.0.113.9, 2001:db8::1,10.0.0.1' })).toEqual([{ where: 'path', value: '/', path: true }]);
+    // The same request from a client whose claim carries a payload, after clean ones were remembered.
+    for (let i = 0; i < 3; i++) expect(inspect('GET', '/xff', { 'x-forwarded-for': `10.0.0.${i}` })).toBeUndefined();
+    expect(inspect('GET', '/xff', { 'x-forwarded-for': "1' or '1'='1, 10.0.0.1" })?.where).toBe('header x-forwarded-for');
+    expect(inspect('GET', '/xff', { 'x-forwarded-for': '10.0.0.1; cat /etc/passwd' })?.where).toBe('header x-forwarded-for');
+    expect(inspect('GET', '/xff', { 'x-forwarded-for': '<script>alert(1)</script>' })?.where).toBe('header x-forwarded-for');
+  });
+
   it('passes ordinary browser requests', () => {
     const headers = {
       'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',

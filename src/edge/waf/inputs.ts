@@ -3,6 +3,7 @@
 // concatenated, so that a payload split across them is seen whole), cookie names and values,
 // and every header but a short list of ones the edge or the client library parses itself.
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 
 export interface Input {
   /** Where, for the log line: "path", "query id", "header x-api", "cookie sid", "body field q". */
@@ -65,6 +66,19 @@ export function parameterInputs(list: Array<[string, string]>, label: string, pl
 }
 
 /** The inputs of the request line and headers. */
+/**
+ * An X-Forwarded-For that is nothing but IP addresses (what front proxies write): no rule can
+ * match digits, dots, colons and hex groups, so it is not read — and not part of the verdict
+ * cache's key, which would otherwise hold one entry per client for the same request. Anything
+ * else in it (a client's own claim carrying a payload) is read like any header.
+ */
+export function onlyAddresses(value: string | string[]): boolean {
+  if (typeof value !== 'string') return false;
+  if (!value.includes(',')) return isIP(value.trim()) !== 0;
+  for (const hop of value.split(',')) if (isIP(hop.trim()) === 0) return false;
+  return true;
+}
+
 export function requestInputs(url: string, headers: IncomingHttpHeaders): Input[] {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
@@ -75,6 +89,7 @@ export function requestInputs(url: string, headers: IncomingHttpHeaders): Input[
   if (q !== -1) inputs.push(...parameterInputs(pairs(url.slice(q + 1)), 'query', true));
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || EXEMPT_HEADERS.has(name)) continue;
+    if (name === 'x-forwarded-for' && onlyAddresses(value)) continue;
     if (name === 'cookie') {
       for (const part of String(value).split(';')) {
         const eq = part.indexOf('=');

@@ -9,7 +9,7 @@ import { structured } from './body-parse.ts';
 import { base64Text, decodedForms, percentDecode } from './decode.ts';
 import { withoutQuotedCode } from './quoted-code.ts';
 import { INJECTION, operatorKey, otherInjection } from './injection.ts';
-import { requestInputs, type Input } from './inputs.ts';
+import { onlyAddresses, requestInputs, type Input } from './inputs.ts';
 import { pathAttack } from './paths.ts';
 import { INJECTION_RULES } from './rules/injection.ts';
 import { LFI_RULES } from './rules/lfi.ts';
@@ -160,7 +160,13 @@ export function inspect(method: string, url: string, headers: IncomingHttpHeader
   const settings = wafSettings(domain);
   if (body && body.length > 0) return inspectNow(url, headers, settings, body);
   let key = `${settings.key} ${method} ${url}`;
-  for (const name in headers) if (!UNKEYED.has(name)) key += `\n${name}:${String(headers[name])}`;
+  for (const name in headers) {
+    if (UNKEYED.has(name)) continue;
+    const value = headers[name]!;
+    // (Addresses only: not read by the rules, so not a part of the verdict.)
+    if (name === 'x-forwarded-for' && onlyAddresses(value)) continue;
+    key += `\n${name}:${String(value)}`;
+  }
   if (key.length > 4096) return inspectNow(url, headers, settings);
   const known = verdicts.get(key);
   if (known) return known.finding ?? undefined;
