@@ -31,7 +31,6 @@ const GAUGE_HELP: Record<string, string> = {
 };
 
 export class EdgeMetrics {
-  private readonly requests = new Map<string, number>();
   private readonly bucketCounts = BUCKETS.map(() => 0);
   private upstreamCount = 0;
   private upstreamSum = 0;
@@ -43,9 +42,12 @@ export class EdgeMetrics {
   }
   readonly perDomain = new LRUCache<string, DomainStats>({ max: 100_000 });
 
+  /** Counts by status class (1–5) and cache status: no key built per request. */
+  private readonly byClass: Array<Map<string, number>> = [1, 2, 3, 4, 5, 6].map(() => new Map());
+
   request(status: number, cache: string): void {
-    const key = `${Math.floor(status / 100)}xx|${cache}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    const counts = this.byClass[Math.min(5, Math.max(0, Math.floor(status / 100) - 1))]!;
+    counts.set(cache, (counts.get(cache) ?? 0) + 1);
   }
 
   upstream(domain: string, outcome: UpstreamOutcome, ms?: number): void {
@@ -71,9 +73,8 @@ export class EdgeMetrics {
 
   render(extra: Record<string, number>): string {
     const lines = ['# HELP palisade_edge_requests_total Edge requests by status class and cache status.', '# TYPE palisade_edge_requests_total counter'];
-    for (const [key, count] of this.requests) {
-      const [klass, cache] = key.split('|');
-      lines.push(`palisade_edge_requests_total{class="${klass}",cache="${cache}"} ${count}`);
+    for (const [i, counts] of this.byClass.entries()) {
+      for (const [cache, count] of counts) lines.push(`palisade_edge_requests_total{class="${i + 1}xx",cache="${cache}"} ${count}`);
     }
     lines.push('# HELP palisade_edge_upstream_seconds Time until the backend\'s response headers arrived.', '# TYPE palisade_edge_upstream_seconds histogram');
     BUCKETS.forEach((le, i) => lines.push(`palisade_edge_upstream_seconds_bucket{le="${le}"} ${this.bucketCounts[i]}`));

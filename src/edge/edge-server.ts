@@ -297,7 +297,8 @@ export class EdgeServer {
       setTimeout(() => socket.destroy(), 1000).unref();
     });
     // An upgraded connection's response is detached from its socket on 101: its end is the socket's.
-    (upgrade?.socket ?? res).once('close', () => {
+    // (`on`, not `once`: a response closes once, and `once` wraps the listener per request.)
+    (upgrade?.socket ?? res).on('close', () => {
       if ((socket as Responding)[RESPONDING] === res) (socket as Responding)[RESPONDING] = undefined;
       closed = true;
       stopPace();

@@ -26,8 +26,11 @@ export function bodyExpected(req: IncomingMessage): boolean {
  * Watches `req`'s body until it is complete (or the request is over); calls `tooSlow` once when
  * the body falls behind the pace. Returns a function that stops watching.
  */
+/** What a request without a body has to stop (one function for all of them). */
+const NOTHING_TO_STOP = (): void => undefined;
+
 export function watchBodyPace(req: IncomingMessage, options: BodyPaceOptions, tooSlow: () => void): () => void {
-  if (options.minRate <= 0 || !bodyExpected(req)) return () => undefined;
+  if (options.minRate <= 0 || !bodyExpected(req)) return NOTHING_TO_STOP;
   const socket = req.socket;
   const started = performance.now();
   const startBytes = socket.bytesRead;
