@@ -28,6 +28,8 @@ export class BackendRelay implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   /** Why the exchange was stopped before it began (a client gone while the request waited for a connection). */
   private reason: Error | undefined;
+  /** Takes the request out of undici's queue while it waits for a connection (see `queued`). */
+  private cancel: ((reason: Error) => void) | undefined;
   private target: Writable | undefined;
   private tap: BodyTap | undefined;
   private settled = false;
@@ -44,12 +46,25 @@ export class BackendRelay implements Dispatcher.DispatchHandler {
   /** Stops the exchange: the backend request is aborted, the relay reports the error. */
   abort(error: Error): void {
     if (this.settled) return;
-    if (this.controller) this.controller.abort(error);
-    else this.reason = error;
+    if (this.controller) return this.controller.abort(error);
+    this.reason = error;
+    // Still waiting for a connection: out of the queue now, not aborted when a connection frees
+    // (which would end that healthy keep-alive connection, and keep the place meanwhile).
+    this.cancel?.(error);
   }
+
+  /**
+   * undici's hook for a request waiting for a connection (the option its own signal-taking
+   * methods pass): it hands over the way to take the request out of the queue.
+   */
+  readonly queued = (cancel: (reason: Error) => void): void => {
+    if (this.reason) cancel(this.reason);
+    else this.cancel = cancel;
+  };
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.cancel = undefined;
     if (this.reason) controller.abort(this.reason);
   }
 
@@ -71,6 +86,8 @@ export class BackendRelay implements Dispatcher.DispatchHandler {
     this.bytes += chunk.length;
     this.tap?.chunk(chunk);
     if (target.write(chunk)) return;
+    // Gone (a write to a destroyed response fails quietly): no 'drain' will come, so no pause.
+    if (target.destroyed) return this.abort(new Error('the client went away'));
     // The client reads slower than the backend sends: the backend's connection waits.
     controller.pause();
     target.once('drain', this.resume);
@@ -79,8 +96,10 @@ export class BackendRelay implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     const target = this.target;
     if (!target) return this.finish(undefined);
-    this.tap?.end(true);
+    // Taken first: a tap that throws is not ended twice (undici reports the throw as an error).
+    const tap = this.tap;
     this.tap = undefined;
+    tap?.end(true);
     if (target.writableNeedDrain) target.off('drain', this.resume);
     // Reported once the client has the whole body (or has gone): the caller's bookkeeping of
     // what is in flight follows the response, not only the backend's part of it.
@@ -88,8 +107,9 @@ export class BackendRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
-    this.tap?.end(false);
+    const tap = this.tap;
     this.tap = undefined;
+    tap?.end(false);
     this.finish(error);
   }
 

@@ -7,13 +7,21 @@
 // domain has a failover, a request without a body is tried there at once.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, type Writable } from 'node:stream';
-import { Agent } from 'undici';
+import { createRequire } from 'node:module';
+import { Agent, type Dispatcher } from 'undici';
 import { backendRefusal, parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { BackendHealth } from './backend-health.ts';
 import { BackendRelay, type BodyTap } from './backend-relay.ts';
 
 export type { BodyTap } from './backend-relay.ts';
+
+/**
+ * undici's option for a request waiting for a connection: a hook given the way to take it out of
+ * the queue (an internal symbol; undefined in a version without it, when a gone client's request
+ * is aborted as it starts instead).
+ */
+const QUEUED_ABORT = (createRequire(import.meta.url)('undici/lib/core/symbols.js') as { kQueuedAbort?: symbol }).kQueuedAbort;
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 /** Answered by this hop (Node sends the 100 Continue itself when the body is read). */
@@ -164,6 +172,9 @@ export class Proxy {
   private attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
     const started = performance.now();
     if (backendRefusal(backend, this.options.allowPrivateBackends)) return Promise.resolve({ status: 502, via: 'refused' });
+    // The client left while an earlier stage waited (the WAF reading the body, a fill lock): its
+    // 'close' has passed, nothing would abort the request, and nobody would read the answer.
+    if (res.destroyed) return Promise.resolve({ status: 499, via: 'client-gone' });
     const headers = forwardedRequestHeaders(req, client, scheme, host);
     // A request without a body (or one tried again on the failover, its body long consumed: only
     // bodyless ones are) sends none; others stream through, counted: past the bound, cut off.
@@ -229,7 +240,8 @@ export class Proxy {
         // The client's side failing (a reset mid-upload) ends the exchange; undici sees it too.
         body.on('error', (error: Error) => relay.abort(error));
       }
-      this.dispatcher.dispatch({ origin, path, method: (req.method ?? 'GET') as 'GET', headers, body }, relay);
+      // (The queue hook under undici's own key: how its signal-taking methods pass it.)
+      this.dispatcher.dispatch({ origin, path, method: (req.method ?? 'GET') as 'GET', headers, body, ...(QUEUED_ABORT ? { [QUEUED_ABORT]: relay.queued } : {}) } as Dispatcher.DispatchOptions, relay);
     });
   }
 
