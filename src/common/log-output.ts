@@ -10,6 +10,7 @@
 // error at most every 10 s. A pipe or socket is written asynchronously (the event loop never waits
 // for a log reader); a file is written at once, as nginx writes its access log.
 import { fstatSync, write, writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 
 /** Characters waiting to be written before new lines are dropped (about a second of a busy edge's access log). */
 export const LOG_BACKLOG = 16 * 1024 * 1024;
@@ -181,10 +182,14 @@ export function standardOutput(): LogOutput {
     let file = false;
     try {
       const stat = fstatSync(1);
-      file = stat.isFile() || stat.isCharacterDevice();
+      // A file, /dev/null: at once. A terminal (which a paused one would block) or a pipe: not.
+      file = stat.isFile() || (stat.isCharacterDevice() && !isatty(1));
     } catch {
       // No standard output at all: written (and failing) asynchronously.
     }
+    // Standard error shares a closed pipe with standard output (2>&1 into a shipper that died):
+    // its failure to carry the warning must not end the process (an unhandled 'error').
+    process.stderr.on('error', () => undefined);
     const out = (output = new LogOutput(1, file));
     // What waits is written before the process ends (after a graceful end nothing does).
     process.once('exit', () => out.flushSync());

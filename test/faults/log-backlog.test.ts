@@ -88,3 +88,11 @@ it('a log reader that goes away (closed pipe): the process lives on and exits', 
   expect(result.dropped).toBeGreaterThan(0);
   expect(result.stderr).toMatch(/log line\(s\) dropped: the log output was closed/);
 }, 60_000);
+
+it('standard error on the same closed pipe (2>&1 into a reader that went away): the warning cannot end the process', async () => {
+  const child = spawn('bash', ['-c', '"$0" --expose-gc --import tsx "$1" 2>&1 | head -c 1000 > /dev/null; echo "status ${PIPESTATUS[0]}"', process.execPath, FLOOD], { env: { ...process.env, LINES: '100000' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((resolve) => child.once('exit', resolve));
+  expect(out.trim()).toBe('status 0');
+}, 60_000);
