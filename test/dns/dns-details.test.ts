@@ -1,5 +1,7 @@
 // DNS details the conformance suites look at: a COOKIE with no question (RFC 7873 §5.4), the
-// server cookie on NOTIMP and REFUSED answers, and NSID (RFC 5001), each checked with dig.
+// server cookie on NOTIMP and REFUSED answers, and NSID (RFC 5001), each checked with dig; the
+// UDP socket's kernel buffers.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnsServer } from '../../src/dns/dns-server.ts';
 import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
@@ -52,5 +54,13 @@ describe('DNS details', () => {
     expect(plain.raw).not.toMatch(/NSID/);
     const refused = await dig(port, 'not-ours.example', 'A', ['+nsid']);
     expect(refused.raw).toMatch(/ns1-test/);
+  });
+
+  it('asks the kernel for 4 MiB UDP buffers (a queue for busy moments; capped by net.core.rmem_max / wmem_max)', () => {
+    const udp = (server as unknown as { udp: import('node:dgram').Socket }).udp;
+    const cap = (name: string) => Number(readFileSync(`/proc/sys/net/core/${name}`, 'utf8'));
+    // Linux reports twice what it was asked (its bookkeeping included).
+    expect(udp.getRecvBufferSize()).toBeGreaterThanOrEqual(2 * Math.min(4 * 1024 * 1024, cap('rmem_max')));
+    expect(udp.getSendBufferSize()).toBeGreaterThanOrEqual(2 * Math.min(4 * 1024 * 1024, cap('wmem_max')));
   });
 });
