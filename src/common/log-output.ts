@@ -7,8 +7,8 @@
 //   ENOSPC, then retries it forever on the way out, so the process neither serves nor exits);
 // - on exit what is waiting gets a bounded last try (two seconds), never an endless one.
 // Dropped lines are counted (`droppedLogLines`, on the edge's /metrics) and said on standard
-// error at most every 10 s. A pipe or socket is written asynchronously (the event loop never waits
-// for a log reader); a file is written at once, as nginx writes its access log.
+// error at most every 10 s. Writes are asynchronous (the event loop never waits for a log reader or
+// a disk), but to /dev/null.
 import { fstatSync, write, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 
@@ -62,10 +62,9 @@ export class LogOutput {
   private retryTimer: NodeJS.Timeout | undefined;
 
   /**
-   * `direct`: the descriptor is a file (or a device such as /dev/null): written at once, as
-   * nginx writes its access log — a write to the page cache costs less than handing it to
-   * another thread. A pipe or a socket (a log shipper) is written asynchronously: a full one must
-   * not stop the process.
+   * `direct`: the descriptor is a device that takes writes at once (/dev/null): written there and
+   * then. Anything else (a file, a pipe, a socket, a terminal) is written asynchronously, one write
+   * in flight: a slow one must not stop the process.
    */
   constructor(
     private readonly fd: number,
@@ -179,18 +178,20 @@ let output: LogOutput | undefined;
 /** Standard output for every logger of the process (one backlog, one write in flight). */
 export function standardOutput(): LogOutput {
   if (!output) {
-    let file = false;
+    let direct = false;
     try {
       const stat = fstatSync(1);
-      // A file, /dev/null: at once. A terminal (which a paused one would block) or a pipe: not.
-      file = stat.isFile() || (stat.isCharacterDevice() && !isatty(1));
+      // /dev/null and its kind: at once. A file is not: a write into the page cache can wait
+      // on the disk's journal and writeback (100+ ms stalls of a busy edge's event loop were
+      // measured with an access log written so); nor a terminal (a paused one blocks) or a pipe.
+      direct = stat.isCharacterDevice() && !isatty(1);
     } catch {
       // No standard output at all: written (and failing) asynchronously.
     }
     // Standard error shares a closed pipe with standard output (2>&1 into a shipper that died):
     // its failure to carry the warning must not end the process (an unhandled 'error').
     process.stderr.on('error', () => undefined);
-    const out = (output = new LogOutput(1, file));
+    const out = (output = new LogOutput(1, direct));
     // What waits is written before the process ends (after a graceful end nothing does).
     process.once('exit', () => out.flushSync());
   }

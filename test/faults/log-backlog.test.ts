@@ -2,9 +2,11 @@
 // grow without end: the backlog of lines waiting for standard output is bounded, lines past it
 // are dropped and counted, and every line is either delivered whole or counted as dropped.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
 
 const FLOOD = fileURLToPath(new URL('../helpers/log-flood.ts', import.meta.url));
 
@@ -76,6 +78,26 @@ it('a full disk behind standard output: the process lives on, every line is coun
   expect(result.dropped).toBe(result.report!.written);
   expect(result.stderr).toMatch(/log line\(s\) dropped: writing the log failed \(ENOSPC\)/);
   expect(result.stderr).not.toMatch(/Error|uncaught/i);
+}, 60_000);
+
+it('a log file on a disk that fills up: what fits is written, the rest counted as dropped, and the process exits', async () => {
+  // 2 MiB of disk for ~6.6 MB of lines (a file is written asynchronously, as a pipe is).
+  const disk = await mountTmpfs('palisade-log-full', '2m');
+  try {
+    const path = join(disk.path, 'palisade.log');
+    const fd = openSync(path, 'w');
+    const result = await flood(20_000, fd);
+    closeSync(fd);
+    expect(result.report, result.stderr).toBeDefined();
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/log line\(s\) dropped: writing the log failed \(ENOSPC\)/);
+    // Every line either in the file or counted (a write that failed part-way may leave half a line).
+    const kept = statSync(path).size / 330;
+    expect(result.dropped! + kept).toBeGreaterThan(20_000 * 0.95);
+    expect(result.dropped).toBeLessThan(20_000);
+  } finally {
+    await disk.unmount();
+  }
 }, 60_000);
 
 it('a log reader that goes away (closed pipe): the process lives on and exits', async () => {
