@@ -12,6 +12,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { backendRefusal, parseBackend, type Backend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { BackendHealth } from './backend-health.ts';
+import { boundedMemo } from '../common/bounded-memo.ts';
 import { BackendRelay, type BodyTap } from './backend-relay.ts';
 
 export type { BodyTap } from './backend-relay.ts';
@@ -140,16 +141,8 @@ export class Proxy {
     });
   }
 
-  /** Backends as parsed, by their text (parsed once, not per request; bounded: cleared when full). */
-  private readonly backends = new Map<string, Backend | undefined>();
-
-  private backendOf(text: string): Backend | undefined {
-    if (this.backends.has(text)) return this.backends.get(text);
-    if (this.backends.size >= 10_000) this.backends.clear();
-    const backend = parseBackend(text);
-    this.backends.set(text, backend);
-    return backend;
-  }
+  /** Backends as parsed, by their text (parsed once, not per request). */
+  private readonly backendOf = boundedMemo(parseBackend, 10_000);
 
   /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
   /** `body`: the request body when it was read already (the WAF inspected it). */

@@ -5,6 +5,8 @@
 // (`alpha.test:@evil.example`, a port holding markup) cannot reach anyone: it is refused with 400.
 // Pure: no sockets.
 
+import { boundedMemo } from '../common/bounded-memo.ts';
+
 export type RequestTarget =
   /** A customer name: lower case, no final dot; `port` as the client gave it, when it did. */
   | { kind: 'name'; host: string; port?: number; path: string; url: string }
@@ -69,19 +71,10 @@ export function requestTarget(rawUrl: string | undefined, hostHeader: string | u
   return { kind: 'name', host: parsed.host, port: parsed.port, path, url };
 }
 
-/** Authorities as read, by their text: a few names carry nearly all requests (bounded: cleared when full). */
-const authorities = new Map<string, Authority>();
+/** Authorities as read, by their text: a few names carry nearly all requests. */
+const authorityByText = boundedMemo(parseAuthority, 10_000);
 
-function authorityOf(text: string | undefined): Authority {
-  if (text === undefined) return parseAuthority(text);
-  let parsed = authorities.get(text);
-  if (parsed === undefined) {
-    if (authorities.size >= 10_000) authorities.clear();
-    parsed = parseAuthority(text);
-    authorities.set(text, parsed);
-  }
-  return parsed;
-}
+const authorityOf = (text: string | undefined): Authority => (text === undefined ? parseAuthority(text) : authorityByText(text));
 
 /** The Host header the backend receives: the canonical name, and the port only as a number. */
 export function canonicalHost(host: string, port: number | undefined): string {

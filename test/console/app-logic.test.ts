@@ -34,3 +34,13 @@ describe('field errors from problem documents', () => {
     expect(problem.fieldMessage('value')).toBeUndefined();
   });
 });
+
+describe("the console's copies of the API's lists (its browser code imports nothing of the server)", () => {
+  it('names every event type and every record type the API has, and no other', async () => {
+    const app = await import('../../src/console/app/types.ts');
+    const { EVENT_TYPES } = await import('../../src/model/event.ts');
+    const { RECORD_TYPES } = await import('../../src/model/record-types.ts');
+    expect([...app.EVENT_TYPES]).toEqual([...EVENT_TYPES]);
+    expect([...app.RECORD_TYPES].sort()).toEqual(Object.values(RECORD_TYPES).map((t) => t.name).sort());
+  });
+});

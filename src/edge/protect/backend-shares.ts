@@ -3,6 +3,7 @@
 // thousand sockets) cannot hold the pooled connections every other visitor of the site needs. The
 // backend pool itself is shared by every domain naming that backend; this bounds one client's
 // part of it. Pure bookkeeping.
+import { boundedMemo } from '../../common/bounded-memo.ts';
 import { clientNetwork } from '../../model/client-network.ts';
 
 /** A quarter of the 256 pooled connections per backend (proxy.ts): a NAT's many visitors fit, four clients cannot fill it. */
@@ -10,19 +11,11 @@ export const DEFAULT_BACKEND_SHARE = { perClient: 64, prefixV4: 32, prefixV6: 64
 
 export class BackendShares {
   private readonly inFlight = new Map<string, number>();
-  /** Client networks by address, computed once per address (bounded: cleared when full). */
-  private readonly networks = new Map<string, string>();
+  /** A client's network, computed once per address. */
+  private readonly network: (client: string) => string;
 
-  constructor(private readonly options = DEFAULT_BACKEND_SHARE) {}
-
-  private network(client: string): string {
-    let network = this.networks.get(client);
-    if (network === undefined) {
-      if (this.networks.size >= 100_000) this.networks.clear();
-      network = clientNetwork(client, this.options.prefixV4, this.options.prefixV6);
-      this.networks.set(client, network);
-    }
-    return network;
+  constructor(private readonly options = DEFAULT_BACKEND_SHARE) {
+    this.network = boundedMemo((client: string) => clientNetwork(client, options.prefixV4, options.prefixV6), 100_000);
   }
 
   /** Takes a slot for the client at the domain; undefined when the client holds its whole share. */
