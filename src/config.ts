@@ -177,6 +177,9 @@ export interface Config {
     bodyGraceMs: number;
     /** Requests of one client network in flight to one domain's backend at once. */
     backendSharePerClient: number;
+    /** Bytes of request bodies baseprotection may hold at once on the node, and per client network (/32, /64). */
+    bodyBufferBytes: number;
+    bodyBufferPerClientBytes: number;
     /** An upgraded (WebSocket) connection silent both ways this long is closed. */
     upgradeIdleMs: number;
     /** Worker processes of the edge role (1: one process, as before workers existed). */
@@ -425,6 +428,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyMinRate: int('PALISADE_EDGE_BODY_MIN_RATE', 500, 0, 1_073_741_824),
       bodyGraceMs: int('PALISADE_EDGE_BODY_GRACE_MS', 10_000, 100, 3_600_000),
       backendSharePerClient: int('PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT', 64, 1, 1_000_000),
+      bodyBufferBytes: int('PALISADE_EDGE_BODY_BUFFER_MB', 256, 1, 1_048_576) * 1_048_576,
+      bodyBufferPerClientBytes: int('PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB', 32, 1, 1_048_576) * 1_048_576,
       upgradeIdleMs: int('PALISADE_EDGE_UPGRADE_IDLE_MS', 100_000, 100, 86_400_000),
       workers: int('PALISADE_EDGE_WORKERS', availableParallelism(), 1, 256),
       workerBalance: oneOf('PALISADE_EDGE_WORKER_BALANCE', ['client', 'kernel'] as const, 'client'),
@@ -466,6 +471,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   if (env.PALISADE_OWNERSHIP_PROOF !== undefined && !['required', 'off'].includes(env.PALISADE_OWNERSHIP_PROOF)) problems.push(`PALISADE_OWNERSHIP_PROOF=${env.PALISADE_OWNERSHIP_PROOF}: must be required or off`);
   if (env.PALISADE_DELEGATION_CHECK !== undefined && !['parent', 'resolver'].includes(env.PALISADE_DELEGATION_CHECK)) problems.push(`PALISADE_DELEGATION_CHECK=${env.PALISADE_DELEGATION_CHECK}: must be parent or resolver`);
+  if (config.edge.bodyBufferPerClientBytes > config.edge.bodyBufferBytes) problems.push(`PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB=${config.edge.bodyBufferPerClientBytes / 1_048_576}: must not exceed PALISADE_EDGE_BODY_BUFFER_MB (${config.edge.bodyBufferBytes / 1_048_576})`);
   config.ownership.pool = nameserverPool(env.PALISADE_NAMESERVER_POOL, config.nameservers, problems);
   config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, ...config.ownership.pool, config.hostmaster], problems);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');

@@ -24,6 +24,7 @@ const GAUGE_HELP: Record<string, string> = {
   palisade_edge_cache_entries: 'Objects in the edge cache (memory and disk)',
   palisade_edge_cache_memory_bytes: 'Bytes the memory cache holds',
   palisade_edge_domains: 'Domains this edge knows',
+  palisade_edge_body_buffer_bytes: 'Bytes of request bodies reserved now for baseprotection to read (PALISADE_EDGE_BODY_BUFFER_MB)',
   palisade_edge_revision_applied: 'Change-feed revision this edge has applied',
   palisade_edge_uptime_reports_sent: 'Uptime reports the API accepted since start',
   palisade_edge_uptime_reports_dropped: 'Uptime reports dropped undelivered since start (the oldest, past 30 kept)',

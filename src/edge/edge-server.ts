@@ -23,6 +23,7 @@ import { AccessLog } from './access-log.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
+import { closeAfterAnswer } from './lingering-close.ts';
 import { droppedLogLines } from '../common/log-output.ts';
 import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome, type Sink } from './proxy.ts';
 import { canonicalHost, requestTarget } from './request-target.ts';
@@ -37,7 +38,7 @@ import { BandwidthLimits, type BandwidthShare } from './protect/bandwidth.ts';
 import { Challenges, isNavigation, VERIFY_PATH, type ChallengeOptions } from './protect/challenge.ts';
 import { challengePage } from './protect/challenge-page.ts';
 import { ClientLimits, type ClientLimitOptions } from './waf/client-limits.ts';
-import { inspectRequest, type BodyWatch, type RequestVerdict } from './waf/inspect-request.ts';
+import { bodyHold, inspectRequest, type BodyWatch, type RequestVerdict } from './waf/inspect-request.ts';
 import { IpRanges } from './protect/ip-ranges.ts';
 import { SniContexts } from './tls/sni-contexts.ts';
 import { frontingRefusal } from './tls/fronting.ts';
@@ -45,6 +46,7 @@ import { isWebSocketUpgrade, proxyUpgrade } from './upgrade.ts';
 import { ConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimitOptions } from './protect/connection-limits.ts';
 import { DEFAULT_BODY_PACE, watchBodyPace, type BodyPaceOptions } from './protect/body-pace.ts';
 import { BackendShares, DEFAULT_BACKEND_SHARE } from './protect/backend-shares.ts';
+import { BodyBufferBudget, DEFAULT_BODY_BUFFER, type BodyBufferOptions } from './protect/body-buffer-budget.ts';
 
 const ACME_PREFIX = '/.well-known/acme-challenge/';
 const ACME_PING = `${ACME_PREFIX}ping`;
@@ -70,6 +72,8 @@ export interface EdgeServerOptions extends ProxyOptions {
   backendSharePerClient?: number;
   /** An upgraded (WebSocket) connection silent both ways this long is closed. */
   upgradeIdleMs?: number;
+  /** Bytes of request bodies the WAF holds at once, in this process and per client (defaults: DEFAULT_BODY_BUFFER). */
+  bodyBuffer?: BodyBufferOptions;
   /** Active backend checks made here (default true; the edge role's workers leave them to their primary). */
   activeChecks?: boolean;
   /** How the node's processes divide each domain's bandwidth (the edge role's workers). */
@@ -171,6 +175,7 @@ export class EdgeServer {
   private readonly upgraded = new Set<Duplex>();
   private readonly connections: ConnectionLimits;
   private readonly backendShares: BackendShares;
+  readonly bodyBuffer: BodyBufferBudget;
   private readonly accessLog: AccessLog;
 
   constructor(
@@ -191,6 +196,7 @@ export class EdgeServer {
     const trusted = IpRanges.compile(options.trustedProxies);
     this.clients = new ClientAddress(trusted);
     this.connections = new ConnectionLimits(options.connections ?? DEFAULT_CONNECTION_LIMITS, trusted);
+    this.bodyBuffer = new BodyBufferBudget(options.bodyBuffer ?? DEFAULT_BODY_BUFFER);
     this.backendShares = new BackendShares({ ...DEFAULT_BACKEND_SHARE, perClient: options.backendSharePerClient ?? DEFAULT_BACKEND_SHARE.perClient });
     state.onDomainChange((name) => this.cache.dropDomain(name));
     const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
@@ -400,8 +406,24 @@ export class EdgeServer {
       const html = (ref: string) => (limited.reason === 'banned' ? PAGES.banned(host, limited.retryAfter, ref) : PAGES.rateLimited(host, ref));
       return this.refuse(res, domain, limited.reason, html, limited.status, { 'retry-after': String(limited.retryAfter) });
     }
+    // The body's bytes are taken from the buffer budget before the WAF reads any of them, and given
+    // back when the exchange ends, however it ends (answered, refused, failed, client gone).
+    const hold = bodyHold(req.headers, x.domain);
+    if (hold > 0) {
+      const taken = this.bodyBuffer.reserve(client, hold);
+      if (!taken.ok) return this.bodyBufferRefusal(x, taken.reason);
+      res.once('close', taken.release);
+    }
     const verdict = inspectRequest(req, req.method ?? 'GET', x.url, req.headers, req.rawHeaders.length / 2, x.domain);
     return verdict instanceof Promise ? verdict.then((v) => this.wafVerdict(x, v)) : this.wafVerdict(x, verdict);
+  }
+
+  /** A body the buffer budget has no room for: 429 past the client's share, 503 past the node's; its bytes never read. */
+  private bodyBufferRefusal(x: Exchange, spent: 'client' | 'node'): Outcome {
+    const html = spent === 'client' ? (ref: string) => PAGES.bodiesBusy(x.host, ref) : (ref: string) => PAGES.edgeBusy(x.host, ref);
+    // The body is still arriving: the connection ends after the answer, without a reset that could lose it.
+    closeAfterAnswer(x.res);
+    return this.refuse(x.res, x.domain.domain, `body-buffer-${spent}`, html, spent === 'client' ? 429 : 503, { 'retry-after': '1' });
   }
 
   /** Acts on the WAF's verdict: a refusal, a finding only logged, or passed on with the body it read whole. */
@@ -735,7 +757,7 @@ export class EdgeServer {
   }
 
   renderMetrics(extra: Record<string, number> = {}): string {
-    return this.metrics.render({ palisade_edge_cache_entries: this.cache.entries, palisade_edge_cache_memory_bytes: this.cache.memoryBytes, palisade_edge_domains: this.state.routes.size, palisade_log_lines_dropped: droppedLogLines(), ...extra });
+    return this.metrics.render({ palisade_edge_cache_entries: this.cache.entries, palisade_edge_cache_memory_bytes: this.cache.memoryBytes, palisade_edge_domains: this.state.routes.size, palisade_edge_body_buffer_bytes: this.bodyBuffer.reserved, palisade_log_lines_dropped: droppedLogLines(), ...extra });
   }
 
   async close(): Promise<void> {

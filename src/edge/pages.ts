@@ -19,6 +19,8 @@ export const PAGES = {
   banned: (host: string, seconds: number, ref: string) =>
     page('Temporarily blocked', `Too many blocked requests came from your address; <b>${escape(host)}</b> will accept requests from it again in ${seconds} s. Reference: <code>${ref}</code>`),
   rateLimited: (host: string, ref: string) => page('Too many requests', `Your address sends requests to <b>${escape(host)}</b> faster than it accepts them. Reference: <code>${ref}</code>`),
+  bodiesBusy: (host: string, ref: string) => page('Too many requests', `Your address is sending more request bodies to <b>${escape(host)}</b> at once than this service holds for one visitor; please wait for them to finish. Reference: <code>${ref}</code>`),
+  edgeBusy: (host: string, ref: string) => page('Service busy', `This service is receiving more request bodies at once than it holds; please try <b>${escape(host)}</b> again in a moment. Reference: <code>${ref}</code>`),
   badRequest: () => page('Bad request', 'The request could not be read.'),
   challengeRejected: (host: string, reason: string, ref: string) =>
     page('Check failed', `The browser check for <b>${escape(host)}</b> did not pass (${escape(reason)}). <a href="/">Try again</a>. Reference: <code>${ref}</code>`),

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { EdgeServer, type EdgeServerOptions } from '../edge/edge-server.ts';
 import { DEFAULT_CONNECTION_LIMITS } from '../edge/protect/connection-limits.ts';
+import { DEFAULT_BODY_BUFFER } from '../edge/protect/body-buffer-budget.ts';
 import type { EdgeState } from '../edge/edge-state.ts';
 import type { GeoLocator } from '../geo/locator.ts';
 import { StartupError } from './startup-error.ts';
@@ -34,6 +35,7 @@ export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo
     connections: { ...DEFAULT_CONNECTION_LIMITS, max: edge.maxConnections, perClient: edge.maxConnectionsPerClient, reserve: Math.floor(edge.maxConnections / 16) },
     bodyPace: { graceMs: edge.bodyGraceMs, minRate: edge.bodyMinRate },
     backendSharePerClient: edge.backendSharePerClient,
+    bodyBuffer: { ...DEFAULT_BODY_BUFFER, nodeBytes: edge.bodyBufferBytes, perClientBytes: edge.bodyBufferPerClientBytes },
     upgradeIdleMs: edge.upgradeIdleMs,
     log,
     ...overrides,

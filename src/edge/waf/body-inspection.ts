@@ -82,6 +82,23 @@ export function announcesBody(headers: IncomingHttpHeaders): boolean {
   return (declared !== undefined && Number(declared) !== 0) || headers['transfer-encoding'] !== undefined;
 }
 
+/**
+ * The most body bytes readForInspection holds in memory for this request, known from its headers
+ * before anything is read: none without a body or when its announced length alone refuses it; its
+ * announced length within the limit; else the limit (a body without a length, or one handed back
+ * past the limit). What edge-server.ts reserves from the node's body buffer budget.
+ */
+export function inspectionHold(headers: IncomingHttpHeaders, settings: Pick<WafSettings, 'bodyLimit' | 'overflow'>): number {
+  if (!announcesBody(headers)) return 0;
+  const declared = headers['content-length'];
+  const limit = settings.bodyLimit;
+  if (declared === undefined) return limit;
+  const length = Number(declared);
+  if (length <= limit) return length;
+  const compressed = (headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity';
+  return overflowPolicy(settings, String(headers['content-type'] ?? '')) === 'refuse' || compressed ? 0 : limit;
+}
+
 /** Reads (and parses) the request's body for inspection, by the domain's settings. */
 export async function readForInspection(req: IncomingMessage, settings: Pick<WafSettings, 'bodyLimit' | 'overflow'>): Promise<BodyVerdict> {
   if (!announcesBody(req.headers)) return { kind: 'none' };

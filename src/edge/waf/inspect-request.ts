@@ -2,7 +2,7 @@
 // body read for inspection (body-inspection.ts), then the rules (inspect.ts). The edge server
 // only acts on the verdict: refuse, log, or forward (with the body read, if it was read whole).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { announcesBody, readForInspection } from './body-inspection.ts';
+import { announcesBody, inspectionHold, readForInspection } from './body-inspection.ts';
 import { bodyTail } from './body-tail.ts';
 import { firstFinding, inspect, protocolFinding, type Finding } from './inspect.ts';
 import { wafSettings, type WafDomainFields } from './settings.ts';
@@ -41,6 +41,13 @@ export function inspectRequest(req: IncomingMessage, method: string, url: string
   if (protocol) return { finding: protocol, logOnly };
   if (!announcesBody(headers)) return { finding: inspect(method, url, headers, undefined, domain), logOnly };
   return inspectWithBody(req, method, url, headers, domain, settings, logOnly);
+}
+
+/** The body bytes the verdict on this request may hold in memory (see inspectionHold), before any is read. */
+export function bodyHold(headers: IncomingHttpHeaders, domainState?: object): number {
+  const settings = wafSettings(domainState as WafDomainFields | undefined);
+  // Log only hands back a body past the limit rather than refusing it (as inspectWithBody reads it).
+  return inspectionHold(headers, settings.mode === 'log' ? { ...settings, overflow: 'prefix' } : settings);
 }
 
 async function inspectWithBody(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, domain: WafDomainFields | undefined, settings: ReturnType<typeof wafSettings>, logOnly: boolean): Promise<RequestVerdict> {

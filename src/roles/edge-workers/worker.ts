@@ -15,6 +15,7 @@ import { closeOnSignal } from '../shutdown.ts';
 import { StartupError } from '../startup-error.ts';
 import { isMessage, type FromWorker, type ToWorker } from './messages.ts';
 import { DEFAULT_CONNECTION_LIMITS } from '../../edge/protect/connection-limits.ts';
+import { DEFAULT_BODY_BUFFER } from '../../edge/protect/body-buffer-budget.ts';
 
 const STATS_MS = 500;
 /** Within the primary's bound for its workers (it kills them past it). */
@@ -79,8 +80,10 @@ export async function runEdgeWorker(config: Config): Promise<void> {
     const perWorker = Math.max(16, Math.ceil(config.edge.maxConnections / workers));
     edge = newEdgeServer(config, state, log.child({ component: 'edge' }), geo, {
       challenge: { difficulty: config.edge.challenge.difficulty, cookieMinutes: config.edge.challenge.cookieMinutes, secret: init.secret },
-      // The node's bounds, divided: each worker holds its part of the connections and of the memory cache.
+      // The node's bounds, divided: each worker holds its part of the connections, of the memory cache and of the body buffer.
       connections: { ...DEFAULT_CONNECTION_LIMITS, max: perWorker, perClient: config.edge.maxConnectionsPerClient, reserve: Math.floor(perWorker / 16) },
+      // A client network's connections all reach one worker (client balance): its share stays whole.
+      bodyBuffer: { ...DEFAULT_BODY_BUFFER, nodeBytes: Math.max(config.edge.bodyBufferPerClientBytes, Math.floor(config.edge.bodyBufferBytes / workers)), perClientBytes: config.edge.bodyBufferPerClientBytes },
       cache: {
         memoryBytes: Math.max(1_048_576, Math.floor(config.edge.cacheMemoryBytes / workers)),
         diskBytes: CACHE_DISK_BYTES,
