@@ -6,12 +6,19 @@
 // state, and the next tenant's request must never be read as its body), the same forwarding
 // headers as any request, and the response timeout until it answers. On 101 the two sockets are
 // joined both ways and bounded by an idle time; any other answer is passed back and both
-// connections end. A client that leaves first takes the backend connection with it.
+// connections end. A client that leaves first takes the backend connection with it: Node hands an
+// upgrade's socket over unread, and a socket nobody reads never hears its peer's FIN (nor, half-open
+// as the HTTP server keeps it, closes on it), so while the backend has not answered the client's
+// socket is read here — what it sends early kept, bounded, for the backend — and its end or close
+// lets go of everything at once rather than at the response timeout.
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Backend } from '../model/backend.ts';
 import { forwardable, type ProxyOutcome } from './proxy.ts';
+
+/** Bytes a client may send before the backend has answered its handshake (a WebSocket client sends none). */
+const MAX_EARLY_BYTES = 64 * 1024;
 
 export interface UpgradeOptions {
   connectTimeoutMs: number;
@@ -49,6 +56,8 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       settled = true;
       clearTimeout(answerTimer);
       client.off('close', clientGone);
+      client.off('end', clientGone);
+      client.off('data', early);
       resolve(outcome);
     };
     const headers = { ...forwarded, connection: 'Upgrade', upgrade: 'websocket' };
@@ -68,8 +77,20 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
     const clientGone = (): void => {
       settle({ status: 499, via: 'client-gone' });
       upstream.destroy();
+      // Half-closed (its FIN read): nothing is to be answered on it any more.
+      client.destroy();
+    };
+    // Read until the backend answers, so that the client's leaving is heard (see the top).
+    const sentEarly: Buffer[] = [];
+    let earlyBytes = 0;
+    const early = (chunk: Buffer): void => {
+      earlyBytes += chunk.length;
+      if (earlyBytes > MAX_EARLY_BYTES) return clientGone();
+      sentEarly.push(chunk);
     };
     client.once('close', clientGone);
+    client.once('end', clientGone);
+    client.on('data', early);
     // Gone already (while the stages before ran): no backend connection is made for it.
     if (client.destroyed) return clientGone();
     upstream.on('upgrade', (answer: IncomingMessage, socket: Duplex, upstreamHead: Buffer) => {
@@ -78,6 +99,7 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       client.write(rawHead(101, 'Switching Protocols', answer.rawHeaders));
       if (upstreamHead.length > 0) client.write(upstreamHead);
       if (clientHead.length > 0) socket.write(clientHead);
+      for (const chunk of sentEarly) socket.write(chunk);
       socket.pipe(client).pipe(socket);
       const close = (): void => {
         clearInterval(idle);

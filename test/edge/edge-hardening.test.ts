@@ -99,6 +99,8 @@ beforeAll(async () => {
   });
   backend.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
     seen.push({ method: req.method!, url: req.url!, host: req.headers.host ?? '', upgrade: req.headers.upgrade });
+    // The edge resets a handshake whose client left before it was answered.
+    socket.on('error', () => socket.destroy());
     if (req.url === '/ws-badstatus') return void socket.end('HTTP/1.1 099 Nonsense\r\nContent-Length: 0\r\n\r\n');
     if (req.url === '/ws-never') {
       held.add(socket);
