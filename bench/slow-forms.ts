@@ -25,6 +25,8 @@ const LIMIT_KIB = Number(process.env.SLOW_FORMS_LIMIT_KIB ?? 1024);
 const SENT_AT_ONCE = LIMIT_KIB * 1024 - Math.max(1024, Math.round(LIMIT_KIB * 1024 * 0.046));
 const ATTACK_MS = Number(process.env.SLOW_FORMS_SECONDS ?? 30) * 1000;
 const TRICKLE_MS = 5000;
+/** Attacks one after another (a second shows whether memory freed by the first is reused). */
+const WAVES = Number(process.env.SLOW_FORMS_WAVES ?? 1);
 const bin = resolve(process.argv[2] ?? 'bin/palisade.js');
 const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-slow-forms-'));
 const children: ChildProcess[] = [];
@@ -33,6 +35,44 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Proportional set size in MiB (shared pages divided among their sharers). */
 function pssMiB(pid: number): number {
   return Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))![1]) / 1024;
+}
+
+/** One attack: every connection at once, trickling until ATTACK_MS is over, then all closed. */
+async function attack(edgePort: number, edgePid: number, before: number): Promise<{ peak: number; atEnd: number; shown: string; open: number }> {
+  const body = Buffer.alloc(SENT_AT_ONCE, 'b');
+  body.write('a=', 0);
+  const head = `POST /form HTTP/1.1\r\nHost: forms.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${LIMIT_KIB * 1024}\r\n\r\n`;
+  const sockets: Socket[] = [];
+  const answers = new Map<string, number>();
+  for (let i = 0; i < CONNECTIONS; i++) {
+    const socket = connect({ host: '127.0.0.1', port: edgePort, localAddress: '127.0.0.1' }, () => {
+      socket.write(head);
+      socket.write(body);
+    });
+    let answered = false;
+    socket.on('data', (d: Buffer) => {
+      if (answered) return;
+      answered = true;
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(d.toString('latin1'))?.[1] ?? 'other';
+      answers.set(status, (answers.get(status) ?? 0) + 1);
+    });
+    socket.on('error', () => undefined);
+    sockets.push(socket);
+  }
+  const trickle = setInterval(() => {
+    for (const socket of sockets) if (socket.writable) socket.write('b');
+  }, TRICKLE_MS);
+  let peak = before;
+  const started = Date.now();
+  while (Date.now() - started < ATTACK_MS) {
+    await sleep(500);
+    peak = Math.max(peak, pssMiB(edgePid));
+  }
+  clearInterval(trickle);
+  const atEnd = pssMiB(edgePid);
+  const open = sockets.filter((s) => !s.destroyed && s.readyState === 'open').length;
+  for (const socket of sockets) socket.destroy();
+  return { peak, atEnd, open, shown: [...answers].map(([status, count]) => `${status} ×${count}`).join(', ') || 'none' };
 }
 
 async function main(): Promise<void> {
@@ -77,42 +117,13 @@ async function main(): Promise<void> {
   await sleep(2000);
   const before = pssMiB(edgePid);
 
-  const body = Buffer.alloc(SENT_AT_ONCE, 'b');
-  body.write('a=', 0);
-  const head = `POST /form HTTP/1.1\r\nHost: forms.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${LIMIT_KIB * 1024}\r\n\r\n`;
-  const sockets: Socket[] = [];
-  const answers = new Map<string, number>();
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const socket = connect({ host: '127.0.0.1', port: edgePort, localAddress: '127.0.0.1' }, () => {
-      socket.write(head);
-      socket.write(body);
-    });
-    let answered = false;
-    socket.on('data', (d: Buffer) => {
-      if (answered) return;
-      answered = true;
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(d.toString('latin1'))?.[1] ?? 'other';
-      answers.set(status, (answers.get(status) ?? 0) + 1);
-    });
-    socket.on('error', () => undefined);
-    sockets.push(socket);
-  }
-  const trickle = setInterval(() => {
-    for (const socket of sockets) if (socket.writable) socket.write('b');
-  }, TRICKLE_MS);
-  let peak = before;
-  const started = Date.now();
-  while (Date.now() - started < ATTACK_MS) {
-    await sleep(500);
-    peak = Math.max(peak, pssMiB(edgePid));
-  }
-  clearInterval(trickle);
-  const atEnd = pssMiB(edgePid);
-  const open = sockets.filter((s) => !s.destroyed && s.readyState === 'open').length;
-  for (const socket of sockets) socket.destroy();
-  const shown = [...answers].map(([status, count]) => `${status} ×${count}`).join(', ') || 'none';
   console.log(`slow forms: ${CONNECTIONS} connections from 127.0.0.1, ${(SENT_AT_ONCE / 1e6).toFixed(2)} MB of a ${LIMIT_KIB} KiB form each, then a byte every ${TRICKLE_MS / 1000} s, for ${ATTACK_MS / 1000} s (${bin})`);
-  console.log(`  edge PSS before ${before.toFixed(1)} MiB, peak ${peak.toFixed(1)} MiB, at the end ${atEnd.toFixed(1)} MiB; answered during the attack: ${shown}; still open at the end: ${open}`);
+  console.log(`  edge PSS before ${before.toFixed(1)} MiB`);
+  for (let wave = 1; wave <= WAVES; wave++) {
+    const { peak, atEnd, shown, open } = await attack(edgePort, edgePid, before);
+    console.log(`  ${WAVES > 1 ? `wave ${wave}: ` : ''}peak ${peak.toFixed(1)} MiB, at the end ${atEnd.toFixed(1)} MiB; answered during the attack: ${shown}; still open at the end: ${open}`);
+    await sleep(3000);
+  }
   backend.close();
 }
 

@@ -1,6 +1,8 @@
 // The body buffer budget's bookkeeping alone (protect/body-buffer-budget.ts): shares per client
-// network, the node's whole, one large body let in alone, and every reservation given back once.
+// network, the node's whole, one large body let in alone, and every reservation given back once;
+// and its two settings as the configuration reads them.
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { BodyBufferBudget } from '../../src/edge/protect/body-buffer-budget.ts';
 
 const budget = () => new BodyBufferBudget({ nodeBytes: 1000, perClientBytes: 400, prefixV4: 32, prefixV6: 64 });
@@ -34,5 +36,25 @@ describe('body buffer budget', () => {
     expect(b.reserve('192.0.2.2', 1)).toEqual({ ok: false, reason: 'node' });
     if (large.ok) large.release();
     expect(b.reserve('192.0.2.2', 1).ok).toBe(true);
+  });
+});
+
+describe('body buffer settings', () => {
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).problems;
+    }
+  };
+
+  it('reads MiB, 256 and 32 by default, and refuses a client part larger than the whole or a value that is no count', () => {
+    expect(loadConfig({}).edge).toMatchObject({ bodyBufferBytes: 256 * 1_048_576, bodyBufferPerClientBytes: 32 * 1_048_576 });
+    expect(loadConfig({ PALISADE_EDGE_BODY_BUFFER_MB: '64', PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB: '8' }).edge).toMatchObject({ bodyBufferBytes: 64 * 1_048_576, bodyBufferPerClientBytes: 8 * 1_048_576 });
+    expect(problemsOf({ PALISADE_EDGE_BODY_BUFFER_MB: '16', PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB: '32' }).join('\n')).toMatch(/PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB=32: must not exceed PALISADE_EDGE_BODY_BUFFER_MB \(16\)/);
+    expect(problemsOf({ PALISADE_EDGE_BODY_BUFFER_MB: 'lots' }).join('\n')).toMatch(/PALISADE_EDGE_BODY_BUFFER_MB/);
+    expect(problemsOf({ PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB: '0' }).join('\n')).toMatch(/PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB/);
   });
 });
