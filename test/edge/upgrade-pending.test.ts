@@ -55,6 +55,15 @@ function answer(path: string, localAddress: string, waitMs: number): Promise<str
 beforeAll(async () => {
   backend = createServer((_req, res) => res.end('plain'));
   backend.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    if (req.url === '/ws-late') {
+      // Answers after a while, then echoes in upper case.
+      setTimeout(() => {
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+        socket.on('data', (d: Buffer) => socket.write(d.toString().toUpperCase()));
+      }, 500);
+      return;
+    }
     // Taken, never answered; read so that the edge's closing its side is noticed.
     held.set(req.url!, socket);
     socket.resume();
@@ -104,5 +113,15 @@ describe('a pending WebSocket handshake whose client leaves', () => {
     next.on('error', () => undefined);
     opened.push(next);
     await eventually(() => held.has('/ws-d'), 5000, 'the next handshake at the backend');
+  });
+
+  it('keeps what a client sent before the answer and gives it to the backend after 101', async () => {
+    const socket = connect({ host: '127.0.0.1', port: edgePort, localAddress: '127.0.10.4' }, () => socket.write(`${handshake('/ws-late')}early bytes`));
+    socket.on('error', () => undefined);
+    opened.push(socket);
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    await eventually(() => received.includes('EARLY BYTES'), 5000, 'the early bytes echoed');
+    expect(received).toMatch(/^HTTP\/1\.1 101/);
   });
 });
