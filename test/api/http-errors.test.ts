@@ -33,6 +33,20 @@ describe('HTTP-level errors are problem+json and change nothing', () => {
     const res = await api.request('POST', '/domains', { key, raw: 'domain=a.example', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(res.status).toBe(415);
     expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(res.body.detail).toBe('Content-Type application/x-www-form-urlencoded is not accepted: send JSON with `Content-Type: application/json`');
+  });
+
+  it('415 for a body without a type, and on zone-file routes the type they take', async () => {
+    const none = await fetch(`${api.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key }, body: new Uint8Array([123, 125]) });
+    expect(none.status).toBe(415);
+    expect(((await none.json()) as { detail: string }).detail).toContain('`Content-Type: application/json`');
+    await api.request('POST', '/domains', { key, body: { domain: 'types.example', backend: '198.51.100.1' } });
+    const form = await api.request('POST', '/domains/types.example/zonefile', { key, raw: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(form.status).toBe(415);
+    expect(form.body.detail).toContain('`Content-Type: text/dns`');
+    const json = await api.request('POST', '/domains/types.example/zonefile', { key, body: { a: 1 } });
+    expect(json.status).toBe(415);
+    expect(json.body.detail).toContain('`Content-Type: text/dns`');
   });
 
   it('404 problem for unknown routes; 400 for bad query parameters', async () => {
