@@ -3,7 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { countryByIsoCode } from './geo-targets.ts';
 import type { FieldError } from '../errors.ts';
-import { BackendText, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
+import { BackendText, EXPECTED, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
 import { checkBackend } from './backend.ts';
 import { normaliseDomainName, normaliseOwnerName } from './names.ts';
 
@@ -15,7 +15,7 @@ const settings = {
       'Names under the domain protected besides the domain itself: comma- or space-separated relative names ("www, shop"), "*" for every name. Default "www".',
   }),
   ssl: Type.Boolean({ description: 'Serve HTTPS at the edge with a certificate issued by the service' }),
-  tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$' }), { maxItems: 32 }),
+  tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$', [EXPECTED]: 'a tag of 1–64 characters without control characters' }), { maxItems: 32 }),
   backend: BackendText,
   failover: Nullable(BackendText, { description: 'Backend used when `backend` is down; null for none' }),
   fhttps: Type.Boolean({ description: 'Redirect HTTP to HTTPS at the edge' }),
@@ -26,7 +26,11 @@ const settings = {
   geomode: Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], {
     description: '0 = no geo filter, 1 = allow only `geolist` countries, 2 = block `geolist` countries',
   }),
-  geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$' }), { maxItems: 250, description: 'ISO 3166-1 alpha-2 codes' }),
+  geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$', [EXPECTED]: 'a two-letter ISO 3166-1 country code ("DE", "us")' }), {
+    maxItems: 250,
+    description: 'ISO 3166-1 alpha-2 codes',
+    [EXPECTED]: 'a list of two-letter ISO 3166-1 country codes, ["DE", "FR"]',
+  }),
   bind_node: NodeIds,
   cachelargefiles: Type.Boolean(),
   waf_level: Type.Integer({ minimum: 1, maximum: 4, description: 'baseprotection sensitivity: 1 (default) fewest false positives; 2 adds looser shapes, any single word read as possible base64, and code quoted in prose; 3 and 4 stricter still' }),
@@ -40,7 +44,11 @@ const settings = {
       },
       { additionalProperties: false },
     ),
-    { maxItems: 100, description: 'baseprotection rules not applied, optionally only under a path prefix or to one parameter' },
+    {
+      maxItems: 100,
+      description: 'baseprotection rules not applied, optionally only under a path prefix or to one parameter',
+      [EXPECTED]: 'a list of exclusions, each {"rule": 942100, "path": "/search", "param": "q"} (path and param optional), or [] for none',
+    },
   ),
   waf_body_limit: Type.Integer({ minimum: 64, maximum: 16384, description: 'KiB of a request body baseprotection reads and inspects (1024)' }),
   waf_body_overflow: Type.Union([Type.Literal('auto'), Type.Literal('refuse'), Type.Literal('prefix')], {

@@ -49,6 +49,26 @@ describe('HTTP-level errors are problem+json and change nothing', () => {
     expect(json.body.detail).toContain('`Content-Type: text/dns`');
   });
 
+  it('a wrong value is told what is accepted, in words: record type names, lists, URLs, country codes', async () => {
+    await api.request('POST', '/domains', { key, body: { domain: 'words.example', backend: '198.51.100.1' } });
+    const type = await api.request('POST', '/domains/words.example/dnsrecords', { key, body: { name: 'www', type: 'XYZ', value: '192.0.2.1' } });
+    expect(type.status).toBe(400);
+    expect(type.body.errors).toEqual([{ field: 'type', message: 'must be a record type, by name or number: A (1), AAAA (2), CNAME (3), MX (4), NS (5), TXT (6), SOA (7), SRV (8)' }]);
+    const number = await api.request('POST', '/domains/words.example/dnsrecords', { key, body: { name: 'www', type: 99, value: '192.0.2.1' } });
+    expect(number.body.errors[0].message).toContain('A (1), AAAA (2)');
+    const exclusions = await api.request('PATCH', '/domains/words.example', { key, body: { waf_exclusions: '942100' } });
+    expect(exclusions.body.errors).toEqual([{ field: 'waf_exclusions', message: expect.stringContaining('must be a list of exclusions, each {"rule": 942100') }]);
+    const geolist = await api.request('PATCH', '/domains/words.example', { key, body: { geolist: ['Germany'] } });
+    expect(geolist.body.errors).toEqual([{ field: 'geolist.0', message: 'must be a two-letter ISO 3166-1 country code ("DE", "us")' }]);
+    const hook = await api.request('POST', '/me/webhooks', { key, body: { url: 'ftp://hooks.example.com/x', events: ['domain.created'] } });
+    expect(hook.status).toBe(400);
+    const urlError = hook.body.errors.find((e: { field: string }) => e.field === 'url');
+    expect(urlError.message).toBe('must be an http:// or https:// URL, such as "https://hooks.example.com/palisade"');
+    expect(JSON.stringify(hook.body)).not.toContain('^https?');
+    const ttl = await api.request('POST', '/domains/words.example/dnsrecords', { key, body: { name: 'www', type: 'A', value: '192.0.2.1', ttl: '300' } });
+    expect(ttl.body.errors).toEqual([{ field: 'ttl', message: 'must be a whole number' }]);
+  });
+
   it('404 problem for unknown routes; 400 for bad query parameters', async () => {
     const res = await api.request('GET', '/nothing/here', { key });
     expect(res.status).toBe(404);
