@@ -155,10 +155,13 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
     return sendProblem(reply, problem('NOT_FOUND', `no route ${request.method} ${path}`));
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     void reply.header('x-request-id', request.id);
     // Answered before the body was read (413, 401, 415): let the client finish sending and read it.
     lingerBeforeClose(request.raw, reply.raw);
+    // JSON ends with a newline, so `curl` leaves the shell's prompt on a line of its own.
+    if (typeof payload === 'string' && payload.length > 0 && !payload.endsWith('\n') && /json/.test(String(reply.getHeader('content-type') ?? ''))) return `${payload}\n`;
+    return payload;
   });
   await app.register(requestLogPlugin);
   await app.register(rateLimitPlugin, config.api.rateLimit);

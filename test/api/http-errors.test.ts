@@ -69,6 +69,15 @@ describe('HTTP-level errors are problem+json and change nothing', () => {
     expect(ttl.body.errors).toEqual([{ field: 'ttl', message: 'must be a whole number' }]);
   });
 
+  it('JSON answers end with a newline (a shell prompt after curl starts on its own line)', async () => {
+    for (const [path, options] of [['/me', { headers: { 'x-auth-key': key } }], ['/nothing', { headers: { 'x-auth-key': key } }], ['/domains', { headers: { 'x-auth-key': key } }]] as const) {
+      const res = await fetch(api.url + path, options);
+      const text = await res.text();
+      expect(text.endsWith('}\n') || text.endsWith(']\n'), `${path}: ${text.slice(-20)}`).toBe(true);
+      expect(Number(res.headers.get('content-length') ?? text.length)).toBe(Buffer.byteLength(text));
+    }
+  });
+
   it('404 problem for unknown routes; 400 for bad query parameters', async () => {
     const res = await api.request('GET', '/nothing/here', { key });
     expect(res.status).toBe(404);
