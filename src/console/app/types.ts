@@ -157,5 +157,6 @@ export const EVENT_TYPES = [
   'domain.verified',
   'domain.claim_released',
   'domain.verification_lost',
+  'domain.claim_shared',
   'webhook.test',
 ] as const;
