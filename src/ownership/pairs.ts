@@ -1,7 +1,8 @@
 // Name-server pairs (issue 26): the operator's pool of names, all answering on the same servers,
 // gives each account a stable pair, and each claim the pair its delegation must name. A name once
 // delegated to a pair for one account never gets that pair for another, so a delegation left
-// behind (a deleted domain, a removed account) proves nothing for a newcomer. Pure.
+// behind (a deleted domain, a removed account) proves nothing for a newcomer. A delegation that
+// would do for two accounts' current claims of a name proves neither (issue 37). Pure.
 
 export type Pair = [string, string];
 

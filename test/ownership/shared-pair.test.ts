@@ -5,7 +5,8 @@
 // delegation proves no one — it cannot tell the two claims apart — the squatter is never proven
 // nor served, both are told (domain.claim_shared, `verification.accepts: ["txt"]`, plain
 // instructions) and the owner ends with the domain by the TXT token. A claim made after the
-// owner delegated but before the delegation was seen is handled the same way. The service says
+// owner delegated but before the delegation was seen is handled the same way; proven by its token,
+// the owner keeps the proof by the delegation once the token is gone. The service says
 // once, at start, that a one-pair pool cannot separate such claims.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
@@ -19,6 +20,7 @@ let env: Record<string, string>;
 const keys = { O: '', S: '' };
 type Who = keyof typeof keys;
 const PAIR = ['ns1.pal.test', 'ns2.pal.test'];
+const GRACE_MS = 2000;
 
 interface Verification {
   state: 'pending' | 'verified';
@@ -110,6 +112,7 @@ beforeAll(async () => {
     PALISADE_NS2: PAIR[1]!,
     PALISADE_OWNERSHIP_RECHECK_SECONDS: '1',
     PALISADE_OWNERSHIP_RECHECK_MAX_SECONDS: '2',
+    PALISADE_OWNERSHIP_GRACE_SECONDS: String(GRACE_MS / 1000),
     PALISADE_MONITOR_SWEEP_SECONDS: '1',
   };
   for (const who of ['O', 'S'] as const) {
@@ -195,6 +198,16 @@ describe('two accounts, one name-server pair', { timeout: 180_000 }, () => {
     const owner = await verification('O', name);
     expect(owner).toMatchObject({ state: 'pending', accepts: ['txt'] });
     await ownerProvesByToken(name, true);
+    // Proven, the owner leaves the token out (the name is delegated here, as told): the delegation
+    // to its pair keeps the proof past the grace period — no claim beside it can be proven by it now.
+    registry.txt.delete(`_palisade-verify.${name}`);
+    const gone = Date.now();
+    await until('looked at past the grace period', async () => {
+      const v = await verification('O', name);
+      return v.seen && Date.parse(v.seen.at) > gone + 3 * GRACE_MS && !v.seen.token && v;
+    });
+    expect(await verification('O', name)).toMatchObject({ state: 'verified', method: 'token', seen: { delegation: true, token: false } });
+    expect((await events('O', name)).map((e) => e.type)).not.toContain('domain.verification_lost');
   });
 
   it('says once, at start, that one pair cannot separate claims of the same name by different accounts, and how to configure more', () => {
