@@ -91,7 +91,7 @@ const dueId = (dueMs: number, name: string, owner: number) => `${String(Math.flo
 export class Ownership {
   private readonly resolver: Resolver | undefined;
   private readonly delegation: DelegationLookup | undefined;
-  readonly counts = { checks: 0, proven: 0, released: 0, lost: 0 };
+  readonly counts = { checks: 0, proven: 0, released: 0, lost: 0, shared: 0 };
 
   constructor(
     private readonly store: Store,
@@ -184,6 +184,7 @@ export class Ownership {
           this.log.warn({ err: (error as Error).message, domain: name, owner: domain.ownerId }, 'ownership: a claim sharing its pair could not be made token-only (a delegation still cannot prove it)');
         });
       if (!switched) continue;
+      this.counts.shared++;
       if (domain.ownerId === owner) mine = true;
       const facts = { ...claim, noDelegation: true, shared: true };
       await this.tell(domain.ownerId, 'domain.claim_shared', name, {
