@@ -65,7 +65,7 @@ export interface EdgeServerOptions extends ProxyOptions {
   cache: EdgeCacheOptions;
   /** Connections per client and in all (defaults: DEFAULT_CONNECTION_LIMITS). */
   connections?: ConnectionLimitOptions;
-  /** The least pace of a request body (defaults: DEFAULT_BODY_PACE). */
+  /** A request body's deadline: grace, least pace, maximum (defaults: DEFAULT_BODY_PACE). */
   bodyPace?: BodyPaceOptions;
   /** Requests of one client network in flight to one backend address at once (across domains). */
   backendSharePerClient?: number;
