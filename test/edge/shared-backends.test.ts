@@ -3,7 +3,8 @@
 // request bodies that trickle at 1 KB/s (twice the least pace, so the pace never ends them) from
 // one address across five domains, or from five addresses into one domain, while the victim's
 // domain on the same backend address is asked for its page. The edge's pool to a backend address
-// is 256 connections; five 64-request shares made 320 and left the victim nothing. A third edge
+// is 256 connections; five 64-request shares made 320 and left the victim nothing. Domains whose
+// own backends are down and whose failover is the victim's address are counted there. A second edge
 // with small body settings shows the body deadline: a body above the pace is still cut at its
 // maximum, with 408, and the backend's request ends with it.
 import { createServer, request, type Server } from 'node:http';
@@ -34,11 +35,12 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: nu
   }
 }
 
-/** One account (its API key) with its domains, all naming `backendText`. */
-async function account(env: Record<string, string>, server: RunningServer, name: string, domains: string[]): Promise<void> {
+/** One account (its API key) with its domains, naming `backendText` unless they say otherwise. */
+async function account(env: Record<string, string>, server: RunningServer, name: string, domains: (string | { domain: string; backend: string; failover: string })[]): Promise<void> {
   const key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', name, '--email', `${name}@example.org`])).stdout).key.api_key as string;
   for (const domain of domains) {
-    const created = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain, backend: backendText, baseprotection: false }) });
+    const settings = typeof domain === 'string' ? { domain, backend: backendText } : domain;
+    const created = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ ...settings, baseprotection: false }) });
     expect(created.status, await created.text()).toBe(201);
   }
 }
@@ -148,13 +150,23 @@ describe('a backend address shared by accounts', () => {
   let server: RunningServer;
   let port: number;
   const attackerDomains = ['a1.test', 'a2.test', 'a3.test', 'a4.test', 'a5.test'];
+  const failoverDomains = ['f1.test', 'f2.test', 'f3.test', 'f4.test', 'f5.test'];
 
   beforeAll(async () => {
     // A short grace, so that the attack is judged by the pace (and passes it) while it lasts.
-    const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_BODY_GRACE_MS: '1500', PALISADE_EDGE_BODY_MIN_RATE: '500' };
+    // Checks often, so that the dead backend of the failover domains is seen down soon.
+    const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_BODY_GRACE_MS: '1500', PALISADE_EDGE_BODY_MIN_RATE: '500', PALISADE_EDGE_CHECK_INTERVAL_MS: '200' };
     server = await startServe(env);
     port = Number(new URL(server.edgeUrl!).port);
-    await account(env, server, 'attacker', attackerDomains);
+    // Ports nothing listens on, one each: the backends of domains whose failover is the victim's address.
+    const dead: string[] = [];
+    for (const _ of failoverDomains) {
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      dead.push(`127.0.0.1:${(closed.address() as { port: number }).port}`);
+      await new Promise<void>((r) => closed.close(() => r()));
+    }
+    await account(env, server, 'attacker', [...attackerDomains, ...failoverDomains.map((domain, i) => ({ domain, backend: dead[i]!, failover: backendText }))]);
     await account(env, server, 'victim', ['victim.test']);
     await eventually(async () => (await get(port, 'victim.test', '127.0.9.1')).status === 200 && (await get(port, 'a5.test', '127.0.9.1')).status === 200, 10_000, 'domains at the edge');
   });
@@ -195,6 +207,20 @@ describe('a backend address shared by accounts', () => {
     expect(during.p99).toBeLessThan(Math.max(2 * baseline.p99, 500));
     // At most the account's share of a backend address that other accounts name too.
     expect(held).toBeLessThanOrEqual(POOL / 2);
+  }, 90_000);
+
+  it('counts requests at the address they go to: the failover’s, while the backend is down', async () => {
+    await eventually(() => (server.output().match(/edge: backend down/g) ?? []).length >= failoverDomains.length, 15_000, 'the dead backends seen down');
+    const from = failoverDomains.flatMap((d) => Array.from({ length: ATTACKER_SHARE_PER_CLIENT }, () => [d, '127.0.7.2'] as [string, string]));
+    const trickles = await attack(port, from);
+    await new Promise((r) => setTimeout(r, 2000));
+    const during = await victimLoad(port, 'victim.test', 3000);
+    const held = backendOpen;
+    await endAttack(trickles);
+    console.log(`one address, five failover domains: under attack ${during.ok}/${during.sent} served, p50 ${during.p50.toFixed(1)} ms, p99 ${during.p99.toFixed(1)} ms; attack held ${held}`);
+    expect(during.ok).toBe(during.sent);
+    expect(during.slowest).toBeLessThan(2000);
+    expect(held).toBeLessThanOrEqual(ATTACKER_SHARE_PER_CLIENT);
   }, 90_000);
 });
 
