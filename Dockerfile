@@ -10,6 +10,8 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs ./scripts/build.mjs
+# The build checks the Node version first (bin/node-version.js).
+COPY bin/node-version.js ./bin/node-version.js
 COPY src ./src
 # `prepare` builds dist/ (scripts/build.mjs) once the dependencies are in.
 RUN npm ci --no-audit --no-fund

@@ -4,7 +4,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // and descriptors of an edge under misbehaving peers) run after
 // the rest, one file at a time: sharing the two cores with other suites' servers would measure
 // the neighbours, not the code.
-const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts', 'test/edge/edge-protections.test.ts', 'test/edge/fuzz-backends.test.ts', 'test/edge/backend-misbehaviour.test.ts', 'test/sync/feed-fairness.test.ts'];
+const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts', 'test/edge/edge-protections.test.ts', 'test/edge/fuzz-backends.test.ts', 'test/edge/backend-misbehaviour.test.ts', 'test/edge/shared-backends.test.ts', 'test/sync/feed-fairness.test.ts'];
 
 export default defineConfig({
   test: {

@@ -7,6 +7,8 @@
 //   node scripts/build.mjs              build (npm ci runs it as `prepare`; `npm run build`)
 //   node scripts/build.mjs --if-stale   build only when a file under src/ is newer than the last build
 //                                       (`npm start` runs it, so an edited checkout never runs old code)
+// `npm start` runs this first: an older Node is told so here, in one line, not by a compiler error.
+import '../bin/node-version.js';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

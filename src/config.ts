@@ -172,11 +172,14 @@ export interface Config {
     /** Open connections in all and per client network (/32, /64). */
     maxConnections: number;
     maxConnectionsPerClient: number;
-    /** Least average bytes a second of a request body once its grace is over; 0: no check. */
+    /** A request body's deadline: `bodyGraceMs`, a second more per `bodyMinRate` bytes received (0: no pace), never past `bodyMaxMs` (0: no maximum). */
     bodyMinRate: number;
     bodyGraceMs: number;
-    /** Requests of one client network in flight to one domain's backend at once. */
+    bodyMaxMs: number;
+    /** Requests of one client network in flight to one backend address at once, across domains. */
     backendSharePerClient: number;
+    /** Requests of one account's domains in flight to a backend address other accounts name too. */
+    backendSharePerAccount: number;
     /** Bytes of request bodies baseprotection may hold at once on the node, and per client network (/32, /64). */
     bodyBufferBytes: number;
     bodyBufferPerClientBytes: number;
@@ -427,7 +430,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnectionsPerClient: int('PALISADE_EDGE_MAX_CONNECTIONS_PER_CLIENT', 1024, 1, 10_000_000),
       bodyMinRate: int('PALISADE_EDGE_BODY_MIN_RATE', 500, 0, 1_073_741_824),
       bodyGraceMs: int('PALISADE_EDGE_BODY_GRACE_MS', 10_000, 100, 3_600_000),
+      bodyMaxMs: int('PALISADE_EDGE_BODY_MAX_MS', 300_000, 0, 86_400_000),
       backendSharePerClient: int('PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT', 64, 1, 1_000_000),
+      backendSharePerAccount: int('PALISADE_EDGE_BACKEND_SHARE_PER_ACCOUNT', 128, 1, 1_000_000),
       bodyBufferBytes: int('PALISADE_EDGE_BODY_BUFFER_MB', 256, 1, 1_048_576) * 1_048_576,
       bodyBufferPerClientBytes: int('PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB', 32, 1, 1_048_576) * 1_048_576,
       upgradeIdleMs: int('PALISADE_EDGE_UPGRADE_IDLE_MS', 100_000, 100, 86_400_000),
@@ -474,6 +479,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.edge.bodyBufferPerClientBytes > config.edge.bodyBufferBytes) problems.push(`PALISADE_EDGE_BODY_BUFFER_PER_CLIENT_MB=${config.edge.bodyBufferPerClientBytes / 1_048_576}: must not exceed PALISADE_EDGE_BODY_BUFFER_MB (${config.edge.bodyBufferBytes / 1_048_576})`);
   config.ownership.pool = nameserverPool(env.PALISADE_NAMESERVER_POOL, config.nameservers, problems);
   config.reservedZones = reservedZones(env.PALISADE_RESERVED_ZONES, [...config.nameservers, ...config.ownership.pool, config.hostmaster], problems);
+  const { bodyMaxMs, bodyGraceMs } = config.edge;
+  if (bodyMaxMs > 0 && bodyMaxMs < bodyGraceMs) problems.push(`PALISADE_EDGE_BODY_MAX_MS=${bodyMaxMs}: must be 0 (no maximum) or at least PALISADE_EDGE_BODY_GRACE_MS (${bodyGraceMs})`);
   if (config.nameservers[0] === config.nameservers[1]) problems.push('PALISADE_NS1 and PALISADE_NS2 must differ');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

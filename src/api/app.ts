@@ -1,5 +1,6 @@
 // Builds the control-plane API. It never listens: server.ts starts it, and tests may inject.
 import { randomUUID } from 'node:crypto';
+import { lingerBeforeClose } from '../common/lingering-close.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
@@ -16,7 +17,7 @@ import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { rateLimitPlugin } from './plugins/rate-limit.ts';
 import { requestLogPlugin } from './plugins/request-log.ts';
-import { problem, sendProblem, toProblem } from './problem.ts';
+import { problem, sendProblem, tooLarge, toProblem, unsupportedType } from './problem.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { geoRoutes } from './routes/geo.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -120,7 +121,12 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.
     const limited = error instanceof ApiError && error.code === 'UNAUTHORIZED' ? app.rateLimits.chargeFailure(request) : undefined;
-    const body = toProblem(limited ?? error);
+    const body =
+      error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? tooLarge(request.routeOptions.bodyLimit ?? config.api.bodyLimit)
+        : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+          ? unsupportedType(request.headers['content-type'], request.routeOptions.url?.endsWith('/zonefile') ? 'text/dns' : 'application/json')
+          : toProblem(limited ?? error);
     if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, body);
   });
@@ -149,8 +155,13 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
     return sendProblem(reply, problem('NOT_FOUND', `no route ${request.method} ${path}`));
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     void reply.header('x-request-id', request.id);
+    // Answered before the body was read (413, 401, 415): let the client finish sending and read it.
+    lingerBeforeClose(request.raw, reply.raw);
+    // JSON ends with a newline, so `curl` leaves the shell's prompt on a line of its own.
+    if (typeof payload === 'string' && payload.length > 0 && !payload.endsWith('\n') && /json/.test(String(reply.getHeader('content-type') ?? ''))) return `${payload}\n`;
+    return payload;
   });
   await app.register(requestLogPlugin);
   await app.register(rateLimitPlugin, config.api.rateLimit);

@@ -55,6 +55,17 @@ const STORE_CODES: Record<StoreErrorCode, ErrorCode> = {
   NOT_DURABLE: 'STORE_UNAVAILABLE',
 };
 
+/** A body past a route's limit, the limit named so that the client knows what to send instead. */
+export function tooLarge(limit: number): ProblemBody {
+  return problem('PAYLOAD_TOO_LARGE', `the request body is larger than this route accepts (${limit.toLocaleString('en-US')} bytes); send a smaller body (split bulk changes into several requests)`);
+}
+
+/** A body of a type the route does not take, with the header to send instead. */
+export function unsupportedType(given: string | undefined, expected: 'application/json' | 'text/dns'): ProblemBody {
+  const what = expected === 'text/dns' ? 'a zone file (JSON is not accepted here)' : 'JSON';
+  return problem('UNSUPPORTED_MEDIA_TYPE', `${given ? `Content-Type ${given.slice(0, 100)} is not accepted` : 'the body has no Content-Type'}: send ${what} with \`Content-Type: ${expected}\``);
+}
+
 /** Maps an error thrown anywhere in a request to its problem document. */
 export function toProblem(error: FastifyError | ApiError | Error): ProblemBody {
   if (error instanceof StoreError) return { ...problem(STORE_CODES[error.code], error.message, error.errors), ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }) };

@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { ApiError, type FieldError } from '../errors.ts';
+import { EXPECTED } from '../model/common.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
@@ -12,7 +13,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 ) => Ajv;
 
 function makeAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false });
+  // verbose: each error carries the schema it failed, for its `x-expected` words and description.
+  const ajv = new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false, verbose: true });
   addFormats(ajv);
   return ajv;
 }
@@ -25,22 +27,52 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 };
 
+/** Keywords about a value's type or form, where a field's `x-expected` words say more than Ajv's. */
+const FORM_KEYWORDS = new Set(['type', 'pattern', 'anyOf', 'oneOf', 'format', 'enum', 'const', 'minimum', 'maximum']);
+
+/** Ajv's type names in words. */
+const TYPE_WORDS: Record<string, string> = {
+  integer: 'a whole number',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'a JSON array (a list in [ ])',
+  object: 'a JSON object ({ })',
+  null: 'null',
+};
+
+type SchemaWords = { [EXPECTED]?: string; description?: string } | undefined;
+
 /** Ajv errors → one entry per offending field, in words a user can act on. */
 export function fieldErrors(errors: ErrorObject[], part: string): FieldError[] {
   const prefix = part === 'body' ? '' : `${part}.`;
+  // A union's words speak for all its branches' errors at the same place.
+  const expectedAt = new Map<string, string>();
+  for (const e of errors) {
+    const words = (e.parentSchema as SchemaWords)?.[EXPECTED];
+    if (words && !expectedAt.has(e.instancePath)) expectedAt.set(e.instancePath, words);
+  }
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
     let field = e.instancePath.split('/').slice(1).join('.');
     let message = e.message ?? 'is invalid';
+    const expected = expectedAt.get(e.instancePath);
     if (e.keyword === 'additionalProperties') {
       field = [field, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
       message = 'is not a known field';
     } else if (e.keyword === 'required') {
       field = [field, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
       message = 'is required';
+    } else if (expected && FORM_KEYWORDS.has(e.keyword)) {
+      message = `must be ${expected}`;
     } else if (e.keyword === 'type') {
-      message = `must be of type ${(e.params as { type: string }).type}`;
+      const type = (e.params as { type: string }).type;
+      message = `must be ${type.split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ')}`;
+    } else if (e.keyword === 'pattern') {
+      // A regular expression is no help to a person: the field's description says the form.
+      const description = (e.parentSchema as SchemaWords)?.description;
+      message = description ? `does not have the expected form: ${description}` : 'does not have the expected form';
     }
     // A union (anyOf) reports each branch; keep the first word on a field.
     const key = `${prefix}${field}`;

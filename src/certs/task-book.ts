@@ -6,7 +6,7 @@
 //   taskdue  "DOMAIN" → "OWNER/DOMAIN" while queued or running
 import { randomBytes } from 'node:crypto';
 import type { DomainState } from '../model/domain.ts';
-import { isActive, type TaskReason, type TaskState } from '../model/task.ts';
+import { CANCELLED, isActive, taskShown, type TaskFilter, type TaskReason, type TaskState } from '../model/task.ts';
 import type { Page, PageRequest, Store } from '../store/types.ts';
 import { certificateNames } from './cert-names.ts';
 
@@ -83,11 +83,16 @@ export class TaskBook {
     return task;
   }
 
-  /** ssl turned off: a waiting task ends (a running one finishes, and nothing renews it). */
+  /**
+   * Nothing is wanted any more (ssl off) or nothing can be ordered yet (a claim not proven): a
+   * waiting task ends with `why`, and a failed one takes `why` as its last word (so one closed by
+   * ssl going off leaves the open list). A running one finishes, and nothing renews it.
+   */
   async cancel(domain: DomainState, why: string): Promise<void> {
     const current = await this.forDomain(domain.ownerId, domain.domain);
-    if (current?.status !== 'queued') return;
-    await this.save({ ...current, status: 'failed', nextAttempt: null, error: why, updated: new Date().toISOString() });
+    if (current?.status === 'queued' || (current?.status === 'failed' && current.error !== why && !(current.error ?? '').startsWith(CANCELLED))) {
+      await this.save({ ...current, status: 'failed', nextAttempt: null, error: why, updated: new Date().toISOString() });
+    }
   }
 
   /** Writes a task, keeping the due list in step with its status. */
@@ -120,11 +125,11 @@ export class TaskBook {
     return task?.id === id ? task : undefined;
   }
 
-  /** The owner's tasks in domain order; `active` only the queued and running ones. */
-  async list(ownerId: number, page: PageRequest, active: boolean): Promise<Page<TaskState>> {
+  /** The owner's tasks in domain order, those the filter shows (see `taskShown`). */
+  async list(ownerId: number, page: PageRequest, filter: TaskFilter): Promise<Page<TaskState>> {
     // Filtering can leave a page short of `limit`; the next cursor still moves on.
     const docs = await this.store.listDocs<TaskState>('task', page, `${ownerId}/`);
-    return { items: docs.items.map((d) => d.value).filter((t) => !active || isActive(t)), next: docs.next };
+    return { items: docs.items.map((d) => d.value).filter((t) => taskShown(t, filter)), next: docs.next };
   }
 
   /** Every active task (queued or running), for the worker. */

@@ -2,7 +2,7 @@
 // Before any stage:
 //   a connection past its client's share → closed at accept (protect/connection-limits.ts)
 //   Host / target read once (request-target.ts): malformed → 400; canonical from here on
-//   a body below its least pace → 408 (protect/body-pace.ts), whichever stage holds the request
+//   a body past its deadline (below its least pace, or past its maximum) → 408 (protect/body-pace.ts), whichever stage holds the request
 // Then the stages, in the one list `EdgeServer.stages` (status page, fronting, ACME, routing, IP
 // lists and country, fhttps, body bound, baseprotection, challenge, upgrade, cache, backend
 // share, proxy): each answers the request or passes it on.
@@ -12,7 +12,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { backendRefusal, parseBackend } from '../model/backend.ts';
+import { backendRefusal, formatBackend, parseBackend } from '../model/backend.ts';
 import type { DomainState } from '../model/domain.ts';
 import type { Route } from './routing.ts';
 import { BackendHealth } from './backend-health.ts';
@@ -23,7 +23,7 @@ import { AccessLog } from './access-log.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
-import { closeAfterAnswer } from './lingering-close.ts';
+import { lingerBeforeClose } from '../common/lingering-close.ts';
 import { droppedLogLines } from '../common/log-output.ts';
 import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome, type Sink } from './proxy.ts';
 import { canonicalHost, requestTarget } from './request-target.ts';
@@ -46,6 +46,7 @@ import { isWebSocketUpgrade, proxyUpgrade } from './upgrade.ts';
 import { ConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimitOptions } from './protect/connection-limits.ts';
 import { DEFAULT_BODY_PACE, watchBodyPace, type BodyPaceOptions } from './protect/body-pace.ts';
 import { BackendShares, DEFAULT_BACKEND_SHARE } from './protect/backend-shares.ts';
+import { backendKey, BackendTenants } from './backend-tenants.ts';
 import { BodyBufferBudget, DEFAULT_BODY_BUFFER, type BodyBufferOptions } from './protect/body-buffer-budget.ts';
 
 const ACME_PREFIX = '/.well-known/acme-challenge/';
@@ -66,10 +67,12 @@ export interface EdgeServerOptions extends ProxyOptions {
   cache: EdgeCacheOptions;
   /** Connections per client and in all (defaults: DEFAULT_CONNECTION_LIMITS). */
   connections?: ConnectionLimitOptions;
-  /** The least pace of a request body (defaults: DEFAULT_BODY_PACE). */
+  /** A request body's deadline: grace, least pace, maximum (defaults: DEFAULT_BODY_PACE). */
   bodyPace?: BodyPaceOptions;
-  /** Requests of one client network in flight to one domain's backend at once. */
+  /** Requests of one client network in flight to one backend address at once (across domains). */
   backendSharePerClient?: number;
+  /** Requests of one account's domains in flight to a backend address other accounts name too. */
+  backendSharePerAccount?: number;
   /** An upgraded (WebSocket) connection silent both ways this long is closed. */
   upgradeIdleMs?: number;
   /** Bytes of request bodies the WAF holds at once, in this process and per client (defaults: DEFAULT_BODY_BUFFER). */
@@ -175,6 +178,7 @@ export class EdgeServer {
   private readonly upgraded = new Set<Duplex>();
   private readonly connections: ConnectionLimits;
   private readonly backendShares: BackendShares;
+  private readonly backendTenants: BackendTenants;
   readonly bodyBuffer: BodyBufferBudget;
   private readonly accessLog: AccessLog;
 
@@ -197,7 +201,9 @@ export class EdgeServer {
     this.clients = new ClientAddress(trusted);
     this.connections = new ConnectionLimits(options.connections ?? DEFAULT_CONNECTION_LIMITS, trusted);
     this.bodyBuffer = new BodyBufferBudget(options.bodyBuffer ?? DEFAULT_BODY_BUFFER);
-    this.backendShares = new BackendShares({ ...DEFAULT_BACKEND_SHARE, perClient: options.backendSharePerClient ?? DEFAULT_BACKEND_SHARE.perClient });
+    this.backendTenants = BackendTenants.following(state);
+    const shareOptions = { ...DEFAULT_BACKEND_SHARE, perClient: options.backendSharePerClient ?? DEFAULT_BACKEND_SHARE.perClient, perAccount: options.backendSharePerAccount ?? DEFAULT_BACKEND_SHARE.perAccount };
+    this.backendShares = new BackendShares(shareOptions, (backend) => this.backendTenants.accounts(backend) > 1);
     state.onDomainChange((name) => this.cache.dropDomain(name));
     const fallback = selfSignedCertificate(`palisade edge ${options.nodeName}`);
     this.sni = new SniContexts(state, fallback);
@@ -294,9 +300,9 @@ export class EdgeServer {
         upgrade: upgrade ? true : undefined,
       });
     };
-    // A body that stops coming at a useful pace ends the request (slow POSTs held backend pools).
-    const stopPace = watchBodyPace(req, this.options.bodyPace ?? DEFAULT_BODY_PACE, () => {
-      this.metrics.blocked('slow-body');
+    // A body that stops coming at a useful pace, or outlasts its maximum, ends the request (slow POSTs held backend pools).
+    const stopPace = watchBodyPace(req, this.options.bodyPace ?? DEFAULT_BODY_PACE, (why) => {
+      this.metrics.blocked(why === 'slow' ? 'slow-body' : 'body-deadline');
       if (res.headersSent) return void socket.destroy();
       this.page(res, 408, PAGES.requestTimeout(), { connection: 'close' });
       res.once('finish', () => socket.destroy());
@@ -421,8 +427,8 @@ export class EdgeServer {
   /** A body the buffer budget has no room for: 429 past the client's share, 503 past the node's; its bytes never read. */
   private bodyBufferRefusal(x: Exchange, spent: 'client' | 'node'): Outcome {
     const html = spent === 'client' ? (ref: string) => PAGES.bodiesBusy(x.host, ref) : (ref: string) => PAGES.edgeBusy(x.host, ref);
-    // The body is still arriving: the connection ends after the answer, without a reset that could lose it.
-    closeAfterAnswer(x.res);
+    // The body is still arriving: the connection ends after the answer, lingering so that no reset loses it.
+    lingerBeforeClose(x.req, x.res);
     return this.refuse(x.res, x.domain.domain, `body-buffer-${spent}`, html, spent === 'client' ? 429 : 503, { 'retry-after': '1' });
   }
 
@@ -594,16 +600,30 @@ export class EdgeServer {
     return domain.bwlimit > 0 ? (target: ServerResponse) => this.bandwidth.throttle(domain.domain, domain.bwlimit, target) : undefined;
   }
 
-  /** One client's share of the domain's backend (the pool is everyone's); a cache hit needs none. */
+  /**
+   * The client's (and, on an address other accounts name too, the account's) share of the backend
+   * address the request goes to (the pool is everyone's); a cache hit needs none.
+   */
   private backendShare(x: Exchange): StageResult {
-    const release = this.backendShares.take(x.domain.domain, x.client);
-    if (!release) {
+    const taken = this.backendShares.take(this.servedBackend(x.domain), x.domain.ownerId, x.client);
+    if (taken.refused) {
       x.lock?.release();
-      return this.refuse(x.res, x.domain.domain, 'backend-share', (ref) => PAGES.rateLimited(x.host, ref), 429, { 'retry-after': '1' });
+      return this.refuseShare(x.res, x.domain.domain, x.host, taken.refused);
     }
-    x.res.once('close', release);
-    x.release = release;
+    x.res.once('close', taken.release);
+    x.release = taken.release;
     return undefined;
+  }
+
+  /** The backend address a domain's requests go to now (the failover while the backend is down and it is not), by its key. */
+  private servedBackend(domain: DomainState): string {
+    const failover = domain.failover;
+    if (failover && this.health.isDownText(domain.backend) && !this.health.isDownText(failover)) return backendKey(failover);
+    return backendKey(domain.backend);
+  }
+
+  private refuseShare(res: ServerResponse, domain: string, host: string, full: 'client' | 'account'): Outcome {
+    return this.refuse(res, domain, full === 'client' ? 'backend-share' : 'backend-share-account', (ref) => PAGES.rateLimited(host, ref), 429, { 'retry-after': '1' });
   }
 
   /** The backend (or the failover while it is down); the cache filled on the way when the answer may be stored. */
@@ -692,8 +712,9 @@ export class EdgeServer {
       this.page(res, 502, PAGES.badGateway(host));
       return { status: 502, domain: domain.domain, via: target ? 'backend refused: not a public address' : 'unreachable' };
     }
-    const release = this.backendShares.take(domain.domain, client);
-    if (!release) return this.refuse(res, domain.domain, 'backend-share', (ref) => PAGES.rateLimited(host, ref), 429, { 'retry-after': '1' });
+    const taken = this.backendShares.take(backendKey(formatBackend(target)), domain.ownerId, client);
+    if (taken.refused) return this.refuseShare(res, domain.domain, host, taken.refused);
+    const release = taken.release;
     // An open WebSocket holds a backend connection: it counts in the client's share until it closes.
     upgrade.socket.once('close', release);
     const headers = forwardedRequestHeaders(req, client, scheme, host);

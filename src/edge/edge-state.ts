@@ -25,6 +25,7 @@ export class EdgeState {
   readonly ipLists = new Map<number, IpListState>();
   node: EdgeNode | null = null;
   private readonly domainListeners = new Set<(name: string) => void>();
+  private readonly domainSetListeners = new Set<(name: string, domain: DomainState | undefined) => void>();
   private readonly ipListListeners = new Set<(ownerId: number) => void>();
 
   /** `nodeId` undefined: every domain is served here (the all-in-one role). */
@@ -35,6 +36,11 @@ export class EdgeState {
   /** Called with a domain's name after its settings changed or it left. */
   onDomainChange(listener: (name: string) => void): void {
     this.domainListeners.add(listener);
+  }
+
+  /** Called for every domain a batch names, new ones too: its settings as routed now (undefined: gone, or not routed). */
+  onDomainSet(listener: (name: string, domain: DomainState | undefined) => void): void {
+    this.domainSetListeners.add(listener);
   }
 
   /** Called with the owner of each IP list that changed, appeared or went. */
@@ -89,6 +95,7 @@ export class EdgeState {
     }
     if (batch.node !== undefined) this.node = batch.node;
     for (const name of changedDomains) for (const l of this.domainListeners) l(name);
+    if (this.domainSetListeners.size > 0) for (const name of batch.domains?.keys() ?? []) for (const l of this.domainSetListeners) l(name, this.routes.get(name));
     for (const owner of changedOwners) for (const l of this.ipListListeners) l(owner);
   }
 

@@ -1,6 +1,13 @@
 // Schema pieces shared by several resources.
 import { Type, type Static, type TInteger, type TString } from 'typebox';
 
+/**
+ * A schema annotation: what a field accepts, in words, given as the error when a value does not
+ * fit its type or form (instead of "must be of type integer" or a raw regular expression). On a
+ * union it speaks for every branch. Read by the API's validation (api/validation.ts).
+ */
+export const EXPECTED = 'x-expected';
+
 export const IpText = Type.String({ minLength: 2, maxLength: 45, description: 'An IPv4 or IPv6 address' });
 export const BackendText = Type.String({
   minLength: 2,

@@ -3,7 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { countryByIsoCode } from './geo-targets.ts';
 import type { FieldError } from '../errors.ts';
-import { BackendText, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
+import { BackendText, EXPECTED, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
 import { checkBackend } from './backend.ts';
 import { normaliseDomainName, normaliseOwnerName } from './names.ts';
 
@@ -15,7 +15,7 @@ const settings = {
       'Names under the domain protected besides the domain itself: comma- or space-separated relative names ("www, shop"), "*" for every name. Default "www".',
   }),
   ssl: Type.Boolean({ description: 'Serve HTTPS at the edge with a certificate issued by the service' }),
-  tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$' }), { maxItems: 32 }),
+  tags: Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\x00-\\x1f\\x7f]+$', [EXPECTED]: 'a tag of 1–64 characters without control characters' }), { maxItems: 32 }),
   backend: BackendText,
   failover: Nullable(BackendText, { description: 'Backend used when `backend` is down; null for none' }),
   fhttps: Type.Boolean({ description: 'Redirect HTTP to HTTPS at the edge' }),
@@ -26,7 +26,11 @@ const settings = {
   geomode: Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], {
     description: '0 = no geo filter, 1 = allow only `geolist` countries, 2 = block `geolist` countries',
   }),
-  geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$' }), { maxItems: 250, description: 'ISO 3166-1 alpha-2 codes' }),
+  geolist: Type.Array(Type.String({ pattern: '^[A-Za-z]{2}$', [EXPECTED]: 'a two-letter ISO 3166-1 country code ("DE", "us")' }), {
+    maxItems: 250,
+    description: 'ISO 3166-1 alpha-2 codes',
+    [EXPECTED]: 'a list of two-letter ISO 3166-1 country codes, ["DE", "FR"]',
+  }),
   bind_node: NodeIds,
   cachelargefiles: Type.Boolean(),
   waf_level: Type.Integer({ minimum: 1, maximum: 4, description: 'baseprotection sensitivity: 1 (default) fewest false positives; 2 adds looser shapes, any single word read as possible base64, and code quoted in prose; 3 and 4 stricter still' }),
@@ -40,7 +44,11 @@ const settings = {
       },
       { additionalProperties: false },
     ),
-    { maxItems: 100, description: 'baseprotection rules not applied, optionally only under a path prefix or to one parameter' },
+    {
+      maxItems: 100,
+      description: 'baseprotection rules not applied, optionally only under a path prefix or to one parameter',
+      [EXPECTED]: 'a list of exclusions, each {"rule": 942100, "path": "/search", "param": "q"} (path and param optional), or [] for none',
+    },
   ),
   waf_body_limit: Type.Integer({ minimum: 64, maximum: 16384, description: 'KiB of a request body baseprotection reads and inspects (1024)' }),
   waf_body_overflow: Type.Union([Type.Literal('auto'), Type.Literal('refuse'), Type.Literal('prefix')], {
@@ -96,7 +104,7 @@ export const VerificationSeen = Type.Object({
   at: Timestamp,
   nameservers: Type.Array(Type.String(), { description: 'The NS set seen for the domain' }),
   txt: Type.Array(Type.String(), { description: 'The TXT strings seen at _palisade-verify.<domain>' }),
-  delegation: Type.Boolean({ description: 'The NS set delegates to this claim\'s name-server pair' }),
+  delegation: Type.Boolean({ description: 'The NS set delegates to this claim\'s name-server pair, and that counts for it (see `accepts`; a delegation another account\'s claim of the name would have as well counts for neither)' }),
   token: Type.Boolean({ description: 'The TXT holds this claim\'s token' }),
   from: Type.Union([Type.Literal('resolver'), Type.Literal('parent')], { description: '`parent`: read in the parent zone another account has proven here (only its owner can add the delegation or token)' }),
   note: Type.Optional(Type.String({ description: 'Why evidence seen did not prove the claim, or why nothing could be seen' })),
@@ -107,11 +115,16 @@ export const Verification = Type.Object(
     state: Type.Union([Type.Literal('pending'), Type.Literal('verified')], {
       description: '`pending`: a claim only — our name servers do not answer for it, the edge does not route it, no certificate is ordered. `verified`: proven.',
     }),
-    token: Nullable(Type.String(), { description: 'Prove the claim by a TXT record at `_palisade-verify.<domain>` holding this text (or delegate the domain to `nameservers`); null for a domain registered before claims existed' }),
+    token: Nullable(Type.String(), { description: 'Prove the claim by a TXT record at `_palisade-verify.<domain>` holding this text (or, when `accepts` says so, delegate the domain to `nameservers`); null for a domain registered before claims existed' }),
     method: Nullable(Type.String(), { description: 'How it was proven: delegation, token, parent (under your own proven zone), operator, unchecked (PALISADE_OWNERSHIP_PROOF=off), migrated (registered before claims existed)' }),
     verified_at: Nullable(Timestamp),
     seen: Type.Union([VerificationSeen, Type.Null()]),
     next_check: Nullable(Timestamp, { description: 'When the service looks again by itself (pending claims are looked at less and less often; POST /domains/{domain}/verify looks now)' }),
+    accepts: Type.Array(Type.Union([Type.Literal('delegation'), Type.Literal('txt')]), {
+      description:
+        'What proves the claim: `delegation` (the parent zone delegating the domain to `nameservers`) and `txt` (the token at `_palisade-verify.<domain>`). `["txt"]` alone when a delegation cannot tell this claim from another account\'s (both were given the same pair) or the name was delegated to every pair for another account before: then only the token proves it.',
+    }),
+    instructions: Nullable(Type.String(), { description: 'What to do to prove a pending claim, in plain words; null once proven' }),
   },
   { description: 'Whether the domain is proven to be yours' },
 );
@@ -124,13 +137,13 @@ export const Domain = Type.Object({
   failover_active: Type.Boolean({
     description: 'Set by the service, read only: a DNS-only domain whose backend the edges see down answers with `failover` (short TTL) until it recovers',
   }),
-  nameservers: Type.Array(Type.String(), { description: 'The name servers to delegate the domain to (the pair assigned to this claim)' }),
+  nameservers: Type.Array(Type.String(), { description: 'The name servers to delegate the domain to (the pair assigned to this claim). Whether a delegation to them proves a pending claim: `verification.accepts`' }),
   verification: Verification,
   records: Type.Integer({ description: 'Number of DNS records' }),
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], verification: { state: 'verified', token: 'palisade-verify=3f0c9a7e51b24d6c8e1f0a2b3c4d5e6f', method: 'delegation', verified_at: '2026-11-23T09:05:00.000Z', seen: { at: '2026-11-23T09:05:00.000Z', nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], txt: [], delegation: true, token: false, from: 'resolver' }, next_check: null }, records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
+}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], verification: { state: 'verified', token: 'palisade-verify=3f0c9a7e51b24d6c8e1f0a2b3c4d5e6f', method: 'delegation', verified_at: '2026-11-23T09:05:00.000Z', seen: { at: '2026-11-23T09:05:00.000Z', nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], txt: [], delegation: true, token: false, from: 'resolver' }, next_check: null, accepts: ['delegation', 'txt'], instructions: null }, records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
 
 /** Settings added after domains were first stored: a stored domain may lack them (the defaults apply). */
 type LaterSettings = 'waf_level' | 'waf_mode' | 'waf_exclusions' | 'waf_body_limit' | 'waf_body_overflow';
@@ -146,8 +159,13 @@ export interface ClaimState {
   token: string;
   /** The name servers a delegation must name to prove it (the account's pair, or another when the name was delegated to that pair for another account). */
   nameservers: [string, string];
-  /** A delegation cannot prove it (every pair of the pool was once this name's for another account): only the token can. */
+  /**
+   * A delegation cannot prove it, only the token can: every pair of the pool was once this name's
+   * for another account, or another account's claim of the name has the same pair (`shared`).
+   */
   noDelegation?: boolean;
+  /** Another account's claim of the name was given the same pair: a delegation cannot tell them apart (issue 37). Kept once set. */
+  shared?: boolean;
   /** How and when it was proven. */
   method?: 'delegation' | 'token' | 'parent' | 'operator' | 'unchecked';
   at?: string;

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'domain.verified',
   'domain.claim_released',
   'domain.verification_lost',
+  'domain.claim_shared',
   'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,12 +1,12 @@
 // The IP list resource: named sets of addresses and CIDR prefixes the edge nodes act on.
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../errors.ts';
-import { NodeIds, Revision, Timestamp } from './common.ts';
+import { EXPECTED, NodeIds, Revision, Timestamp } from './common.ts';
 import { canonicalIpOrPrefix } from './ip.ts';
 
 const IpOrPrefix = Type.String({ minLength: 2, maxLength: 49, description: 'IPv4/IPv6 address or CIDR prefix' });
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\x00-\\x1f\\x7f]+$' }),
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\x00-\\x1f\\x7f]+$', [EXPECTED]: 'a name of 1–100 characters without control characters' }),
   ips: Type.Array(IpOrPrefix, { maxItems: 100_000 }),
   allnodes: Type.Boolean({ description: 'Applies on every edge node (default true); otherwise only on `nodes`' }),
   nodes: NodeIds,

@@ -3,7 +3,7 @@
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../errors.ts';
 import { geoTargetById } from './geo-targets.ts';
-import { Nullable, sortedUnique } from './common.ts';
+import { EXPECTED, Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
 import { canonicalRecordValue } from './record-values.ts';
 import { hasPriority, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, typeName, type RecordTypeNumber } from './record-types.ts';
@@ -12,6 +12,11 @@ export const TTL_MIN = 30;
 export const TTL_MAX = 604_800;
 export const TTL_DEFAULT = 300;
 
+/** What a record's `type` accepts, in words, for the error a wrong one gets. */
+export const TYPE_EXPECTED = `a record type, by name or number: ${Object.entries(RECORD_TYPES)
+  .map(([number, { name }]) => `${name} (${number})`)
+  .join(', ')}`;
+
 const fields = {
   name: Type.String({
     minLength: 1,
@@ -19,6 +24,7 @@ const fields = {
     description: '"@" for the apex, a name relative to the domain ("www", "_sip._tcp", "*.dev"), or a full name inside the domain',
   }),
   type: Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
+    [EXPECTED]: TYPE_EXPECTED,
     description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
   }),
   value: Type.String({

@@ -112,3 +112,19 @@ export function renderTask(t: TaskState): Task {
 }
 
 export const isActive = (t: TaskState): boolean => t.status === 'queued' || t.status === 'running';
+
+/** How a task ended because nothing is wanted any more (ssl off): closed, not the customer's to mend. */
+export const CANCELLED = 'cancelled: ';
+
+/**
+ * What `GET /tasks/` shows by default: the active tasks and those that failed for a reason the
+ * customer has to act on (no CA, a name that does not resolve, a claim not proven). Without the
+ * failed ones, a certificate that can never be issued showed as an empty list.
+ */
+export const isOpen = (t: TaskState): boolean => isActive(t) || (t.status === 'failed' && !(t.error ?? '').startsWith(CANCELLED));
+
+export type TaskFilter = 'open' | 'active' | 'all';
+
+export function taskShown(t: TaskState, filter: TaskFilter): boolean {
+  return filter === 'all' || (filter === 'open' ? isOpen(t) : isActive(t));
+}

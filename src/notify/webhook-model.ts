@@ -1,12 +1,13 @@
 // Webhooks: where a customer's events are POSTed, and the record of each delivery.
 import { Type, type Static } from 'typebox';
 import { EventJson, EventTypeSchema } from '../model/event.ts';
+import { EXPECTED } from '../model/common.ts';
 
 export const MAX_WEBHOOKS_PER_USER = 10;
 
 export const WebhookCreate = Type.Object(
   {
-    url: Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'Where events are POSTed (http or https)' }),
+    url: Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'Where events are POSTed (http or https)', [EXPECTED]: 'an http:// or https:// URL, such as "https://hooks.example.com/palisade"' }),
     events: Type.Optional(Type.Array(EventTypeSchema, { maxItems: 32, uniqueItems: true, description: 'Event types sent; absent or empty: all' })),
     description: Type.Optional(Type.String({ maxLength: 200 })),
   },

@@ -8,6 +8,11 @@
 // come). A name under the owner's own proven zone is proven at once.
 // On proof, every other account's pending claim at or under the name is released (removed) and
 // told; a proven claim whose evidence is seen gone for `graceMs` loses its proof.
+// Issue 37: a delegation proves a pending claim only when no other account's claim of the name
+// would be proven by it too. Claims of one name given the same pair (a pool of one pair gives
+// every claim the same) become token-only for good, from the moment the second is made, and
+// their owners are told (domain.claim_shared): otherwise a squatter's earlier claim is proven
+// by the very delegation the owner makes as told.
 //
 // State beside the store's (documents, no revision, so checks cost consumers nothing):
 //   claimseen NAME|OWNER  what was last seen, the pending checks made, when evidence went
@@ -27,7 +32,8 @@ import type { EventSink } from '../model/event.ts';
 import { ancestorsOf } from '../store/name-tree.ts';
 import type { Store, ZoneHead } from '../store/types.ts';
 import { parentDelegation, resolverDelegation, type DelegationLookup } from './delegation.ts';
-import { accountPair, delegatesToPair, pairForClaim, type Pair } from './pairs.ts';
+import { claimInstructions, type Evidence } from './instructions.ts';
+import { accountPair, delegatesToPair, delegationProves, pairForClaim, poolSeparatesClaims, samePair, type Pair } from './pairs.ts';
 import { StoreError } from '../store/errors.ts';
 
 export const TOKEN_NAME = '_palisade-verify';
@@ -61,7 +67,15 @@ export interface VerificationJson {
   verified_at: string | null;
   seen: VerificationSeen | null;
   next_check: string | null;
+  accepts: Evidence[];
+  instructions: string | null;
 }
+
+/** A delegation was seen, but another account's claim of the name was found sharing the pair as the proof was about to be made. */
+class DelegationShared extends Error {}
+
+const SHARED_NOTE = 'another account claims this name with the same name servers: a delegation cannot tell the claims apart, so only the TXT token proves it';
+const HISTORY_NOTE = 'every pair of name servers was once this name\'s for another account: only the token proves this claim';
 
 export interface OwnershipHooks {
   /** A claim was proven (certificates may now be ordered). */
@@ -77,7 +91,7 @@ const dueId = (dueMs: number, name: string, owner: number) => `${String(Math.flo
 export class Ownership {
   private readonly resolver: Resolver | undefined;
   private readonly delegation: DelegationLookup | undefined;
-  readonly counts = { checks: 0, proven: 0, released: 0, lost: 0 };
+  readonly counts = { checks: 0, proven: 0, released: 0, lost: 0, shared: 0 };
 
   constructor(
     private readonly store: Store,
@@ -139,7 +153,65 @@ export class Ownership {
     }
     if ((await this.provenAncestor(domain.domain))?.domain.ownerId === domain.ownerId) return (await this.check(domain.domain, domain.ownerId)) ?? head;
     await this.schedule(domain.domain, domain.ownerId, { attempts: 0 });
+    // Another account's claim of the name with the same pair: both become token-only now.
+    if (await this.separate(domain.domain, domain.ownerId)) return (await this.store.getZoneHead(domain.domain, domain.ownerId)) ?? head;
     return head;
+  }
+
+  /**
+   * Every pending claim of the name whose pair another account's claim of it has too becomes
+   * token-only (noDelegation, shared), for good, and its owner is told (domain.claim_shared):
+   * a delegation to that pair could not say whose it is. Proven claims keep their proof (no
+   * claim beside them can be proven while they are). Resolves to whether `owner`'s claim changed.
+   */
+  private async separate(name: string, owner?: number): Promise<boolean> {
+    const claims = await this.store.listClaims(name);
+    const pairOf = (d: DomainState) => d.claim?.nameservers ?? this.config.nameservers;
+    let mine = false;
+    for (const { domain } of claims) {
+      const claim = domain.claim;
+      if (!claim || claim.verified || claim.shared) continue;
+      if (!claims.some((other) => other.domain.ownerId !== domain.ownerId && samePair(pairOf(other.domain), claim.nameservers))) continue;
+      let switched = false;
+      await this.store
+        .updateZone(name, domain.ownerId, (h) => {
+          const current = h.domain.claim;
+          switched = current !== undefined && !current.verified && !current.shared;
+          return switched ? { domain: { ...h.domain, claim: { ...current!, noDelegation: true, shared: true } } } : undefined;
+        })
+        .catch((error: unknown) => {
+          switched = false;
+          this.log.warn({ err: (error as Error).message, domain: name, owner: domain.ownerId }, 'ownership: a claim sharing its pair could not be made token-only (a delegation still cannot prove it)');
+        });
+      if (!switched) continue;
+      this.counts.shared++;
+      if (domain.ownerId === owner) mine = true;
+      const facts = { ...claim, noDelegation: true, shared: true };
+      await this.tell(domain.ownerId, 'domain.claim_shared', name, {
+        nameservers: [...claim.nameservers],
+        accepts: ['txt'],
+        reason: SHARED_NOTE,
+        instructions: this.instructions(name, facts),
+      });
+    }
+    return mine;
+  }
+
+  /** What proves the claim while pending (a proven one keeps its proof by either). */
+  private accepts(claim: ClaimState): Evidence[] {
+    return claim.verified || !claim.noDelegation ? ['delegation', 'txt'] : ['txt'];
+  }
+
+  private instructions(name: string, claim: ClaimState): string {
+    return claimInstructions({
+      name,
+      tokenAt: `${TOKEN_NAME}.${name}`,
+      nameservers: claim.nameservers,
+      token: claim.token,
+      accepts: this.accepts(claim),
+      shared: claim.shared === true,
+      onePairPool: !poolSeparatesClaims(this.config.ownership.pool),
+    });
   }
 
   /** Before (or after) a domain goes: a proven one's pair is remembered for the name; its documents go. */
@@ -154,7 +226,7 @@ export class Ownership {
   /** The domain's `verification` as the API shows it. */
   async verification(domain: DomainState): Promise<VerificationJson> {
     const claim = domain.claim;
-    if (!claim) return { state: 'verified', token: null, method: 'migrated', verified_at: null, seen: null, next_check: null };
+    if (!claim) return { state: 'verified', token: null, method: 'migrated', verified_at: null, seen: null, next_check: null, accepts: ['delegation', 'txt'], instructions: null };
     const doc = await this.store.getDoc<SeenDoc>('claimseen', seenId(domain.domain, domain.ownerId));
     const due = !claim.verified && doc?.due ? Number(doc.due.slice(0, 15)) : undefined;
     return {
@@ -164,6 +236,8 @@ export class Ownership {
       verified_at: claim.verified ? (claim.at ?? null) : null,
       seen: doc?.seen ?? null,
       next_check: due === undefined ? null : new Date(due).toISOString(),
+      accepts: this.accepts(claim),
+      instructions: claim.verified ? null : this.instructions(domain.domain, claim),
     };
   }
 
@@ -194,12 +268,17 @@ export class Ownership {
     if (!this.required || look.method) {
       const method = look.method ?? 'unchecked';
       try {
-        const proven = await this.store.proveClaim(name, ownerId, (h) => ({ ...h.domain, claim: { ...h.domain.claim!, verified: true, method, at: new Date().toISOString() } }));
+        const proven = await this.store.proveClaim(name, ownerId, (h) => {
+          // Made token-only since the look (another account's claim of the name with the same pair).
+          if (method === 'delegation' && h.domain.claim?.noDelegation) throw new DelegationShared();
+          return { ...h.domain, claim: { ...h.domain.claim!, verified: true, method, at: new Date().toISOString() } };
+        });
         await this.afterProof(proven.head, proven.released, doc);
         return proven.head;
       } catch (error) {
-        if (!(error instanceof StoreError) || error.code !== 'CONFLICT') throw error;
-        doc.seen = { ...look.seen, note: `${look.seen.note ? `${look.seen.note}; ` : ''}another account holds ${name}, proven: its proof must lapse first` };
+        if (error instanceof DelegationShared) doc.seen = { ...look.seen, delegation: false, note: SHARED_NOTE };
+        else if (error instanceof StoreError && error.code === 'CONFLICT') doc.seen = { ...look.seen, note: `${look.seen.note ? `${look.seen.note}; ` : ''}another account holds ${name}, proven: its proof must lapse first` };
+        else throw error;
       }
     }
     await this.schedule(name, ownerId, doc);
@@ -255,6 +334,8 @@ export class Ownership {
         const missingSince = doc.missingSince;
         await this.schedule(domain.domain, domain.ownerId, { seen: doc.seen, attempts: 0 });
         await this.tell(domain.ownerId, 'domain.verification_lost', domain.domain, { seen: doc.seen, missing_since: missingSince, nameservers: claim.nameservers });
+        // Pending again beside other accounts' claims with its pair: token-only like theirs.
+        await this.separate(domain.domain);
         return;
       }
     }
@@ -306,7 +387,7 @@ export class Ownership {
     await this.hooks.proven?.(domain).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain: domain.domain }, 'ownership: the follow-up of a proof failed'));
   }
 
-  private async tell(owner: number, type: 'domain.verified' | 'domain.claim_released' | 'domain.verification_lost', domain: string, data: Record<string, unknown>): Promise<void> {
+  private async tell(owner: number, type: 'domain.verified' | 'domain.claim_released' | 'domain.verification_lost' | 'domain.claim_shared', domain: string, data: Record<string, unknown>): Promise<void> {
     await this.events?.emit(owner, type, domain, data).catch((error: unknown) => this.log.warn({ err: (error as Error).message, domain, type }, 'ownership: an event could not be recorded'));
   }
 
@@ -367,9 +448,17 @@ export class Ownership {
       ]);
       if (!ns && !txt) note = 'the resolver gave no answer';
     } else note = 'PALISADE_DELEGATION_RESOLVER is not set: neither a delegation nor a token can be seen';
-    const delegation = ns !== undefined && !claim.noDelegation && delegatesToPair(ns, claim.nameservers, this.ourNames());
+    const ours = this.ourNames();
+    const toPair = ns !== undefined && delegatesToPair(ns, claim.nameservers, ours);
+    // A proven claim keeps its proof by a delegation to its pair (no claim beside it can be proven
+    // meanwhile); a pending one is proven by it only when no other account's claim would be too.
+    let delegation = toPair && claim.verified;
+    if (toPair && !claim.verified && !claim.noDelegation) {
+      const others = (await this.store.listClaims(name)).filter((h) => h.domain.ownerId !== domain.ownerId).map((h) => h.domain.claim?.nameservers ?? this.config.nameservers);
+      delegation = delegationProves(ns!, claim.nameservers, others, ours);
+    }
+    if (toPair && !delegation) note = claim.noDelegation && !claim.shared ? HISTORY_NOTE : SHARED_NOTE;
     const token = txt !== undefined && txt.includes(claim.token);
-    if (claim.noDelegation && ns && delegatesToPair(ns, claim.nameservers, this.ourNames())) note = 'every pair of name servers was once this name\'s for another account: only the token proves this claim';
     const seen: VerificationSeen = { at, nameservers: ns ?? [], txt: (txt ?? []).slice(0, 20), delegation, token, from, ...(note && { note }) };
     return { seen, method: delegation ? 'delegation' : token ? 'token' : undefined, unknown: ns === undefined && txt === undefined };
   }

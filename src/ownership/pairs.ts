@@ -1,7 +1,8 @@
 // Name-server pairs (issue 26): the operator's pool of names, all answering on the same servers,
 // gives each account a stable pair, and each claim the pair its delegation must name. A name once
 // delegated to a pair for one account never gets that pair for another, so a delegation left
-// behind (a deleted domain, a removed account) proves nothing for a newcomer. Pure.
+// behind (a deleted domain, a removed account) proves nothing for a newcomer. A delegation that
+// would do for two accounts' current claims of a name proves neither (issue 37). Pure.
 
 export type Pair = [string, string];
 
@@ -23,7 +24,8 @@ export function accountPair(userId: number, pool: readonly string[]): Pair {
   return pairs[(userId - 1) % pairs.length]!;
 }
 
-const samePair = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((n) => b.some((m) => canonical(m) === canonical(n)));
+/** The same two names, in any order or case. */
+export const samePair = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((n) => b.some((m) => canonical(m) === canonical(n)));
 
 /**
  * The pair a new claim of a name gets: the account's own, unless the name was delegated to it for
@@ -47,4 +49,31 @@ export function delegatesToPair(seen: readonly string[], pair: readonly string[]
   const service = new Set([...ours, ...pair].map(canonical));
   const named = seen.map(canonical).filter((n) => service.has(n));
   return named.length > 0 && named.every((n) => mine.has(n));
+}
+
+/**
+ * Whether an NS set proves a pending claim by delegation (issue 37): it delegates to the claim's
+ * pair and to no other account's claim of the name (`others`, their pairs). A delegation that
+ * would do for two accounts' claims (the same pair, or a name both pairs share named alone)
+ * cannot say whose it is, so it proves neither: only the token can.
+ */
+export function delegationProves(seen: readonly string[], pair: readonly string[], others: readonly (readonly string[])[], ours: readonly string[]): boolean {
+  return delegatesToPair(seen, pair, ours) && !others.some((other) => delegatesToPair(seen, other, ours));
+}
+
+/** A pool with one pair gives every claim of a name the same pair: a delegation cannot tell two accounts' claims apart. */
+export const poolSeparatesClaims = (pool: readonly string[]): boolean => poolPairs(pool).length > 1;
+
+/**
+ * The start-up warning for a pool that cannot separate claims (issue 37), or undefined. Said once
+ * by each API process: with one pair, two accounts' claims of a name get the same pair, so neither
+ * can be proven by a delegation and a customer who delegates as told is not proven by it.
+ */
+export function poolWarning(pool: readonly string[], proofRequired: boolean): string | undefined {
+  if (!proofRequired || poolSeparatesClaims(pool)) return undefined;
+  return (
+    `ownership: the name-server pool (${pool.join(', ')}) is one name-server pair: claims of the same name by different accounts all get it, ` +
+    'so a delegation cannot tell them apart and only the TXT token proves such claims (customers are told so). ' +
+    'Set PALISADE_NAMESERVER_POOL to three or more names, all answering on these name servers (six give fifteen pairs), so that each claim of a name gets its own pair'
+  );
 }

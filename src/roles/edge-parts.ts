@@ -33,8 +33,9 @@ export function newEdgeServer(config: Config, state: EdgeState, log: Logger, geo
     allowPrivateBackends: config.allowPrivateBackends,
     // The reserve (connections kept for clients holding few) is a sixteenth of the whole.
     connections: { ...DEFAULT_CONNECTION_LIMITS, max: edge.maxConnections, perClient: edge.maxConnectionsPerClient, reserve: Math.floor(edge.maxConnections / 16) },
-    bodyPace: { graceMs: edge.bodyGraceMs, minRate: edge.bodyMinRate },
+    bodyPace: { graceMs: edge.bodyGraceMs, minRate: edge.bodyMinRate, maxMs: edge.bodyMaxMs },
     backendSharePerClient: edge.backendSharePerClient,
+    backendSharePerAccount: edge.backendSharePerAccount,
     bodyBuffer: { ...DEFAULT_BODY_BUFFER, nodeBytes: edge.bodyBufferBytes, perClientBytes: edge.bodyBufferPerClientBytes },
     upgradeIdleMs: edge.upgradeIdleMs,
     log,

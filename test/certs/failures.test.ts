@@ -93,6 +93,21 @@ describe('certificate failures', { timeout: 90_000 }, () => {
     expect(await created.json()).toMatchObject({ ssl: true });
     const seen = await watchTask(server, key, 'offline.example', (t) => t.state === 'failed');
     expect(seen[seen.length - 1]).toMatchObject({ state: 'failed', attempts: 1, orders: 0, error: expect.stringContaining('PALISADE_ACME_DIRECTORY') });
+    // The customer's default list shows the failed task and why (it was an empty list), not only ?state=all.
+    const open = (await (await call(server, key, 'GET', '/tasks/')).json()) as TaskJson[];
+    expect(open).toEqual([expect.objectContaining({ domain: 'offline.example', state: 'failed', error: expect.stringContaining('PALISADE_ACME_DIRECTORY') })]);
+    expect(await (await call(server, key, 'GET', '/tasks/?state=active')).json()).toEqual([]);
+    // Asking again cannot succeed: 409 saying what the operator lacks, and no second task or attempt.
+    const again = await call(server, key, 'POST', '/domains/offline.example/certificate');
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { detail: string }).detail).toContain('no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset)');
+    const after = (await (await call(server, key, 'GET', '/tasks/')).json()) as TaskJson[];
+    expect(after).toEqual([expect.objectContaining({ id: open[0]!.id, attempts: 1 })]);
+    // Turning ssl off closes it: it leaves the open list, and stays in ?state=all.
+    await call(server, key, 'PATCH', '/domains/offline.example', { ssl: false });
+    expect(await (await call(server, key, 'GET', '/tasks/')).json()).toEqual([]);
+    expect(((await (await call(server, key, 'GET', '/tasks/?state=all')).json()) as TaskJson[])[0]).toMatchObject({ state: 'failed', error: 'cancelled: ssl was turned off' });
+    await call(server, key, 'PATCH', '/domains/offline.example', { ssl: true });
     // The largest mask the limits allow names more than a certificate holds: said before anything else.
     const mask = Array.from({ length: 150 }, (_, i) => `n${i}`).join(',');
     expect((await call(server, key, 'POST', '/domains', { domain: 'wide.example', backend: `127.0.0.1:${backendPort}`, mask, ssl: true })).status).toBe(201);

@@ -46,6 +46,14 @@ describe('Dockerfile', () => {
     expect(all[0]!.lines.join('\n')).toMatch(/npm ci\b/);
   });
 
+  it('the build stage copies every file the build script imports, and the context leaves node_modules out', () => {
+    const build = readFileSync(join(root, 'scripts', 'build.mjs'), 'utf8');
+    const copied = instruction(all[0]!, 'COPY').join('\n');
+    for (const [, path] of build.matchAll(/^import '\.\.\/([^']+)';/gm)) expect(copied, `the build stage must COPY ${path}`).toContain(path);
+    const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    for (const path of ['node_modules/', 'dist/', '.git/']) expect(ignored).toContain(path);
+  });
+
   it('runtime: production dependencies only, the compiled output copied from the build, no sources or compiler', () => {
     const runs = instruction(runtime, 'RUN').join('\n');
     expect(runs).toMatch(/npm ci[^\n]*--omit=dev/);

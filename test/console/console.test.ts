@@ -381,6 +381,22 @@ describe('console: one customer', () => {
 });
 
 describe('console: sign-out and other customers', () => {
+  it('a wrong key at sign-in is said to be refused and stays in the field', async () => {
+    const { page, context } = await watchedPage(browser).then((w) => ({ page: w.page, context: w.page.context() }));
+    await page.goto(consoleUrl());
+    const wrong = `${bobKey.slice(0, -4)}zzzz`;
+    await page.getByLabel('API key').fill(wrong);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await shows(page.getByRole('alert'), 'This API key was refused');
+    expect(await page.getByLabel('API key').inputValue()).toBe(wrong);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // Then the right one signs in from the same page.
+    await page.getByLabel('API key').fill(bobKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Domains' }).waitFor();
+    await context.close();
+  });
+
   it('another key sees none of the first customer’s data', async () => {
     const bob = await watchedPage(browser);
     await signIn(bob.page, bobKey);

@@ -408,7 +408,7 @@ describe('edge hardening: exhaustion', () => {
     for (const socket of sockets) socket.destroy();
   });
 
-  it('gives one client at most its share of a domain’s backend at once (429 past it), others unaffected', async () => {
+  it('gives one client at most its share of a backend address at once (429 past it), others unaffected', async () => {
     const mine = Promise.all(Array.from({ length: 12 }, () => get('bravo.test', '/hold', '127.0.4.1')));
     await new Promise((r) => setTimeout(r, 300));
     const other = await get('bravo.test', '/hold', '127.0.4.2');

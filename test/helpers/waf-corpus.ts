@@ -132,7 +132,7 @@ export interface BenignRequest extends CorpusRequest {
  * GraphQL, forum posts, uploads of real files) and `held-out-2.jsonl` (written independently of
  * the detectors: base64 tokens and documents, prose, code, APIs, browser headers, real paths).
  */
-export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' = 'requests.jsonl'): BenignRequest[] {
+export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' | 'held-out-5.jsonl' = 'requests.jsonl'): BenignRequest[] {
   const dir = join(FIXTURES, 'waf-benign');
   return readFileSync(join(dir, file), 'utf8')
     .split('\n')
@@ -157,16 +157,31 @@ export interface OwnAttack extends CorpusRequest {
   payload: string;
 }
 
+/** One line of an attack file; `upload` and `request` only where `place` names them. */
+interface AttackLine {
+  class: string;
+  payload: string;
+  place: string;
+  /** One file part (with extra text fields), its bytes in base64. */
+  upload?: { fields: Record<string, string>; field: string; filename: string; type: string; content_b64: string };
+  /** The whole request as written, its body as UTF-8 text. */
+  request?: { method: string; path: string; headers: Record<string, string>; body?: string };
+}
+
+type AttackFile = 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' | 'held-out-5.jsonl' | 'held-out-5-requests.jsonl';
+
 /**
  * Attacks written for this project (test/fixtures/waf-attacks), each placed where its line says:
- * `attacks.jsonl` by the detectors' authors, `held-out-2.jsonl` independently of them.
+ * `attacks.jsonl` by the detectors' authors, `held-out-*.jsonl` independently of them. A line
+ * whose place is `upload` or `request` carries the file part or the whole request itself (attacks
+ * that live in a request's structure, not in one value).
  */
-export function ownAttacks(file: 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' = 'attacks.jsonl'): OwnAttack[] {
+export function ownAttacks(file: AttackFile = 'attacks.jsonl'): OwnAttack[] {
   return readFileSync(join(FIXTURES, 'waf-attacks', file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line): OwnAttack => {
-      const { class: cls, payload, place } = JSON.parse(line) as { class: string; payload: string; place: string };
+      const { class: cls, payload, place, upload, request } = JSON.parse(line) as AttackLine;
       const base = { class: cls, payload, headers: {} as Record<string, string> };
       switch (place) {
         case 'form':
@@ -185,6 +200,14 @@ export function ownAttacks(file: 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-ou
           return { ...base, method: 'GET', path: '/', headers: { 'user-agent': payload } };
         case 'path':
           return { ...base, method: 'GET', path: `/files/${inUrl(payload)}`, headers: {} };
+        case 'upload': {
+          if (!upload) throw new Error(`${file}: place upload without an upload: ${line.slice(0, 80)}`);
+          const form = multipart(upload.fields, { field: upload.field, name: upload.filename, type: upload.type, bytes: Buffer.from(upload.content_b64, 'base64') });
+          return { ...base, method: 'POST', path: '/upload', headers: { 'content-type': form.contentType }, body: form.body };
+        }
+        case 'request':
+          if (!request) throw new Error(`${file}: place request without a request: ${line.slice(0, 80)}`);
+          return { ...base, method: request.method, path: request.path, headers: { ...request.headers }, body: request.body === undefined ? undefined : Buffer.from(request.body) };
         default:
           return { ...base, method: 'GET', path: `/search?q=${inUrl(payload)}`, headers: {} };
       }

@@ -14,26 +14,24 @@
 // - certificates (DNS-01 and HTTP-01 alike) are refused for pending claims and asked for on proof;
 // - a proof whose token is gone for the grace period is lost (told), and the domain unserved.
 import { createServer, request, type Server } from 'node:http';
-import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificate } from '../helpers/certs.ts';
 import { dig } from '../helpers/dig.ts';
+import { startRegistryDns, type RegistryDns } from '../helpers/registry-dns.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
-const { Packet } = dns2;
-
 let serve: RunningServer;
 let env: Record<string, string>;
-let registry: ReturnType<typeof dns2.createServer>;
+let registry: RegistryDns;
 let backend: Server;
 let backendPort: number;
 const backendHits: string[] = [];
 const keys: Record<'A' | 'B' | 'C' | 'D', string> = { A: '', B: '', C: '', D: '' };
 const ids: Record<'A' | 'B' | 'C' | 'D', number> = { A: 0, B: 0, C: 0, D: 0 };
 /** What the registry (and the world's DNS beyond it) answers: NS sets and TXT strings by name. */
-const ns = new Map<string, string[]>();
-const txt = new Map<string, string[]>();
+let ns: Map<string, string[]>;
+let txt: Map<string, string[]>;
 
 type Who = keyof typeof keys;
 const call = async (who: Who, method: string, path: string, body?: unknown) => {
@@ -74,33 +72,10 @@ function edge(host: string): Promise<{ status: number; body: string }> {
 }
 
 beforeAll(async () => {
-  // The registry and the resolver in one: asked with recursion (by our resolver) it answers as a
-  // recursive resolver would — the TLD's servers, TXT records, and SERVFAIL for the NS set of a
-  // name delegated to servers that do not answer for it (ours, while a claim is pending);
-  // asked without recursion (as the TLD's server, "ns.registry.test"), it gives the delegation.
-  registry = dns2.createServer({
-    udp: true,
-    handle: (req, send) => {
-      const response = Packet.createResponseFromRequest(req);
-      const [question] = req.questions;
-      const name = question!.name.toLowerCase();
-      const type = (question as { type: number }).type;
-      const answer = (data: Record<string, unknown>) => response.answers.push({ name: question!.name, class: Packet.CLASS.IN, ttl: 1, ...data } as never);
-      if (req.header.rd) {
-        if (name === 'example' && type === Packet.TYPE.NS) answer({ type: Packet.TYPE.NS, ns: 'ns.registry.test' });
-        else if (name === 'ns.registry.test' && type === Packet.TYPE.A) answer({ type: Packet.TYPE.A, address: '127.0.0.1' });
-        else if (type === Packet.TYPE.TXT && txt.has(name)) for (const data of txt.get(name)!) answer({ type: Packet.TYPE.TXT, data });
-        else if (type === Packet.TYPE.NS && ns.has(name)) response.header.rcode = 2;
-        else if (name !== 'ns.registry.test') response.header.rcode = 3;
-      } else {
-        response.header.aa = 0;
-        if (type === Packet.TYPE.NS && ns.has(name)) for (const target of ns.get(name)!) response.authorities.push({ name: question!.name, type: Packet.TYPE.NS, class: Packet.CLASS.IN, ttl: 1, ns: target } as never);
-        else response.header.rcode = 3;
-      }
-      void send(response);
-    },
-  });
-  const listening = await registry.listen({ udp: { port: 0, address: '127.0.0.1' } });
+  // The registry and the resolver in one (its TLD's server is the registry stand-in too).
+  registry = await startRegistryDns();
+  ns = registry.ns;
+  txt = registry.txt;
   backend = createServer((req, res) => {
     backendHits.push(String(req.headers.host));
     res.end(`backend of ${req.headers.host}`);
@@ -110,9 +85,9 @@ beforeAll(async () => {
   env = {
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_OWNERSHIP_PROOF: 'required',
-    PALISADE_DELEGATION_RESOLVER: `127.0.0.1:${listening.udp!.port}`,
+    PALISADE_DELEGATION_RESOLVER: `127.0.0.1:${registry.port}`,
     // The TLD's server is the registry stand-in too (a lab cannot listen on port 53).
-    PALISADE_DELEGATION_PARENT_PORT: String(listening.udp!.port),
+    PALISADE_DELEGATION_PARENT_PORT: String(registry.port),
     PALISADE_NS1: 'ns1.pal.test',
     PALISADE_NS2: 'ns2.pal.test',
     // Three names, three pairs: the fourth account shares the first one's pair.

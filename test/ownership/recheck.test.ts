@@ -5,7 +5,8 @@ import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import { Ownership } from '../../src/ownership/ownership.ts';
-import { accountPair, delegatesToPair, pairForClaim, poolPairs } from '../../src/ownership/pairs.ts';
+import { claimInstructions } from '../../src/ownership/instructions.ts';
+import { accountPair, delegatesToPair, delegationProves, pairForClaim, poolPairs, poolWarning } from '../../src/ownership/pairs.ts';
 import { createLogger } from '../../src/log.ts';
 import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { testConfig } from '../helpers/config.ts';
@@ -104,5 +105,30 @@ describe('name-server pairs', () => {
     expect(delegatesToPair(['ns1.x', 'ns3.x'], ['ns1.x', 'ns2.x'], ours)).toBe(false);
     expect(delegatesToPair(['ns.customer.example'], ['ns1.x', 'ns2.x'], ours)).toBe(false);
     expect(delegatesToPair([], ['ns1.x', 'ns2.x'], ours)).toBe(false);
+  });
+  it('a delegation that would do for another account\'s claim of the name proves neither (the same pair, or the one name two pairs share named alone)', () => {
+    const ours = pool;
+    expect(delegationProves(['ns1.x', 'ns2.x'], ['ns1.x', 'ns2.x'], [], ours)).toBe(true);
+    expect(delegationProves(['ns1.x', 'ns2.x'], ['ns1.x', 'ns2.x'], [['ns2.x', 'ns1.x']], ours)).toBe(false);
+    expect(delegationProves(['ns1.x', 'ns2.x'], ['ns1.x', 'ns2.x'], [['ns1.x', 'ns3.x']], ours)).toBe(true);
+    expect(delegationProves(['ns1.x'], ['ns1.x', 'ns2.x'], [['ns1.x', 'ns3.x']], ours)).toBe(false);
+    expect(delegationProves(['ns1.x', 'ns2.x'], ['ns1.x', 'ns2.x'], [['ns3.x', 'ns4.x']], ours)).toBe(true);
+  });
+  it('a pool of one pair is warned of (proof required only), and says how to configure more', () => {
+    expect(poolWarning(['ns1.x', 'ns2.x'], true)).toMatch(/one name-server pair.*PALISADE_NAMESERVER_POOL/);
+    expect(poolWarning(['ns1.x', 'ns2.x'], false)).toBeUndefined();
+    expect(poolWarning(pool.slice(0, 3), true)).toBeUndefined();
+  });
+  it('the instructions say what proves a claim, and what to do when only the token can', () => {
+    const facts = { name: 'a.example', tokenAt: '_palisade-verify.a.example', nameservers: ['ns1.x', 'ns2.x'], token: 'palisade-verify=00', shared: false, onePairPool: false };
+    const both = claimInstructions({ ...facts, accepts: ['delegation', 'txt'] });
+    expect(both).toMatch(/delegate it at your registrar to ns1\.x and ns2\.x, or publish a TXT record at _palisade-verify\.a\.example holding "palisade-verify=00"/);
+    expect(both).not.toMatch(/another account/);
+    expect(claimInstructions({ ...facts, accepts: ['delegation', 'txt'], onePairPool: true })).toMatch(/another account claim a\.example too, a delegation would prove neither/);
+    const shared = claimInstructions({ ...facts, accepts: ['txt'], shared: true });
+    expect(shared).toMatch(/^Another account has claimed a\.example too/);
+    expect(shared).toMatch(/Only the token proves it: publish a TXT record/);
+    expect(shared).toMatch(/delegate it back to a DNS host where you can publish the record/);
+    expect(claimInstructions({ ...facts, accepts: ['txt'] })).toMatch(/^a\.example was delegated before to each pair/);
   });
 });

@@ -1,5 +1,6 @@
 // Certificates from the customer's side:
-//   GET  /tasks/                         the caller's certificate tasks (active ones; ?state=all for every domain's latest)
+//   GET  /tasks/                         the caller's certificate tasks (open ones: active, or failed for a reason to act on;
+//                                        ?state=active, ?state=all for every domain's latest)
 //   GET  /tasks/{id}                     one task, with the CA's reasons per name
 //   POST /domains/{domain}/certificate   ask for issuance now (after mending what made a task fail)
 //   GET  /domains/{domain}/certexport    the certificate and its key as a ZIP
@@ -12,7 +13,7 @@ import { issuanceReason } from '../../certs/cert-names.ts';
 import { withOpenKey } from '../../certs/secret-box.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import { isProven, type DomainState } from '../../model/domain.ts';
-import { renderTask, Task } from '../../model/task.ts';
+import { CANCELLED, renderTask, Task } from '../../model/task.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { problem, sendProblem } from '../problem.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList, Problem } from '../schemas.ts';
@@ -25,7 +26,7 @@ import { holdsName, ownZoneHead } from '../zone-access.ts';
  */
 export async function followSsl(app: FastifyInstance, domain: DomainState): Promise<void> {
   try {
-    if (!domain.ssl) return await app.tasks.cancel(domain, 'cancelled: ssl was turned off');
+    if (!domain.ssl) return await app.tasks.cancel(domain, `${CANCELLED}ssl was turned off`);
     // No certificate for a claim not proven yet (issue 26): its proof calls this again.
     if (!isProven(domain)) return await app.tasks.cancel(domain, UNPROVEN);
     const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());
@@ -33,6 +34,13 @@ export async function followSsl(app: FastifyInstance, domain: DomainState): Prom
   } catch (error) {
     app.log.warn({ err: error, domain: domain.domain }, 'certificates: the task could not be recorded; the periodic check will');
   }
+}
+
+/** What the service lacks to issue any certificate, or undefined when it can. */
+export function cannotIssue(app: FastifyInstance): string | undefined {
+  if (!app.config.certs.directoryUrl) return 'no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset)';
+  if (!app.secrets) return 'no key to seal private keys is configured (PALISADE_SECRET_KEY is unset)';
+  return undefined;
 }
 
 /** Why a pending claim gets no certificate. */
@@ -54,13 +62,13 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'List your certificate tasks',
         description:
-          'By default the active ones (queued or running); `state=all` lists every domain\'s latest task, finished ones included. In domain order; a page may hold fewer than `limit` tasks (finished ones are skipped), so follow the Link header to the end.',
-        querystring: Type.Object({ ...PageQuery, state: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('all')])) }, { additionalProperties: false }),
+          'By default the open ones: queued or running, and those that failed for a reason to act on (its `error` and `problems` say what; a task ended because ssl was turned off is closed). `state=active` lists only queued and running tasks; `state=all` every domain\'s latest task, finished ones included. In domain order; a page may hold fewer than `limit` tasks (the others are skipped), so follow the Link header to the end.',
+        querystring: Type.Object({ ...PageQuery, state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('active'), Type.Literal('all')])) }, { additionalProperties: false }),
         response: { 200: pagedList(Task), ...errorResponses() },
       },
     },
     async (request, reply) => {
-      const page = await app.tasks.list(request.user.id, pageRequest(request.query), request.query.state !== 'all');
+      const page = await app.tasks.list(request.user.id, pageRequest(request.query), request.query.state ?? 'open');
       return linkNext(request, reply, page).map(renderTask);
     },
   );
@@ -89,6 +97,9 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
+      // A task that can only fail again is not queued: say what the operator has to set instead.
+      const missing = cannotIssue(app);
+      if (missing) throw new ApiError('CONFLICT', `certificates cannot be issued by this service: ${missing}; ask its operator (the task, if any, is at GET /tasks/)`);
       if (!domain.ssl) throw new ApiError('CONFLICT', `ssl is off for ${domain.domain}; turn it on (PATCH /domains/${domain.domain} {"ssl": true}) to have a certificate issued`);
       if (!isProven(domain)) throw new ApiError('CONFLICT', `${domain.domain} is a claim not proven yet: ${UNPROVEN}`);
       const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());

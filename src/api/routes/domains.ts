@@ -64,7 +64,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Register a domain',
         description:
-          'Makes a claim of the domain. Another account\'s pending claim of the same name, above or under it does not stand in the way; with ownership proof required (the default) the domain is served by our name servers (once activated: GET /domains/{domain}/activatens), routed by the edges and given certificates only once proven — delegate it to `nameservers` at the registrar, or put `verification.token` in a TXT record at `_palisade-verify.<domain>`, then POST /domains/{domain}/verify (the service also looks by itself, less and less often). 409 DOMAIN_OVERLAP only where another account\'s proven domain is at, above or under the name and this one would be proven at once.',
+          'Makes a claim of the domain. Another account\'s pending claim of the same name, above or under it does not stand in the way; with ownership proof required (the default) the domain is served by our name servers (once activated: GET /domains/{domain}/activatens), routed by the edges and given certificates only once proven — delegate it to `nameservers` at the registrar (when `verification.accepts` has `delegation`: not when another account\'s claim of the name was given the same name servers), or put `verification.token` in a TXT record at `_palisade-verify.<domain>` (`verification.instructions` says which, in plain words), then POST /domains/{domain}/verify (the service also looks by itself, less and less often). 409 DOMAIN_OVERLAP only where another account\'s proven domain is at, above or under the name and this one would be proven at once.',
         body: DomainCreate,
         response: { 201: Domain, ...errorResponses(409, 413, 415, 422) },
       },
@@ -115,7 +115,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Look for the proof of your claim now',
         description:
-          'Asks the resolver standing for the registry (or, under another account\'s domain served here, that zone) whether the domain is delegated to its `nameservers` or `_palisade-verify.<domain>` holds `verification.token`. Proven: the domain is served, other accounts\' pending claims at or under it are released (they are told: domain.claim_released) and you are told (domain.verified). `verification.seen` says what was seen either way.',
+          'Asks the resolver standing for the registry (or, under another account\'s domain served here, that zone) whether the domain is delegated to its `nameservers` (counted only when `verification.accepts` has `delegation`, and no other account\'s claim of the name would be proven by it too) or `_palisade-verify.<domain>` holds `verification.token`. Proven: the domain is served, other accounts\' pending claims at or under it are released (they are told: domain.claim_released) and you are told (domain.verified). `verification.seen` says what was seen either way.',
         params: DomainParams,
         response: { 200: Domain, ...errorResponses(404) },
       },

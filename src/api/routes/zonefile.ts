@@ -106,7 +106,7 @@ export const zoneFileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       bodyLimit,
       // Any other body (JSON included) is 415 before the schema sees it.
       preValidation: async (request) => {
-        if (typeof request.body !== 'string') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'send the zone file as text/dns');
+        if (typeof request.body !== 'string') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'send a zone file (JSON is not accepted here) with `Content-Type: text/dns`');
       },
       schema: {
         tags,

@@ -62,7 +62,8 @@ async function send(method: string, path: string, body?: unknown, key = storedKe
   } catch {
     // Not a problem document (a proxy's page): the status says enough.
   }
-  if (response.status === 401) onUnauthorized();
+  // Only the key this tab signed in with signs it out: a key being tried at sign-in is just refused.
+  if (response.status === 401 && key === storedKey()) onUnauthorized();
   throw new Problem(response.status, problem.code ?? `HTTP_${response.status}`, problem.detail ?? problem.title ?? response.statusText, problem.errors ?? []);
 }
 

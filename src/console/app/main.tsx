@@ -3,7 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
-import { whenUnauthorized, whoIs, type Me } from './api.ts';
+import { Problem, whenUnauthorized, whoIs, type Me } from './api.ts';
 import { forgetKey, keepKey, storedKey } from './session.ts';
 import { useRoute, type Route } from './router.ts';
 import { TextField, ProblemNote, useAction, PageTitle } from './ui.tsx';
@@ -19,6 +19,9 @@ function signOut(): void {
   forgetKey();
   location.replace(location.pathname);
 }
+
+/** What a wrong key at sign-in is told (the API's own words are about a request, not a person). */
+const REFUSED = new Problem(401, 'UNAUTHORIZED', 'This API key was refused. Check that it was copied whole (no spaces), or ask your operator for a new one.');
 
 function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [key, setKey] = useState('');
@@ -37,7 +40,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
       <p>Sign in with one of your API keys. It is kept in this browser tab only, until you sign out or close the tab.</p>
       <form onSubmit={submit}>
         <TextField label="API key" name="key" type="password" value={key} onValue={setKey} required autocomplete="current-password" />
-        <ProblemNote problem={action.problem} />
+        <ProblemNote problem={action.problem?.status === 401 ? REFUSED : action.problem} />
         <button type="submit" disabled={action.busy}>
           Sign in
         </button>

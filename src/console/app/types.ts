@@ -30,6 +30,10 @@ export interface Domain {
     method: string | null;
     seen: { at: string; nameservers: string[]; delegation: boolean; token: boolean; note?: string } | null;
     next_check: string | null;
+    /** What proves a pending claim: `["txt"]` alone when a delegation cannot (another account's claim has the same name servers). */
+    accepts: Array<'delegation' | 'txt'>;
+    /** What to do to prove a pending claim, in plain words. */
+    instructions: string | null;
   };
   records: number;
   revision: number;
@@ -157,5 +161,6 @@ export const EVENT_TYPES = [
   'domain.verified',
   'domain.claim_released',
   'domain.verification_lost',
+  'domain.claim_shared',
   'webhook.test',
 ] as const;

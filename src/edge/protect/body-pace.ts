@@ -1,18 +1,26 @@
-// A request body must keep coming: after a grace period it must have averaged at least `minRate`
-// bytes a second (Apache mod_reqtimeout's `body=…,MinRate=500`), or the request ends with 408.
-// Silence alone is bounded by the client timeout, but a body sent a byte every few seconds never
-// falls silent, and 600 such POSTs held one domain's whole backend pool for everyone else.
-// Measured on the socket's byte count, so the body stream itself is never touched.
+// A request body must keep coming, and must end: Apache mod_reqtimeout's `body=10-300,MinRate=500`.
+// The body has `graceMs`, extended by one second for every `minRate` bytes received, but never
+// past `maxMs` from its start; overdue, the request ends with 408 (and with it the backend's
+// request and its pooled connection). Silence alone is bounded by the client timeout, but a body
+// sent a byte every few seconds never falls silent (600 such POSTs held one domain's whole backend
+// pool), and one sent at twice the least pace kept its backend connection for as long as it
+// lasted: the maximum is what no pace can extend. Measured on the socket's byte count, so the body
+// stream itself is never touched.
 import type { IncomingMessage } from 'node:http';
 
 export interface BodyPaceOptions {
-  /** Time a body gets before its rate is judged (a slow start on a mobile link is normal). */
+  /** Time a body gets before bytes must have earned more (a slow start on a mobile link is normal). */
   graceMs: number;
-  /** Least average bytes per second once the grace is over; 0 turns the check off. */
+  /** Each `minRate` bytes received extend the deadline by a second; 0: no pace is asked for. */
   minRate: number;
+  /** The longest a body may take from its start, whatever its pace; 0: no maximum. */
+  maxMs: number;
 }
 
-export const DEFAULT_BODY_PACE: BodyPaceOptions = { graceMs: 10_000, minRate: 500 };
+export const DEFAULT_BODY_PACE: BodyPaceOptions = { graceMs: 10_000, minRate: 500, maxMs: 300_000 };
+
+/** Why a body was ended: below the least pace, or past its maximum. */
+export type BodyOverdue = 'slow' | 'too-long';
 
 const CHECK_MS = 1000;
 
@@ -23,25 +31,33 @@ export function bodyExpected(req: IncomingMessage): boolean {
 }
 
 /**
- * Watches `req`'s body until it is complete (or the request is over); calls `tooSlow` once when
- * the body falls behind the pace. Returns a function that stops watching.
+ * Pure: whether a body `elapsedMs` into its arrival, `received` bytes in, is overdue (and why),
+ * or undefined while it is within its deadline.
  */
+export function bodyOverdue(options: BodyPaceOptions, elapsedMs: number, received: number): BodyOverdue | undefined {
+  if (options.maxMs > 0 && elapsedMs >= options.maxMs) return 'too-long';
+  if (options.minRate > 0 && elapsedMs > options.graceMs + (received * 1000) / options.minRate) return 'slow';
+  return undefined;
+}
+
 /** What a request without a body has to stop (one function for all of them). */
 const NOTHING_TO_STOP = (): void => undefined;
 
-export function watchBodyPace(req: IncomingMessage, options: BodyPaceOptions, tooSlow: () => void): () => void {
-  if (options.minRate <= 0 || !bodyExpected(req)) return NOTHING_TO_STOP;
+/**
+ * Watches `req`'s body until it is complete (or the request is over); calls `overdue` once when
+ * the body passes its deadline. Returns a function that stops watching.
+ */
+export function watchBodyPace(req: IncomingMessage, options: BodyPaceOptions, overdue: (why: BodyOverdue) => void): () => void {
+  if ((options.minRate <= 0 && options.maxMs <= 0) || !bodyExpected(req)) return NOTHING_TO_STOP;
   const socket = req.socket;
   const started = performance.now();
   const startBytes = socket.bytesRead;
   const timer = setInterval(() => {
     if (req.complete || socket.destroyed) return stop();
-    const elapsed = performance.now() - started;
-    if (elapsed < options.graceMs) return;
-    const rate = ((socket.bytesRead - startBytes) * 1000) / elapsed;
-    if (rate < options.minRate) {
+    const why = bodyOverdue(options, performance.now() - started, socket.bytesRead - startBytes);
+    if (why) {
       stop();
-      tooSlow();
+      overdue(why);
     }
   }, CHECK_MS);
   timer.unref();

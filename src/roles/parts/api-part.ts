@@ -6,6 +6,7 @@
 import type { Config } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
 import { createLogger } from '../../log.ts';
+import { poolWarning } from '../../ownership/pairs.ts';
 import { openStore } from '../../store/index.ts';
 import { PushNotifier } from '../../sync/notifier.ts';
 import type { UptimeReport } from '../../uptime/report.ts';
@@ -69,6 +70,8 @@ export async function runApiPart(config: Config, inServe: boolean): Promise<void
   const port = typeof address === 'object' && address ? address.port : config.api.port;
   if (channel.supervised) channel.ready({ api: port });
   else log.info({ dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}` }, 'palisade serving');
+  const pool = poolWarning(config.ownership.pool, config.ownership.proof === 'required');
+  if (pool) log.warn({ pool: config.ownership.pool }, pool);
   if ((await store.listUsers()).length === 0) {
     log.info('no users yet: create one with `npm run admin -- user create --name NAME --email EMAIL`; it prints an API key for X-Auth-Key');
   }

@@ -15,11 +15,18 @@ export function NameServersTab({ domain, onChanged }: { domain: Domain; onChange
     if (done) onChanged();
   };
   const v = domain.verification;
+  // A delegation cannot prove this claim (another account's claim has the same name servers): only the token can.
+  const tokenOnly = v.state !== 'verified' && !v.accepts.includes('delegation');
   return (
     <section aria-labelledby="ns-title">
       <h2 id="ns-title">Name servers</h2>
+      {v.state !== 'verified' && v.instructions && (
+        <p id="ns-instructions" class={tokenOnly ? 'problem' : 'hint'}>
+          {v.instructions}
+        </p>
+      )}
       <h3>At your registrar</h3>
-      <p>Delegate {domain.domain} to these name servers:</p>
+      <p>{tokenOnly ? `Once ${domain.domain} is proven by its TXT record, delegate it to these name servers:` : `Delegate ${domain.domain} to these name servers:`}</p>
       <ul class="nameservers">
         {domain.nameservers.map((ns) => (
           <li key={ns}>
@@ -37,7 +44,7 @@ export function NameServersTab({ domain, onChanged }: { domain: Domain; onChange
       <h3>Delegation</h3>
       <dl>
         <dt>Ownership</dt>
-        <dd>{v.state === 'verified' ? `Proven (${v.method ?? 'unknown method'})` : 'Not proven yet: delegate the domain as above, or add the TXT record below'}</dd>
+        <dd>{v.state === 'verified' ? `Proven (${v.method ?? 'unknown method'})` : tokenOnly ? 'Not proven yet: only the TXT record below proves it' : 'Not proven yet: delegate the domain as above, or add the TXT record below'}</dd>
         {v.token && v.state !== 'verified' && (
           <>
             <dt>Proof by TXT record</dt>
