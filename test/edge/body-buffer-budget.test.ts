@@ -141,7 +141,7 @@ describe('edge body buffer budget', () => {
     // Another client, meanwhile: a form of its own and a plain GET.
     expect(await post('127.0.7.2', 'waf.test', 'name=other')).toBe(200);
     // A refused connection does not linger on with its trickle: the edge ends it after the answer.
-    await eventually(() => bodies.filter((b) => b.closed()).length === 5, 8000, 'the refused connections closed');
+    await eventually(() => bodies.filter((b) => b.closed()).length === 5, 15_000, 'the refused connections closed');
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/palisade_edge_blocked_total\{reason="body-buffer-client"\} 5/);
   });
