@@ -23,7 +23,7 @@ import { AccessLog } from './access-log.ts';
 import { EdgeMetrics } from './edge-metrics.ts';
 import type { EdgeState } from './edge-state.ts';
 import { PAGES } from './pages.ts';
-import { lingerBeforeClose } from '../common/lingering-close.ts';
+import { closeAfterAnswer } from './close-unread.ts';
 import { droppedLogLines } from '../common/log-output.ts';
 import { forwardedRequestHeaders, Proxy, type ProxyOptions, type ProxyOutcome, type Sink } from './proxy.ts';
 import { canonicalHost, requestTarget } from './request-target.ts';
@@ -427,8 +427,8 @@ export class EdgeServer {
   /** A body the buffer budget has no room for: 429 past the client's share, 503 past the node's; its bytes never read. */
   private bodyBufferRefusal(x: Exchange, spent: 'client' | 'node'): Outcome {
     const html = spent === 'client' ? (ref: string) => PAGES.bodiesBusy(x.host, ref) : (ref: string) => PAGES.edgeBusy(x.host, ref);
-    // The body is still arriving: the connection ends after the answer, lingering so that no reset loses it.
-    lingerBeforeClose(x.req, x.res);
+    // The body is still arriving, and is not to be read: the connection ends after the answer (close-unread.ts).
+    closeAfterAnswer(x.res);
     return this.refuse(x.res, x.domain.domain, `body-buffer-${spent}`, html, spent === 'client' ? 429 : 503, { 'retry-after': '1' });
   }
 
