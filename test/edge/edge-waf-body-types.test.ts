@@ -223,6 +223,8 @@ function benign(): Array<[string, Omit<Sent, 'path'>]> {
     ['report.pdf', 'application/pdf', pdf()],
     ['archive.zip', 'application/zip', zip()],
     ['noise.bin', 'application/octet-stream', randomBytes(50_000)],
+    // Mislabelled (a .jpg that is a PNG): still an image.
+    ['saved.jpg', 'image/jpeg', png(90, 60)],
   ];
   return [
     ...files.map(([filename, type, bytes]): [string, Omit<Sent, 'path'>] => [`upload of ${filename}`, { headers: multipartType, body: multipart({ name: 'title', content: 'Holiday photos' }, { name: 'file', filename, type, content: bytes }) }]),

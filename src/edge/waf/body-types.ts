@@ -9,39 +9,49 @@ const ALLOWED_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii', 'iso-8859-1', 'is
 /** JSON is UTF-8 (RFC 8259); parsers that honour another charset (Jackson, ASP.NET) decode what the rules cannot read. */
 const JSON_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
 
+/** Bytes at an offset. A signature is all of its pieces; a format is known by any of its signatures. */
 type Magic = [bytes: number[], at: number];
-// (Four bytes: 0x89 first is not how text starts.)
-const PNG: Magic[] = [[[0x89, 0x50, 0x4e, 0x47], 0]];
-const JPEG: Magic[] = [[[0xff, 0xd8, 0xff], 0]];
-const GIF: Magic[] = [[[0x47, 0x49, 0x46, 0x38, 0x37, 0x61], 0], [[0x47, 0x49, 0x46, 0x38, 0x39, 0x61], 0]];
-const RIFF: Magic[] = [[[0x52, 0x49, 0x46, 0x46], 0]];
-const ISO_MEDIA: Magic[] = [[[0x66, 0x74, 0x79, 0x70], 4]];
-const TIFF: Magic[] = [[[0x49, 0x49, 0x2a, 0x00], 0], [[0x4d, 0x4d, 0x00, 0x2a], 0]];
-const ICO: Magic[] = [[[0x00, 0x00, 0x01, 0x00], 0]];
-const PDF: Magic[] = [[[0x25, 0x50, 0x44, 0x46, 0x2d], 0]];
-const ZIP: Magic[] = [[[0x50, 0x4b, 0x03, 0x04], 0], [[0x50, 0x4b, 0x05, 0x06], 0], [[0x50, 0x4b, 0x07, 0x08], 0]];
-const GZIP: Magic[] = [[[0x1f, 0x8b], 0]];
-const OLE: Magic[] = [[[0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1], 0]];
-const MATROSKA: Magic[] = [[[0x1a, 0x45, 0xdf, 0xa3], 0]];
-const OGG: Magic[] = [[[0x4f, 0x67, 0x67, 0x53], 0]];
-const MP3: Magic[] = [[[0x49, 0x44, 0x33], 0], [[0xff, 0xfb], 0], [[0xff, 0xf3], 0], [[0xff, 0xf2], 0]];
+type Signature = Magic[];
+const sig = (bytes: number[], at = 0): Signature => [[bytes, at]];
+const ascii = (text: string) => [...Buffer.from(text, 'latin1')];
+
+// (PNG by four bytes: 0x89 first is not how text starts.)
+const PNG = [sig([0x89, 0x50, 0x4e, 0x47])];
+const JPEG = [sig([0xff, 0xd8, 0xff])];
+const GIF = [sig(ascii('GIF87a')), sig(ascii('GIF89a'))];
+/** RIFF containers by their form type (WEBP, WAVE, AVI ): "RIFF" alone is four letters of text. */
+const RIFF = (form: string) => [[[ascii('RIFF'), 0], [ascii(form), 8]] as Signature];
+const ISO_MEDIA = [sig(ascii('ftyp'), 4)];
+const TIFF = [sig([0x49, 0x49, 0x2a, 0x00]), sig([0x4d, 0x4d, 0x00, 0x2a])];
+const ICO = [sig([0x00, 0x00, 0x01, 0x00])];
+const PSD = [sig(ascii('8BPS'))];
+const PDF = [sig(ascii('%PDF-'))];
+const ZIP = [sig([0x50, 0x4b, 0x03, 0x04]), sig([0x50, 0x4b, 0x05, 0x06]), sig([0x50, 0x4b, 0x07, 0x08])];
+const GZIP = [sig([0x1f, 0x8b])];
+const RAR = [sig([0x52, 0x61, 0x72, 0x21, 0x1a, 0x07])];
+const OLE = [sig([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])];
+const MATROSKA = [sig([0x1a, 0x45, 0xdf, 0xa3])];
+const OGG = [sig(ascii('OggS'))];
+const MP3 = [sig(ascii('ID3')), sig([0xff, 0xfb]), sig([0xff, 0xf3]), sig([0xff, 0xf2])];
+/** Images by any image format's signature: a .jpg that is a PNG is common, and is still an image. */
+const IMAGE = [...PNG, ...JPEG, ...GIF, ...RIFF('WEBP'), ...ISO_MEDIA, ...TIFF, ...ICO, ...PSD];
 
 /** Declared binary types and the magic numbers their content starts with. */
-const BY_TYPE = new Map<string, Magic[]>([
+const BY_TYPE = new Map<string, Signature[]>([
   ['image/png', PNG],
   ['image/apng', PNG],
   ['image/jpeg', JPEG],
   ['image/jpg', JPEG],
   ['image/pjpeg', JPEG],
   ['image/gif', GIF],
-  ['image/webp', RIFF],
+  ['image/webp', RIFF('WEBP')],
   ['image/tiff', TIFF],
   ['image/x-icon', ICO],
   ['image/vnd.microsoft.icon', ICO],
   ['image/avif', ISO_MEDIA],
   ['image/heic', ISO_MEDIA],
   ['image/heif', ISO_MEDIA],
-  ['image/vnd.adobe.photoshop', [[[0x38, 0x42, 0x50, 0x53], 0]]],
+  ['image/vnd.adobe.photoshop', PSD],
   ['application/pdf', PDF],
   ['application/zip', ZIP],
   ['application/x-zip-compressed', ZIP],
@@ -50,16 +60,16 @@ const BY_TYPE = new Map<string, Magic[]>([
   ['application/vnd.android.package-archive', ZIP],
   ['application/gzip', GZIP],
   ['application/x-gzip', GZIP],
-  ['application/x-bzip2', [[[0x42, 0x5a, 0x68], 0]]],
-  ['application/x-xz', [[[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], 0]]],
-  ['application/x-7z-compressed', [[[0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], 0]]],
-  ['application/x-rar-compressed', [[[0x52, 0x61, 0x72, 0x21, 0x1a, 0x07], 0]]],
-  ['application/vnd.rar', [[[0x52, 0x61, 0x72, 0x21, 0x1a, 0x07], 0]]],
-  ['application/zstd', [[[0x28, 0xb5, 0x2f, 0xfd], 0]]],
+  ['application/x-bzip2', [sig([0x42, 0x5a, 0x68])]],
+  ['application/x-xz', [sig([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])]],
+  ['application/x-7z-compressed', [sig([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c])]],
+  ['application/x-rar-compressed', RAR],
+  ['application/vnd.rar', RAR],
+  ['application/zstd', [sig([0x28, 0xb5, 0x2f, 0xfd])]],
   ['application/msword', OLE],
   ['application/vnd.ms-excel', OLE],
   ['application/vnd.ms-powerpoint', OLE],
-  ['application/wasm', [[[0x00, 0x61, 0x73, 0x6d], 0]]],
+  ['application/wasm', [sig([0x00, 0x61, 0x73, 0x6d])]],
   ['video/mp4', ISO_MEDIA],
   ['video/quicktime', ISO_MEDIA],
   ['video/3gpp', ISO_MEDIA],
@@ -71,16 +81,18 @@ const BY_TYPE = new Map<string, Magic[]>([
   ['audio/ogg', OGG],
   ['video/ogg', OGG],
   ['audio/mpeg', MP3],
-  ['audio/wav', RIFF],
-  ['audio/x-wav', RIFF],
-  ['audio/wave', RIFF],
-  ['video/x-msvideo', RIFF],
-  ['audio/flac', [[[0x66, 0x4c, 0x61, 0x43], 0]]],
-  ['font/woff', [[[0x77, 0x4f, 0x46, 0x46], 0]]],
-  ['font/woff2', [[[0x77, 0x4f, 0x46, 0x32], 0]]],
-  ['font/ttf', [[[0x00, 0x01, 0x00, 0x00], 0]]],
-  ['font/otf', [[[0x4f, 0x54, 0x54, 0x4f], 0]]],
+  ['audio/wav', RIFF('WAVE')],
+  ['audio/x-wav', RIFF('WAVE')],
+  ['audio/wave', RIFF('WAVE')],
+  ['video/x-msvideo', RIFF('AVI ')],
+  ['audio/flac', [sig([0x66, 0x4c, 0x61, 0x43])]],
+  ['font/woff', [sig([0x77, 0x4f, 0x46, 0x46])]],
+  ['font/woff2', [sig([0x77, 0x4f, 0x46, 0x32])]],
+  ['font/ttf', [sig([0x00, 0x01, 0x00, 0x00])]],
+  ['font/otf', [sig([0x4f, 0x54, 0x54, 0x4f])]],
 ]);
+
+const BMP_TYPE = /^image\/(?:x-ms-|x-)?bmp$/;
 
 /** Office Open XML and OpenDocument files are ZIP archives. */
 const ZIP_FAMILY = /^application\/vnd\.(?:openxmlformats-officedocument\.|oasis\.opendocument\.|ms-[\w.-]+\.macroenabled)/;
@@ -142,9 +154,11 @@ function wideAscii(b: Uint8Array): boolean {
   return (z(0) && ascii(1) && z(2) && ascii(3)) || (ascii(0) && z(1) && ascii(2) && z(3)) || (z(0) && z(1) && z(2) && ascii(3)) || (ascii(0) && z(1) && z(2) && z(3));
 }
 
-function startsWith(bytes: Uint8Array, [magic, at]: Magic): boolean {
-  if (bytes.length < at + magic.length) return false;
-  for (let i = 0; i < magic.length; i++) if (bytes[at + i] !== magic[i]) return false;
+function matches(bytes: Uint8Array, signature: Signature): boolean {
+  for (const [magic, at] of signature) {
+    if (bytes.length < at + magic.length) return false;
+    for (let i = 0; i < magic.length; i++) if (bytes[at + i] !== magic[i]) return false;
+  }
   return true;
 }
 
@@ -157,7 +171,7 @@ function isBmp(b: Uint8Array): boolean {
 
 /** A tar archive: "ustar" at 257. */
 function isTar(b: Uint8Array): boolean {
-  return startsWith(b, [[0x75, 0x73, 0x74, 0x61, 0x72], 257]);
+  return matches(b, sig(ascii('ustar'), 257));
 }
 
 /** Binary by its bytes alone: more than 5% control bytes (NUL counts) in its first KiB. */
@@ -173,7 +187,7 @@ function controlBytes(bytes: Uint8Array): boolean {
 
 /** Any format this module knows, by its magic number. */
 function anyKnownFormat(bytes: Uint8Array): boolean {
-  for (const magics of BY_TYPE.values()) for (const m of magics) if (startsWith(bytes, m)) return true;
+  for (const signatures of BY_TYPE.values()) for (const s of signatures) if (matches(bytes, s)) return true;
   return isBmp(bytes) || isTar(bytes);
 }
 
@@ -184,10 +198,10 @@ function anyKnownFormat(bytes: Uint8Array): boolean {
  * Anything else — text types, unknown types, a declared PNG that is not one — is read.
  */
 export function skippableBinary(type: string, bytes: Uint8Array): boolean {
-  const magics = BY_TYPE.get(type);
-  if (magics) return magics.some((m) => startsWith(bytes, m));
-  if (type === 'image/bmp' || type === 'image/x-ms-bmp' || type === 'image/x-bmp') return isBmp(bytes);
-  if (ZIP_FAMILY.test(type)) return ZIP.some((m) => startsWith(bytes, m));
+  if (type.startsWith('image/') && (BY_TYPE.has(type) || BMP_TYPE.test(type))) return isBmp(bytes) || IMAGE.some((s) => matches(bytes, s));
+  const signatures = BY_TYPE.get(type);
+  if (signatures) return signatures.some((s) => matches(bytes, s));
+  if (ZIP_FAMILY.test(type)) return ZIP.some((s) => matches(bytes, s));
   if (type === 'application/x-tar') return isTar(bytes) || controlBytes(bytes);
   if (GENERIC_BINARY.test(type)) return anyKnownFormat(bytes) || controlBytes(bytes);
   return false;
@@ -195,5 +209,5 @@ export function skippableBinary(type: string, bytes: Uint8Array): boolean {
 
 /** Whether this declared type is one skippableBinary() may skip (images, archives, media, octet-stream…). */
 export function binaryType(type: string): boolean {
-  return BY_TYPE.has(type) || ZIP_FAMILY.test(type) || GENERIC_BINARY.test(type) || /^image\/(?:x-ms-|x-)?bmp$/.test(type);
+  return BY_TYPE.has(type) || ZIP_FAMILY.test(type) || GENERIC_BINARY.test(type) || BMP_TYPE.test(type);
 }
