@@ -225,6 +225,8 @@ function benign(): Array<[string, Omit<Sent, 'path'>]> {
     ['noise.bin', 'application/octet-stream', randomBytes(50_000)],
     // Mislabelled (a .jpg that is a PNG): still an image.
     ['saved.jpg', 'image/jpeg', png(90, 60)],
+    // A spreadsheet's "Unicode text" export: UTF-16LE with its BOM, a file of its own encoding.
+    ['export.txt', 'text/plain', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Name\tCity\r\nRené\tKöln\r\n', 'utf16le')])],
   ];
   return [
     ...files.map(([filename, type, bytes]): [string, Omit<Sent, 'path'>] => [`upload of ${filename}`, { headers: multipartType, body: multipart({ name: 'title', content: 'Holiday photos' }, { name: 'file', filename, type, content: bytes }) }]),

@@ -38,6 +38,14 @@ describe('body types', () => {
     expect(form.inputs.map((i) => i.value)).toContain('%3Cscript%3E\0');
     expect(readBody(bytes('GIF89a hello'), 'text/plain').inputs[0]!.value).toBe('GIF89a hello');
     expect(readBody(bytes([0x89], 'PNG hello'), 'image/png').inputs).toEqual([]);
+    // UTF-16 with its BOM is read decoded (and refused after the rules, unless an uploaded file).
+    const wide = readBody(Buffer.concat([bytes([0xff, 0xfe]), Buffer.from('{"q":"<b>"}', 'utf16le')]), 'application/json');
+    expect(wide.inputs.map((i) => i.value)).toContain('<b>');
+    expect(wide.refusals).toMatchObject([{ status: 415, rule: 920480 }]);
+    const file = bytes('--b\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n', [0xff, 0xfe], Buffer.from('Name\tCity', 'utf16le').toString('latin1'), '\r\n--b--\r\n');
+    const upload = readBody(file, 'multipart/form-data; boundary=b');
+    expect(upload.inputs.map((i) => i.value)).toContain('Name\tCity');
+    expect(upload.refusals).toEqual([]);
   });
 
   it('refuses charsets outside the allow-list and JSON not in UTF-8', () => {

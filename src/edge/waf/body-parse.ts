@@ -47,9 +47,19 @@ const SINGLE_BYTE: Record<string, TextDecoder> = {
   'iso-8859-15': new TextDecoder('iso-8859-15'),
 };
 
+const UTF16LE = new TextDecoder('utf-16le');
+const UTF16BE = new TextDecoder('utf-16be');
+
+/** UTF-16 by its BOM (the decoder drops it): what .NET and Java readers do with such bytes, so what the rules read. */
+function wideDecoder(bytes: Uint8Array): TextDecoder | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return UTF16LE;
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return UTF16BE;
+  return undefined;
+}
+
 /** Text without a BOM (a UTF-8 BOM is dropped by the decoder; one left as U+FEFF is removed too), in its declared charset. */
 function text(bytes: Uint8Array, charset?: string): string {
-  const t = ((charset !== undefined && SINGLE_BYTE[charset]) || decoder).decode(bytes);
+  const t = (wideDecoder(bytes) ?? (charset === undefined ? undefined : SINGLE_BYTE[charset]) ?? decoder).decode(bytes);
   return t.charCodeAt(0) === 0xfeff ? t.slice(1) : t;
 }
 
@@ -209,7 +219,8 @@ function readMultipart(body: Buffer, boundary: string): BodyRead {
     if (filenames.length > 0 && binaryType(fileType) && skippableBinary(fileType, bytes)) {
       if (codeBehindMagic(bytes, fileType.startsWith('image/'))) refusals.push({ status: 403, rule: HIDDEN_CODE_RULE, where: 'body file content (server code behind a magic number)', param: name });
     } else {
-      const why = unreadableEncoding(type, charset, bytes);
+      // (A file in UTF-16 with its BOM — a spreadsheet's "Unicode text" export — is read decoded, not refused.)
+      const why = unreadableEncoding(type, charset, bytes, filenames.length > 0);
       if (why) refusals.push({ status: 415, rule: CHARSET_RULE, where: `body part: ${why}`, param: name });
       let t = text(bytes, charset);
       if (transfer === 'quoted-printable') t = text(Buffer.from(quotedPrintable(t), 'latin1'), charset);

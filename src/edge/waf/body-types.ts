@@ -128,15 +128,16 @@ export function isXmlType(type: string): boolean {
 }
 
 /**
- * Why a body of this declared type and these first bytes is not readable as the rules read text,
- * or undefined when it is: a charset outside the allow-list, JSON in anything but UTF-8 (declared,
+ * Why a body (or a part; `file`: an uploaded file's) of this declared type and these first bytes
+ * is not readable as the rules read text, or undefined when it is: a charset outside the allow-list, JSON in anything but UTF-8 (declared,
  * or by a UTF-16/32 BOM or the NUL pattern RFC 4627 detects it by), a UTF-16/32 BOM on text.
  */
-export function unreadableEncoding(type: string, charset: string | undefined, bytes: Uint8Array): string | undefined {
+export function unreadableEncoding(type: string, charset: string | undefined, bytes: Uint8Array, file = false): string | undefined {
   if (!allowedCharset(charset)) return `charset ${charset!.slice(0, 30)} (not allowed)`;
   const json = isJsonType(type);
   if (json && charset !== undefined && !JSON_CHARSETS.has(charset)) return `JSON in ${charset.slice(0, 30)} (only UTF-8)`;
-  if (GENERIC_BINARY.test(type) || BY_TYPE.has(type)) return undefined;
+  // An uploaded file is stored, not parsed as the request's data: its bytes' encoding is its own.
+  if (file || GENERIC_BINARY.test(type) || BY_TYPE.has(type)) return undefined;
   if (wideBom(bytes)) return 'text in UTF-16 or UTF-32 (BOM)';
   // RFC 4627 §3: JSON's first two characters are ASCII, so NULs among the first four bytes tell UTF-16/32.
   if ((json || isXmlType(type)) && bytes.length >= 4 && (bytes[0] === 0 || bytes[1] === 0 || bytes[2] === 0 || bytes[3] === 0) && wideAscii(bytes)) return `${json ? 'JSON' : 'XML'} in UTF-16 or UTF-32`;
