@@ -31,6 +31,10 @@ describe('body types', () => {
     expect(skippableBinary('application/octet-stream', randomBytes(2000))).toBe(true);
     expect(skippableBinary('application/octet-stream', bytes('id,name\n1,Jane\n'))).toBe(false);
     expect(skippableBinary('application/vnd.api+json', randomBytes(2000))).toBe(false);
+    expect(skippableBinary('audio/mpeg', bytes([0xff, 0xe3, 0x18, 0xc4, 0, 0, 0, 0x03, 0x48, 0, 0, 0]))).toBe(true); // MPEG 2.5, no ID3
+    expect(skippableBinary('image/jxl', randomBytes(2000))).toBe(true);
+    // SVG is XML (and scripts): always read.
+    expect(skippableBinary('image/svg+xml', bytes('<svg onload=alert(1)>', [0, 0, 0, 0, 0, 0]))).toBe(false);
   });
 
   it('reads forms, JSON and text whatever their first bytes; NUL bytes are data', () => {

@@ -98,10 +98,14 @@ const BMP_TYPE = /^image\/(?:x-ms-|x-)?bmp$/;
 const ZIP_FAMILY = /^application\/vnd\.(?:openxmlformats-officedocument\.|oasis\.opendocument\.|ms-[\w.-]+\.macroenabled)/;
 
 /**
- * Binary types that name no one format (octet-stream, serialisations like protobuf or CBOR, and
- * vendor types other than +json/+xml ones): their content is binary by its bytes.
+ * Binary types that name no one format (octet-stream, executables, serialisations like protobuf
+ * or CBOR, vendor types but +json/+xml ones, and media and font types not listed above — never
+ * SVG, which is XML): their content is binary by its bytes.
  */
-const GENERIC_BINARY = /^(?:application\/(?:octet-stream|x-binary|x-protobuf|protobuf|vnd\.google\.protobuf|grpc(?:-web)?(?:\+proto)?|cbor|msgpack|x-msgpack|x-tar|x-msdownload|vnd\.(?![\w.-]*\+(?:json|xml)$)[\w.+-]+)|binary\/octet-stream)$/;
+const GENERIC_BINARY = new RegExp(
+  '^(?:application/(?:octet-stream|x-binary|x-protobuf|protobuf|vnd\\.google\\.protobuf|grpc(?:-web)?(?:\\+proto)?|cbor|msgpack|x-msgpack|x-tar|x-msdownload|x-dosexec|x-executable|x-elf|x-sharedlib|x-mach-binary' +
+    '|vnd\\.(?![\\w.-]*\\+(?:json|xml)$)[\\w.+-]+)|binary/octet-stream|(?:audio|video|font)/[\\w.+-]+|image/(?![\\w.-]*\\+xml$)[\\w.+-]+)$',
+);
 
 /** The media type (lower case, without parameters) and charset (lower case, unquoted) of a Content-Type. */
 export function mediaType(contentType: string): { type: string; charset?: string } {
@@ -201,7 +205,8 @@ function anyKnownFormat(bytes: Uint8Array): boolean {
 export function skippableBinary(type: string, bytes: Uint8Array): boolean {
   if (type.startsWith('image/') && (BY_TYPE.has(type) || BMP_TYPE.test(type))) return isBmp(bytes) || IMAGE.some((s) => matches(bytes, s));
   const signatures = BY_TYPE.get(type);
-  if (signatures) return signatures.some((s) => matches(bytes, s));
+  // Audio, video and fonts come in more variants than their signatures here (MPEG frame headers…): binary bytes will do.
+  if (signatures) return signatures.some((s) => matches(bytes, s)) || (/^(?:audio|video|font)\//.test(type) && controlBytes(bytes));
   if (ZIP_FAMILY.test(type)) return ZIP.some((s) => matches(bytes, s));
   if (type === 'application/x-tar') return isTar(bytes) || controlBytes(bytes);
   if (GENERIC_BINARY.test(type)) return anyKnownFormat(bytes) || controlBytes(bytes);
