@@ -212,6 +212,7 @@ const ATTACKS: Array<[string, Omit<Sent, 'path'>]> = [
   ['form in EBCDIC (charset=ibm037)', { headers: { 'content-type': 'application/x-www-form-urlencoded; charset=ibm037' }, body: ebcdic(`q=${xss}`) }],
   ['multipart part in charset=utf-7', { headers: multipartType, body: multipart({ name: 'q', content: '+ADw-img src+AD0-x onerror+AD0-prompt+ACg-1+ACk-+AD4-', type: 'text/plain; charset=utf-7' }) }],
   ['GIF89a;<?php behind an image magic number', { headers: multipartType, body: multipart({ name: 'avatar', filename: 'avatar.gif', type: 'image/gif', content: "GIF89a;<?php system($_GET['c']); ?>" }) }],
+  ['raw upload named shell.php by X-File-Name', { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'x-file-name': 'shell.php' }, body: png(4, 4) }],
   ...['shell.php', 'shell.pHp5', 'page.phtml', 'lib.phar', 'index.jsp', 'default.asp', 'default.aspx', 'run.cgi', '.htaccess', '.user.ini', 'shell.php.', 'x.PHTML '].map((name): [string, Omit<Sent, 'path'>] => [`upload named ${JSON.stringify(name)}`, { headers: multipartType, body: multipart({ name: 'file', filename: name, type: 'image/png', content: png(4, 4) }) }]),
 ];
 

@@ -6,6 +6,8 @@ import { announcesBody, readForInspection } from './body-inspection.ts';
 import { bodyTail } from './body-tail.ts';
 import { firstFinding, inspect, protocolFinding, refusalFinding, type Finding } from './inspect.ts';
 import { wafSettings, type WafDomainFields } from './settings.ts';
+import { serverExecutableHeader } from './uploads.ts';
+import { SERVER_FILE_RULE, type BodyRefusal } from './body-parse.ts';
 
 export interface RequestVerdict {
   /** What the request matched; in log-only mode it is to be logged, not refused. */
@@ -51,7 +53,10 @@ async function inspectWithBody(req: IncomingMessage, method: string, url: string
   const body = read.kind === 'read' ? read.body : undefined;
   // The rules first, so that an attack is named by its own rule; then what the body's structure refuses.
   const path = url.split('?', 1)[0]!;
-  const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain) ?? (read.kind === 'none' ? undefined : refusalFinding(read.refusals, path, settings));
+  const refusals: BodyRefusal[] = read.kind === 'none' ? [] : [...read.refusals];
+  const fileHeader = serverExecutableHeader(headers);
+  if (fileHeader) refusals.push({ status: 403, rule: SERVER_FILE_RULE, where: `header ${fileHeader} (a file the server would run)` });
+  const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain) ?? refusalFinding(refusals, path, settings);
   if (finding || read.kind !== 'prefix') return { finding, logOnly, body };
   return { logOnly, tail: watchTail(read.bytes, read.inspected, String(headers['content-type'] ?? ''), path, settings, logOnly) };
 }

@@ -44,3 +44,15 @@ export function codeBehindMagic(bytes: Buffer, image: boolean): boolean {
   }
   return false;
 }
+
+/** Headers upload scripts take a raw body's file name from (CRS 933110 reads the same). */
+const FILE_NAME_HEADERS = ['x-filename', 'x_filename', 'x.filename', 'x-file-name'];
+
+/** The header naming a raw upload's file as one the server would run, if any. */
+export function serverExecutableHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
+  for (const name of FILE_NAME_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string' && serverExecutableName(value)) return name;
+  }
+  return undefined;
+}
