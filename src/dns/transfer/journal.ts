@@ -246,6 +246,11 @@ export class IxfrJournal {
     while (history?.oldest) this.unlink(history.oldest);
   }
 
+  /** Everything dropped (no secondary listed any more: no one to ask). */
+  clear(): void {
+    for (const name of [...this.zones.keys()]) this.forget(name);
+  }
+
   /** The steps from `serial` to `current`, or undefined when that history is not held. */
   since(name: string, serial: number, current: number): JournalStep[] | undefined {
     const history = this.zones.get(name);

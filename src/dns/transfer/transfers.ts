@@ -58,7 +58,7 @@ export class Transfers {
       if (this.secondaries.all.length > 0) {
         const last = lastSeen.get(name);
         this.journal.record(name, zone, last?.serial, last?.soa, before);
-      } else this.journal.forget(name);
+      } else if (this.journal.entries > 0) this.journal.clear();
       if (zone) lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
       else lastSeen.delete(name);
       // Membership, for the catalog's serial (every process keeps it, so all answer alike).
