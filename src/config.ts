@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
+import { JOURNAL_LIMITS, type JournalLimits } from './dns/transfer/journal.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
@@ -133,6 +134,8 @@ export interface Config {
     catalogZone: string;
     /** This name server's NSID (RFC 5001), answered to queries that ask; "" = none. */
     nsid: string;
+    /** Bytes of IXFR history (the differences secondaries ask for) kept per zone, per account and in all, by each DNS process. */
+    ixfrJournal: JournalLimits;
   };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
@@ -334,6 +337,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return out;
   };
+  /** IXFR history bounds: each at least 64 KiB (a few changes), a zone's no more than its account's, an account's no more than all. */
+  const ixfrJournal = (): JournalLimits => {
+    const zoneBytes = int('PALISADE_DNS_IXFR_ZONE_BYTES', JOURNAL_LIMITS.zoneBytes, 65_536, 2 ** 40);
+    const accountBytes = int('PALISADE_DNS_IXFR_ACCOUNT_BYTES', JOURNAL_LIMITS.accountBytes, 65_536, 2 ** 40);
+    const totalBytes = int('PALISADE_DNS_IXFR_JOURNAL_BYTES', JOURNAL_LIMITS.totalBytes, 65_536, 2 ** 40);
+    if (zoneBytes > accountBytes) problems.push(`PALISADE_DNS_IXFR_ZONE_BYTES=${zoneBytes}: must not exceed PALISADE_DNS_IXFR_ACCOUNT_BYTES (${accountBytes})`);
+    if (accountBytes > totalBytes) problems.push(`PALISADE_DNS_IXFR_ACCOUNT_BYTES=${accountBytes}: must not exceed PALISADE_DNS_IXFR_JOURNAL_BYTES (${totalBytes})`);
+    return { zoneBytes, accountBytes, totalBytes };
+  };
   const dataDir = resolve(str('PALISADE_DATA_DIR', 'data'));
   const keyRate = int('PALISADE_API_RATE_PER_KEY', 100, 0, 1_000_000);
   const keyBurst = int('PALISADE_API_BURST_PER_KEY', 300, 1, 1_000_000);
@@ -373,6 +385,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cookieSecret: hexSecret('PALISADE_DNS_COOKIE_SECRET', env.PALISADE_DNS_COOKIE_SECRET, problems),
       catalogZone: env.PALISADE_DNS_CATALOG_ZONE === '' ? '' : domain('PALISADE_DNS_CATALOG_ZONE', 'catalog.palisade.invalid'),
       nsid: nsid(env.PALISADE_DNS_NSID, problems),
+      ixfrJournal: ixfrJournal(),
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),
