@@ -122,6 +122,12 @@ export interface Config {
     rateLimit: ApiRateLimits;
     /** PALISADE_METRICS_TOKEN: set, /metrics answers only `Authorization: Bearer <it>`; unset, only loopback clients. */
     metricsToken?: string;
+    /** PEM files the API serves HTTPS with (both or neither); read again when they change. */
+    tls?: { certFile: string; keyFile: string };
+    /** Plain HTTP on an address that is not loopback (a TLS terminator in front does TLS). */
+    plainHttp: boolean;
+    /** Proxies whose X-Forwarded-For names the client (addresses or prefixes). */
+    trustedProxies: string[];
   };
   dns: {
     host: string;
@@ -140,7 +146,17 @@ export interface Config {
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
   /** The dns role's link to the API's change feed. */
-  sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number; maxLagMs: number };
+  sync: {
+    url?: string;
+    token?: string;
+    secret?: string;
+    host: string;
+    port: number;
+    pollMs: number;
+    maxLagMs: number;
+    /** PALISADE_SYNC_CA_FILE: CA certificates (PEM) trusted for the API's HTTPS besides the system's. */
+    caPem?: string;
+  };
   nameservers: [string, string];
   ownership: OwnershipConfig;
   hostmaster: string;
@@ -262,6 +278,17 @@ function nsid(text: string | undefined, problems: string[]): string {
 }
 
 /** A file's text (a path given by the operator), or undefined when unset. */
+/** The API's certificate and key files: both or neither, each readable now. */
+function tlsFiles(cert: string | undefined, key: string | undefined, problems: string[]): { certFile: string; keyFile: string } | undefined {
+  if (!cert && !key) return undefined;
+  if (!cert || !key) {
+    problems.push('PALISADE_API_TLS_CERT and PALISADE_API_TLS_KEY: set both (a PEM certificate chain and its private key) or neither');
+    return undefined;
+  }
+  const read = [fileText('PALISADE_API_TLS_CERT', cert, problems), fileText('PALISADE_API_TLS_KEY', key, problems)];
+  return read.every((t) => t !== undefined) ? { certFile: resolve(cert), keyFile: resolve(key) } : undefined;
+}
+
 function fileText(name: string, path: string | undefined, problems: string[]): string | undefined {
   if (!path) return undefined;
   try {
@@ -363,6 +390,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: int('PALISADE_SYNC_PORT', 5380, 0, 65535),
       pollMs: int('PALISADE_SYNC_POLL_MS', 2000, 100, 600_000),
       maxLagMs: int('PALISADE_SYNC_MAX_LAG_MS', 30_000, 1000, 86_400_000),
+      caPem: fileText('PALISADE_SYNC_CA_FILE', env.PALISADE_SYNC_CA_FILE, problems),
     },
     api: {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
@@ -376,6 +404,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         account: bucket(int('PALISADE_API_RATE_PER_ACCOUNT', 2 * keyRate, 0, 2_000_000), int('PALISADE_API_BURST_PER_ACCOUNT', 2 * keyBurst, 1, 2_000_000)),
       },
       metricsToken: bearerToken('PALISADE_METRICS_TOKEN', env.PALISADE_METRICS_TOKEN, problems),
+      tls: tlsFiles(env.PALISADE_API_TLS_CERT, env.PALISADE_API_TLS_KEY, problems),
+      plainHttp: bool('PALISADE_API_PLAIN_HTTP', false),
+      trustedProxies: prefixes('PALISADE_API_TRUSTED_PROXIES'),
     },
     dns: {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),
