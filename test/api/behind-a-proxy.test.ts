@@ -33,7 +33,7 @@ describe('the API behind a proxy', () => {
   });
 
   it('not trusting it (the default, or another address): the header changes nothing', async () => {
-    for (const env of [{}, { PALISADE_API_TRUSTED_PROXIES: '192.0.2.0/24' }]) {
+    for (const env of [{}, { PALISADE_API_TRUSTED_PROXIES: '192.0.2.0/24' }] as Array<Record<string, string>>) {
       const api = await startApi({ ...LIMITS, ...env });
       started.push(api);
       await remaining(api, '203.0.113.1', 50);
