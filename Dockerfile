@@ -1,3 +1,6 @@
+# The API listens on every address of the container in plain HTTP (PALISADE_API_PLAIN_HTTP): put a
+# TLS terminator in front of it, or give it a certificate with -e PALISADE_API_TLS_CERT=… -e
+# PALISADE_API_TLS_KEY=… (files mounted into the container); the HEALTHCHECK speaks either.
 # Palisade: the API, a name server and an edge (the serve role: three processes under one
 # supervisor) on the embedded store, data in /data.
 #   docker build -t palisade . && docker run -p 8080:8080 -p 53:5300/udp -p 53:5300/tcp -p 80:8081 -p 443:8443 -v palisade:/data palisade
@@ -30,11 +33,12 @@ ENV PALISADE_DATA_DIR=/data \
     PALISADE_API_PORT=8080 \
     PALISADE_DNS_HOST=0.0.0.0 \
     PALISADE_DNS_PORT=5300 \
-    PALISADE_EDGE_HOST=0.0.0.0
+    PALISADE_EDGE_HOST=0.0.0.0 \
+    PALISADE_API_PLAIN_HTTP=true
 VOLUME ["/data"]
 EXPOSE 8080 5300/udp 5300/tcp 8081 8443
 USER node
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PALISADE_API_PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const tls = !!process.env.PALISADE_API_TLS_CERT; require(tls ? 'node:https' : 'node:http').get({ host: '127.0.0.1', port: process.env.PALISADE_API_PORT || 8080, path: '/healthz', rejectUnauthorized: false, timeout: 4000 }, (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1)).on('timeout', () => process.exit(1))"]
 ENTRYPOINT ["node", "bin/palisade.js"]
 CMD ["serve"]

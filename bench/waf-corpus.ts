@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
 import { runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
-import { bodyInputs } from '../src/edge/waf/body-parse.ts';
+import { readBody } from '../src/edge/waf/body-parse.ts';
 import { firstFinding } from '../src/edge/waf/inspect.ts';
 import { wafSettings } from '../src/edge/waf/settings.ts';
 import { attackCases, benignCases, benignSet, corpusPart, ownAttacks, requestFor, type CorpusRequest, type OwnAttack } from '../test/helpers/waf-corpus.ts';
@@ -86,7 +86,7 @@ function throughput(): Array<[string, number]> {
     const cpu = process.cpuUsage();
     let rounds = 0;
     while (performance.now() - started < 2000) {
-      const finding = firstFinding(bodyInputs(body, type), '/', settings);
+      const finding = firstFinding(readBody(body, type).inputs, '/', settings);
       if (finding) throw new Error(`${name}: ${finding.rule} in ${finding.where}`);
       rounds++;
     }

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
+import { JOURNAL_LIMITS, type JournalLimits } from './dns/transfer/journal.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
@@ -121,6 +122,12 @@ export interface Config {
     rateLimit: ApiRateLimits;
     /** PALISADE_METRICS_TOKEN: set, /metrics answers only `Authorization: Bearer <it>`; unset, only loopback clients. */
     metricsToken?: string;
+    /** PEM files the API serves HTTPS with (both or neither); read again when they change. */
+    tls?: { certFile: string; keyFile: string };
+    /** Plain HTTP on an address that is not loopback (a TLS terminator in front does TLS). */
+    plainHttp: boolean;
+    /** Proxies whose X-Forwarded-For names the client (addresses or prefixes). */
+    trustedProxies: string[];
   };
   dns: {
     host: string;
@@ -133,11 +140,23 @@ export interface Config {
     catalogZone: string;
     /** This name server's NSID (RFC 5001), answered to queries that ask; "" = none. */
     nsid: string;
+    /** Bytes of IXFR history (the differences secondaries ask for) kept per zone, per account and in all, by each DNS process. */
+    ixfrJournal: JournalLimits;
   };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
   /** The dns role's link to the API's change feed. */
-  sync: { url?: string; token?: string; secret?: string; host: string; port: number; pollMs: number; maxLagMs: number };
+  sync: {
+    url?: string;
+    token?: string;
+    secret?: string;
+    host: string;
+    port: number;
+    pollMs: number;
+    maxLagMs: number;
+    /** PALISADE_SYNC_CA_FILE: CA certificates (PEM) trusted for the API's HTTPS besides the system's. */
+    caPem?: string;
+  };
   nameservers: [string, string];
   ownership: OwnershipConfig;
   hostmaster: string;
@@ -262,6 +281,17 @@ function nsid(text: string | undefined, problems: string[]): string {
 }
 
 /** A file's text (a path given by the operator), or undefined when unset. */
+/** The API's certificate and key files: both or neither, each readable now. */
+function tlsFiles(cert: string | undefined, key: string | undefined, problems: string[]): { certFile: string; keyFile: string } | undefined {
+  if (!cert && !key) return undefined;
+  if (!cert || !key) {
+    problems.push('PALISADE_API_TLS_CERT and PALISADE_API_TLS_KEY: set both (a PEM certificate chain and its private key) or neither');
+    return undefined;
+  }
+  const read = [fileText('PALISADE_API_TLS_CERT', cert, problems), fileText('PALISADE_API_TLS_KEY', key, problems)];
+  return read.every((t) => t !== undefined) ? { certFile: resolve(cert), keyFile: resolve(key) } : undefined;
+}
+
 function fileText(name: string, path: string | undefined, problems: string[]): string | undefined {
   if (!path) return undefined;
   try {
@@ -337,6 +367,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return out;
   };
+  /** IXFR history bounds: each at least 64 KiB (a few changes), a zone's no more than its account's, an account's no more than all. */
+  const ixfrJournal = (): JournalLimits => {
+    const zoneBytes = int('PALISADE_DNS_IXFR_ZONE_BYTES', JOURNAL_LIMITS.zoneBytes, 65_536, 2 ** 40);
+    const accountBytes = int('PALISADE_DNS_IXFR_ACCOUNT_BYTES', JOURNAL_LIMITS.accountBytes, 65_536, 2 ** 40);
+    const totalBytes = int('PALISADE_DNS_IXFR_JOURNAL_BYTES', JOURNAL_LIMITS.totalBytes, 65_536, 2 ** 40);
+    if (zoneBytes > accountBytes) problems.push(`PALISADE_DNS_IXFR_ZONE_BYTES=${zoneBytes}: must not exceed PALISADE_DNS_IXFR_ACCOUNT_BYTES (${accountBytes})`);
+    if (accountBytes > totalBytes) problems.push(`PALISADE_DNS_IXFR_ACCOUNT_BYTES=${accountBytes}: must not exceed PALISADE_DNS_IXFR_JOURNAL_BYTES (${totalBytes})`);
+    return { zoneBytes, accountBytes, totalBytes };
+  };
   const dataDir = resolve(str('PALISADE_DATA_DIR', 'data'));
   const keyRate = int('PALISADE_API_RATE_PER_KEY', 100, 0, 1_000_000);
   const keyBurst = int('PALISADE_API_BURST_PER_KEY', 300, 1, 1_000_000);
@@ -354,6 +393,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: int('PALISADE_SYNC_PORT', 5380, 0, 65535),
       pollMs: int('PALISADE_SYNC_POLL_MS', 2000, 100, 600_000),
       maxLagMs: int('PALISADE_SYNC_MAX_LAG_MS', 30_000, 1000, 86_400_000),
+      caPem: fileText('PALISADE_SYNC_CA_FILE', env.PALISADE_SYNC_CA_FILE, problems),
     },
     api: {
       host: host('PALISADE_API_HOST', '127.0.0.1'),
@@ -367,6 +407,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         account: bucket(int('PALISADE_API_RATE_PER_ACCOUNT', 2 * keyRate, 0, 2_000_000), int('PALISADE_API_BURST_PER_ACCOUNT', 2 * keyBurst, 1, 2_000_000)),
       },
       metricsToken: bearerToken('PALISADE_METRICS_TOKEN', env.PALISADE_METRICS_TOKEN, problems),
+      tls: tlsFiles(env.PALISADE_API_TLS_CERT, env.PALISADE_API_TLS_KEY, problems),
+      plainHttp: bool('PALISADE_API_PLAIN_HTTP', false),
+      trustedProxies: prefixes('PALISADE_API_TRUSTED_PROXIES'),
     },
     dns: {
       host: host('PALISADE_DNS_HOST', '127.0.0.1'),
@@ -376,6 +419,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cookieSecret: hexSecret('PALISADE_DNS_COOKIE_SECRET', env.PALISADE_DNS_COOKIE_SECRET, problems),
       catalogZone: env.PALISADE_DNS_CATALOG_ZONE === '' ? '' : domain('PALISADE_DNS_CATALOG_ZONE', 'catalog.palisade.invalid'),
       nsid: nsid(env.PALISADE_DNS_NSID, problems),
+      ixfrJournal: ixfrJournal(),
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),

@@ -22,6 +22,14 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConfig();
+  // Before any connection: the roles fed by a remote API trust its private CA (a no-op when unset).
+  if (config.sync.caPem) {
+    try {
+      (await import('./roles/feed-ca.ts')).trustFeedCa(config.sync.caPem);
+    } catch (error) {
+      throw new ConfigError([(error as Error).message]);
+    }
+  }
   switch (role) {
     case 'serve':
       await (await import('./roles/serve.ts')).serve(config);

@@ -64,6 +64,8 @@ export interface AppOptions {
   tasks?: TaskBook;
   /** The process's notification parts (a new set when the API runs alone, as in tests). */
   notify?: Notifications;
+  /** Set: the API speaks HTTPS with this certificate and key (PEM). */
+  https?: { cert: string; key: string };
 }
 
 /** The API's view of claims: a proof orders certificates at once, a release forgets the claim's tasks and measures. */
@@ -77,7 +79,7 @@ function ownershipOf(app: FastifyInstance, logger: Logger | false): Ownership {
   });
 }
 
-export async function buildApp({ store, config, logger, metrics, tasks, notify }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ store, config, logger, metrics, tasks, notify, https }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     // Router errors (a path parameter past its length, a malformed URL) as problem documents too.
     frameworkErrors: (error, _request, reply) => {
@@ -105,6 +107,10 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify }
       return typeof given === 'string' && /^[\x21-\x7e]{1,128}$/.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    // Behind a TLS terminator or load balancer: its X-Forwarded-For names the client (rate limits,
+    // logs, the loopback-only /metrics), from these addresses only.
+    ...(config.api.trustedProxies.length > 0 && { trustProxy: config.api.trustedProxies }),
+    ...(https && { https }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: text/plain (which Fastify parses by default) and forms get 415 like any other type.

@@ -64,7 +64,20 @@ export class DnsServer {
       this.metrics.transfers = () => {
         const c = transfers.responder.counters;
         const n = transfers.notifier;
-        return { axfr: c.axfr, ixfr: c.ixfr, ixfrFull: c.ixfrFull, refused: c.refused, tsigFailures: c.tsigFailures, notifySent: n?.sent ?? 0, notifyAnswered: n?.answered ?? 0, notifyWaiting: n?.waiting ?? 0 };
+        const j = transfers.journal;
+        return {
+          axfr: c.axfr,
+          ixfr: c.ixfr,
+          ixfrFull: c.ixfrFull,
+          refused: c.refused,
+          tsigFailures: c.tsigFailures,
+          notifySent: n?.sent ?? 0,
+          notifyAnswered: n?.answered ?? 0,
+          notifyWaiting: n?.waiting ?? 0,
+          journalBytes: j.bytes,
+          journalEntries: j.entries,
+          journalEvicted: j.evicted,
+        };
       };
     }
     this.metrics.deferredRebuilds = () => this.index.deferredRebuilds;

@@ -44,7 +44,7 @@ export function newDnsServer(
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),
     rateLimit: config.dns.rateLimit,
     // Every process answers transfers from its own index; the secondaries are the data directory's.
-    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify },
+    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify, journal: config.dns.ixfrJournal },
     log: log.child({ component: 'dns' }),
     ...overrides,
   });

@@ -58,7 +58,7 @@ export async function serve(config: Config): Promise<void> {
   const edgeInfo = ports.get('edge')!;
   const pids = Object.fromEntries(running.status().map((p) => [p.name, p.pid]));
   log.info(
-    { dataDir: config.dataDir, store: config.redis ? 'redis' : 'embedded', api: `http://${config.api.host}:${api}`, dns: `${config.dns.host}:${dnsInfo.ports.dns}`, edge: edgeInfo.info?.edge, zones: dnsInfo.info?.zones, parts: pids },
+    { dataDir: config.dataDir, store: config.redis ? 'redis' : 'embedded', api: `${config.api.tls ? 'https' : 'http'}://${config.api.host}:${api}`, dns: `${config.dns.host}:${dnsInfo.ports.dns}`, edge: edgeInfo.info?.edge, zones: dnsInfo.info?.zones, parts: pids },
     'palisade serving',
   );
 

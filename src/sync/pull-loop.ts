@@ -81,8 +81,8 @@ export abstract class PullLoop<Page extends { revision: number; current: number 
     } catch (error) {
       if (!this.failing) {
         this.options.log.error(
-          { err: (error as Error).message, url: this.options.url, revision: this.applied },
-          `${this.feed.who}: cannot pull from the API; serving the last applied state. Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN`,
+          { err: pullFailure(error), url: this.options.url, revision: this.applied },
+          `${this.feed.who}: cannot pull from the API; serving the last applied state. ${certificateRefused(error) ? "The API's certificate is not trusted: set PALISADE_SYNC_CA_FILE to the PEM certificate of the CA that signed it" : 'Check PALISADE_SYNC_URL, the network path to the API, and PALISADE_SYNC_TOKEN'}`,
         );
       }
       this.failing = true;
@@ -125,4 +125,17 @@ export abstract class PullLoop<Page extends { revision: number; current: number 
     await this.apply(page);
     return page.revision < page.current;
   }
+}
+
+/** fetch says only "fetch failed": the cause (refused, reset, a certificate) is what an operator needs. */
+function pullFailure(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause ? `${(error as Error).message}: ${cause.code ?? ''}${cause.code && cause.message ? ' ' : ''}${cause.message ?? ''}`.trim() : (error as Error).message;
+}
+
+/** TLS verification failures of the API's certificate (its CA unknown, its name or dates wrong). */
+const CERTIFICATE_CODES = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+
+function certificateRefused(error: unknown): boolean {
+  return CERTIFICATE_CODES.has((error as { cause?: { code?: string } }).cause?.code ?? '');
 }

@@ -3,10 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { bodyTail, PART_BYTES } from '../../src/edge/waf/body-tail.ts';
 import { firstFinding } from '../../src/edge/waf/inspect.ts';
-import type { Input } from '../../src/edge/waf/inputs.ts';
+import type { BodyRead } from '../../src/edge/waf/body-parse.ts';
 import { wafSettings } from '../../src/edge/waf/settings.ts';
 
-const refuses = (inputs: Input[]) => firstFinding(inputs, '/', wafSettings(undefined)) !== undefined;
+const refuses = (read: BodyRead) => firstFinding(read.inputs, '/', wafSettings(undefined)) !== undefined;
 const attack = "1' UNION SELECT password FROM users-- -";
 const part = (name: string, content: string | Buffer, filename?: string) =>
   Buffer.concat([Buffer.from(`--bnd\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n`), Buffer.from(content), Buffer.from('\r\n')]);

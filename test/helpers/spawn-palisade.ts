@@ -68,7 +68,7 @@ export async function startServe(env: Record<string, string>, timeoutMs = START_
   const { match, ...rest } = await spawnRole(
     role,
     { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_EDGE_HTTP_PORT: '0', PALISADE_EDGE_HTTPS_PORT: '0', ...env },
-    /"api":"(http:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?(?:,"edge":\{"http":"(http:\/\/[^"]+)","https":"(https:\/\/[^"]+)"\})?/,
+    /"api":"(https?:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?(?:,"edge":\{"http":"(http:\/\/[^"]+)","https":"(https:\/\/[^"]+)"\})?/,
     timeoutMs,
   );
   return { ...rest, url: match[1]!, dnsPort: Number(match[2]), edgeUrl: match[3], edgeHttpsUrl: match[4] };

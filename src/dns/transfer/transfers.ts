@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { ZoneIndex } from '../zone/index.ts';
 import type { ZoneData } from '../zone/types.ts';
 import { CatalogSerial } from './catalog-serial.ts';
-import { IxfrJournal } from './journal.ts';
+import { IxfrJournal, type JournalLimits } from './journal.ts';
 import { NotifySender } from './notify.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
@@ -20,13 +20,15 @@ export interface TransferSettings {
   catalog?: string;
   /** Send NOTIFY (the name server's primary process only: one notice per change per host). */
   notify: boolean;
+  /** Bytes of IXFR history kept per zone, per account and in all (default: JOURNAL_LIMITS). */
+  journal?: JournalLimits;
 }
 
 export class Transfers {
   readonly secondaries: Secondaries;
   readonly responder: TransferResponder;
   readonly catalogSerial: CatalogSerial;
-  readonly journal = new IxfrJournal();
+  readonly journal: IxfrJournal;
   readonly notifier: NotifySender | undefined;
   /**
    * Zones to NOTIFY once the current batch is applied (the latest state of each); the catalog is
@@ -44,6 +46,7 @@ export class Transfers {
   ) {
     this.secondaries = settings.secondaries ?? new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
     this.secondaries.watch();
+    this.journal = new IxfrJournal(settings.journal);
     this.catalogSerial = new CatalogSerial(revision);
     this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
     this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' })) : undefined;
@@ -55,7 +58,7 @@ export class Transfers {
       if (this.secondaries.all.length > 0) {
         const last = lastSeen.get(name);
         this.journal.record(name, zone, last?.serial, last?.soa, before);
-      } else this.journal.forget(name);
+      } else if (this.journal.entries > 0) this.journal.clear();
       if (zone) lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
       else lastSeen.delete(name);
       // Membership, for the catalog's serial (every process keeps it, so all answer alike).

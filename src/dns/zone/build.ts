@@ -65,7 +65,7 @@ function rdataOf(record: RecordState): RData {
  * What makes two RDATAs of one type equal, as a string: the wire bytes' content, built without
  * JSON (a Buffer would serialise as an array of numbers). Latin-1 maps each byte to one char.
  */
-function rdataKey(r: RData): string {
+export function rdataKey(r: RData): string {
   switch (r.type) {
     case 1:
       return String(r.address);

@@ -12,7 +12,7 @@
 // watched by decompressing it on the way, and uploads are not sent compressed.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { brotliDecompressSync, constants, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { bodyInputs } from './body-parse.ts';
+import { readBody, type BodyRefusal } from './body-parse.ts';
 import type { Finding } from './inspect.ts';
 import type { Input } from './inputs.ts';
 import type { WafSettings } from './settings.ts';
@@ -25,13 +25,13 @@ const MAX_EXPANDED = 64 * 1024 * 1024;
 export type BodyVerdict =
   /** No body. */
   | { kind: 'none' }
-  /** Read whole: forward `body`; `inputs` are what the rules read. */
-  | { kind: 'read'; body: Buffer; inputs: Input[] }
+  /** Read whole: forward `body`; `inputs` are what the rules read, `refusals` what it is refused for after them. */
+  | { kind: 'read'; body: Buffer; inputs: Input[]; refusals: BodyRefusal[] }
   /**
    * Read in part: the first `inspected` of `bytes` were inspected; all of `bytes` were handed back
    * to the request stream (the proxy reads it as if untouched).
    */
-  | { kind: 'prefix'; inputs: Input[]; bytes: Buffer; inspected: number }
+  | { kind: 'prefix'; inputs: Input[]; refusals: BodyRefusal[]; bytes: Buffer; inspected: number }
   /** Refused before the rules: a protocol finding. */
   | { kind: 'refused'; finding: Finding }
   /** The client ended the body early. */
@@ -121,11 +121,11 @@ export async function readForInspection(req: IncomingMessage, settings: Pick<Waf
     if (read.more) req.resume();
     return decoded;
   }
-  const inputs = bodyInputs(decoded.bytes, contentType);
-  if (!read.more) return { kind: 'read', body: read.bytes, inputs };
+  const { inputs, refusals } = readBody(decoded.bytes, contentType);
+  if (!read.more) return { kind: 'read', body: read.bytes, inputs, refusals };
   // Handed back: the proxy reads the request stream from its first byte again.
   req.unshift(read.bytes);
-  return { kind: 'prefix', inputs, bytes: read.bytes, inspected: limit };
+  return { kind: 'prefix', inputs, refusals, bytes: read.bytes, inspected: limit };
 }
 
 /**

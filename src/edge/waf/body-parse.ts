@@ -1,11 +1,37 @@
-// A request body (already decompressed) as inputs, by what it is — which is decided by its
-// bytes as much as by its declared type, since an attacker declares what suits them: binary
-// content (by magic numbers and control bytes) is never read as text; JSON is recognised without
-// its type (text/plain), with or without a BOM, and read string by string, so that duplicate keys
-// and \u escapes are all seen; multipart is split on its boundary with CRLF or LF line ends,
-// part names and file names are inputs, quoted-printable and base64 parts are decoded; XML is read
-// whole by the markup rules and text by text by all.
+// A request body (already decompressed) as inputs, read as what its Content-Type says a backend
+// will parse it as (body-types.ts): forms, JSON, XML and text are always read, NUL bytes and
+// magic numbers in them are data; multipart parts without a file name are fields, read whatever
+// their bytes; only a file whose declared binary type its content matches is skipped (its name
+// and headers still read, server code behind its magic number refused). JSON is recognised
+// without its type too (text/plain), with or without a BOM, and read string by string, so that
+// duplicate keys and \u escapes are all seen; multipart is split on its boundary with CRLF or LF
+// line ends, quoted-printable and base64 parts are decoded; XML is read whole by the markup rules
+// and text by text by all. What cannot be read so — a charset outside the allow-list, JSON not in
+// UTF-8, an upload the server would run — is a refusal, applied after the rules (so an attack
+// in it is named by its own rule).
+import { allowedCharset, binaryType, mediaType, skippableBinary, unreadableEncoding } from './body-types.ts';
 import { parameterInputs, pairs, type Input } from './inputs.ts';
+import { codeBehindMagic, serverExecutableName } from './uploads.ts';
+
+/** What the body's own structure refuses (after the rules, and subject to the domain's exclusions). */
+export interface BodyRefusal {
+  status: number;
+  rule: number;
+  where: string;
+  /** The multipart field it is in, for exclusions limited to one parameter. */
+  param?: string;
+}
+
+/** A body read: the inputs the rules read, and what it is refused for whatever the rules say. */
+export interface BodyRead {
+  inputs: Input[];
+  refusals: BodyRefusal[];
+}
+
+/** Rule ids of the refusals (the descriptions are in rules/uploads.ts; 920480 is CRS's charset rule). */
+export const CHARSET_RULE = 920480;
+export const SERVER_FILE_RULE = 933110;
+export const HIDDEN_CODE_RULE = 933100;
 
 /** Whole text inputs longer than this are read by the markup rules' scan only up to it… */
 const MAX_TEXT = 256 * 1024;
@@ -13,56 +39,27 @@ const MAX_TEXT = 256 * 1024;
 const MAX_LINES = 2000;
 const MAX_PARTS = 1000;
 
-const MAGIC: Array<[number[], number]> = [
-  [[0x89, 0x50, 0x4e, 0x47], 0], // PNG
-  [[0xff, 0xd8, 0xff], 0], // JPEG
-  [[0x47, 0x49, 0x46, 0x38], 0], // GIF
-  [[0x25, 0x50, 0x44, 0x46, 0x2d], 0], // PDF
-  [[0x50, 0x4b, 0x03, 0x04], 0], // ZIP, Office, JAR, APK
-  [[0x50, 0x4b, 0x05, 0x06], 0], // empty ZIP
-  [[0x1f, 0x8b], 0], // gzip
-  [[0x42, 0x5a, 0x68], 0], // bzip2
-  [[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], 0], // xz
-  [[0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], 0], // 7z
-  [[0x52, 0x61, 0x72, 0x21], 0], // RAR
-  [[0x28, 0xb5, 0x2f, 0xfd], 0], // zstd
-  [[0x52, 0x49, 0x46, 0x46], 0], // RIFF: WebP, WAV, AVI
-  [[0x66, 0x74, 0x79, 0x70], 4], // ISO media: MP4, MOV, HEIC, AVIF
-  [[0x49, 0x44, 0x33], 0], // MP3 with ID3
-  [[0x4f, 0x67, 0x67, 0x53], 0], // Ogg
-  [[0x1a, 0x45, 0xdf, 0xa3], 0], // Matroska, WebM
-  [[0x77, 0x4f, 0x46, 0x46], 0], // WOFF
-  [[0x77, 0x4f, 0x46, 0x32], 0], // WOFF2
-  [[0x00, 0x00, 0x01, 0x00], 0], // ICO
-  [[0x49, 0x49, 0x2a, 0x00], 0], // TIFF
-  [[0x4d, 0x4d, 0x00, 0x2a], 0], // TIFF
-  [[0x42, 0x4d], 0], // BMP
-  [[0x7f, 0x45, 0x4c, 0x46], 0], // ELF
-  [[0x00, 0x61, 0x73, 0x6d], 0], // WebAssembly
-  [[0xd0, 0xcf, 0x11, 0xe0], 0], // OLE (old Office)
-  [[0x38, 0x42, 0x50, 0x53], 0], // PSD
-];
+const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
+/** The single-byte charsets of the allow-list, decoded as a backend that honours them would. */
+const SINGLE_BYTE: Record<string, TextDecoder> = {
+  'iso-8859-1': new TextDecoder('windows-1252'),
+  'windows-1252': new TextDecoder('windows-1252'),
+  'iso-8859-15': new TextDecoder('iso-8859-15'),
+};
 
-/** Binary content, by its first bytes: a known format's magic number, or control bytes text never has. */
-export function isBinary(bytes: Uint8Array): boolean {
-  for (const [magic, at] of MAGIC) {
-    if (bytes.length >= at + magic.length && magic.every((b, i) => bytes[at + i] === b)) return true;
-  }
-  const n = Math.min(bytes.length, 1024);
-  let control = 0;
-  for (let i = 0; i < n; i++) {
-    const b = bytes[i]!;
-    if (b === 0) return true;
-    if (b < 32 && b !== 9 && b !== 10 && b !== 13 && b !== 12 && b !== 27) control++;
-  }
-  return n > 0 && control / n > 0.05;
+const UTF16LE = new TextDecoder('utf-16le');
+const UTF16BE = new TextDecoder('utf-16be');
+
+/** UTF-16 by its BOM (the decoder drops it): what .NET and Java readers do with such bytes, so what the rules read. */
+function wideDecoder(bytes: Uint8Array): TextDecoder | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return UTF16LE;
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return UTF16BE;
+  return undefined;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
-
-/** Text without a BOM (a UTF-8 BOM is dropped by the decoder; one left as U+FEFF is removed too). */
-function text(bytes: Uint8Array): string {
-  const t = decoder.decode(bytes);
+/** Text without a BOM (a UTF-8 BOM is dropped by the decoder; one left as U+FEFF is removed too), in its declared charset. */
+function text(bytes: Uint8Array, charset?: string): string {
+  const t = (wideDecoder(bytes) ?? (charset === undefined ? undefined : SINGLE_BYTE[charset]) ?? decoder).decode(bytes);
   return t.charCodeAt(0) === 0xfeff ? t.slice(1) : t;
 }
 
@@ -157,18 +154,37 @@ function quotedPrintable(t: string): string {
   return t.replace(/=\r?\n/g, '').replace(/=([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
 }
 
-/** A header parameter (boundary, name, filename), quoted or not, and RFC 5987's filename*=. */
+/** A header parameter (boundary, name, filename), quoted or not, and RFC 5987's filename*= (decoded). */
 function parameter(header: string, name: string): string | undefined {
-  const m = new RegExp(`(?:^|[;\\s])${name}\\*?\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^;\\s]*))`, 'i').exec(header);
-  if (!m) return undefined;
-  const value = m[1] ?? m[2] ?? '';
-  const extended = /^[\w-]+'[\w-]*'(.*)$/.exec(value);
-  return extended ? extended[1]! : value;
+  return parameters(header, name)[0];
 }
 
-/** Multipart: each part's headers, name, file name and (unless binary) content. */
-function multipartInputs(body: Buffer, boundary: string): Input[] {
-  const out: Input[] = [];
+/** Every value of a header parameter given more than once (filename= and filename*=: backends differ on which wins). */
+function parameters(header: string, name: string): string[] {
+  const out: string[] = [];
+  for (const m of header.matchAll(new RegExp(`(?:^|[;\\s])${name}\\*?\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^;\\s]*))`, 'gi'))) {
+    const value = m[1] ?? m[2] ?? '';
+    const extended = /^[\w-]+'[\w-]*'(.*)$/.exec(value);
+    out.push(extended ? percentDecoded(extended[1]!) : value);
+  }
+  return out;
+}
+
+function percentDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Multipart: each part's headers, name and file names, and its content — a field's always, a
+ * file's unless its declared binary type is what its bytes are.
+ */
+function readMultipart(body: Buffer, boundary: string): BodyRead {
+  const inputs: Input[] = [];
+  const refusals: BodyRefusal[] = [];
   const delimiter = Buffer.from(`--${boundary}`);
   let at = body.indexOf(delimiter);
   for (let parts = 0; at >= 0 && parts < MAX_PARTS; parts++) {
@@ -185,23 +201,36 @@ function multipartInputs(body: Buffer, boundary: string): Input[] {
     part = content;
     const disposition = /content-disposition\s*:([^\r\n]*)/i.exec(head)?.[1] ?? '';
     const name = parameter(disposition, 'name') ?? '';
-    const filename = parameter(disposition, 'filename');
-    const type = /content-type\s*:([^\r\n]*)/i.exec(head)?.[1]?.trim() ?? '';
+    const filenames = parameters(disposition, 'filename');
+    const declared = /content-type\s*:([^\r\n]*)/i.exec(head)?.[1]?.trim() ?? '';
     const transfer = /content-transfer-encoding\s*:\s*([\w-]+)/i.exec(head)?.[1]?.toLowerCase();
-    out.push({ where: 'body part name', param: name, value: name, body: true });
-    if (filename !== undefined) out.push({ where: 'body file name', param: name, value: filename, body: true });
+    inputs.push({ where: 'body part name', param: name, value: name, body: true });
+    for (const filename of filenames) {
+      inputs.push({ where: 'body file name', param: name, value: filename, body: true });
+      if (serverExecutableName(filename)) refusals.push({ status: 403, rule: SERVER_FILE_RULE, where: 'body file name (a file the server would run)', param: name });
+    }
     // Headers of the part other than the ones read above carry no app data; they are read whole.
-    out.push({ where: 'body part headers', param: name, value: head, body: true });
+    inputs.push({ where: 'body part headers', param: name, value: head, body: true });
     let bytes: Buffer = part;
     if (transfer === 'base64') bytes = Buffer.from(part.toString('latin1').replace(/\s+/g, ''), 'base64');
-    if (!isBinary(bytes)) {
-      let t = text(bytes);
-      if (transfer === 'quoted-printable') t = text(Buffer.from(quotedPrintable(t), 'latin1'));
-      for (const input of structured(t, type, `body field ${name.slice(0, 40)}`)) out.push({ ...input, param: input.param ?? name });
+    const { type, charset } = mediaType(declared);
+    // A file without a declared type is what browsers send as application/octet-stream.
+    const fileType = type === '' ? 'application/octet-stream' : type;
+    if (filenames.length > 0 && binaryType(fileType) && skippableBinary(fileType, bytes)) {
+      if (codeBehindMagic(bytes, fileType.startsWith('image/'))) refusals.push({ status: 403, rule: HIDDEN_CODE_RULE, where: 'body file content (server code behind a magic number)', param: name });
+    } else {
+      // (A file in UTF-16 with its BOM — a spreadsheet's "Unicode text" export — is read decoded, not refused.)
+      const why = unreadableEncoding(type, charset, bytes, filenames.length > 0);
+      if (why) refusals.push({ status: 415, rule: CHARSET_RULE, where: `body part: ${why}`, param: name });
+      let t = text(bytes, charset);
+      if (transfer === 'quoted-printable') t = text(Buffer.from(quotedPrintable(t), 'latin1'), charset);
+      // HTML forms' _charset_ field names the charset the other fields are in.
+      if (name === '_charset_' && !allowedCharset(t.trim().toLowerCase())) refusals.push({ status: 415, rule: CHARSET_RULE, where: 'body field _charset_ (not allowed)', param: name });
+      for (const input of structured(t, type, `body field ${name.slice(0, 40)}`)) inputs.push({ ...input, param: input.param ?? name });
     }
     at = next;
   }
-  return out;
+  return { inputs, refusals };
 }
 
 function indexOfBlankLine(part: Buffer): number {
@@ -224,16 +253,33 @@ export function structured(t: string, type: string, where: string): Input[] {
   return textInputs(t, where);
 }
 
-/** The inputs of a body (decompressed) of the given Content-Type. */
-export function bodyInputs(body: Buffer, contentType: string): Input[] {
-  if (body.length === 0) return [];
-  const type = contentType.toLowerCase();
+/**
+ * A body (decompressed) of the given Content-Type, read as the backend will parse it: its inputs,
+ * and its refusals (a charset outside the allow-list, JSON not in UTF-8, an upload the server
+ * would run, server code behind a file's magic number).
+ */
+export function readBody(body: Buffer, contentType: string): BodyRead {
+  if (body.length === 0) return { inputs: [], refusals: [] };
+  const { type, charset } = mediaType(contentType);
   if (type.startsWith('multipart/')) {
     const boundary = parameter(contentType, 'boundary');
-    const parts = boundary ? multipartInputs(body, boundary) : [];
+    const read = boundary ? readMultipart(body, boundary) : { inputs: [], refusals: [] };
+    if (!allowedCharset(charset)) read.refusals.push({ status: 415, rule: CHARSET_RULE, where: `body: charset ${charset!.slice(0, 30)} (not allowed)` });
     // No part found: read it as what it looks like (a lenient backend might).
-    if (parts.length > 0) return parts;
+    if (read.inputs.length > 0) return read;
   }
-  if (isBinary(body)) return [];
-  return structured(text(body), type, 'body');
+  const refusals: BodyRefusal[] = [];
+  const why = unreadableEncoding(type, charset, body);
+  if (why) refusals.push({ status: 415, rule: CHARSET_RULE, where: `body: ${why}` });
+  if (binaryType(type) && skippableBinary(type, body)) {
+    if (codeBehindMagic(body, type.startsWith('image/'))) refusals.push({ status: 403, rule: HIDDEN_CODE_RULE, where: 'body (server code behind a magic number)' });
+    return { inputs: [], refusals };
+  }
+  return { inputs: structured(text(body, charset), type, 'body'), refusals };
+}
+
+/** A piece of a text body (its end, past the inspection limit), read by its declared type without refusals. */
+export function textBodyInputs(bytes: Buffer, contentType: string): Input[] {
+  const { type, charset } = mediaType(contentType);
+  return structured(text(bytes, charset), type, 'body');
 }

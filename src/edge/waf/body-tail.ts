@@ -2,22 +2,23 @@
 // "prefix" policy): bounded memory, linear time, and a verdict before the body's last bytes are
 // sent, so that a refusal leaves the backend an unfinished request it never acts on.
 //   multipart  every part that starts (or straddles the limit) is read as it would be within the
-//              limit: its headers, name and file name, and its content unless binary — up to
-//              PART_BYTES of each. A form field after a large file is no way around the rules.
+//              limit: its headers, name and file name, and its content (a field's always, a
+//              file's unless its declared binary type is what it is) — up to PART_BYTES of each.
+//              A form field after a large file is no way around the rules.
 //   text       (forms, JSON, XML, text sent with an explicit `prefix` policy) the last TAIL_BYTES
 //              are read at the end.
-//   binary     nothing more to read (images, archives, media).
+//   binary     nothing more to read (a declared image, archive, media… whose first bytes are one).
 // Content-Encoding bodies never get here: past the limit they are refused (body-inspection.ts).
-import { bodyInputs, isBinary } from './body-parse.ts';
-import type { Input } from './inputs.ts';
+import { readBody, textBodyInputs, type BodyRead } from './body-parse.ts';
+import { binaryType, mediaType, skippableBinary } from './body-types.ts';
 
 /** At most this much of one part (its headers and content) is kept for reading. */
 export const PART_BYTES = 64 * 1024;
 /** The last bytes of a text body read at its end. */
 export const TAIL_BYTES = 64 * 1024;
 
-/** Reads inputs and answers whether they are refused (the caller's rules and settings). */
-export type ReadInputs = (inputs: Input[]) => boolean;
+/** Reads a body read (inputs and refusals) and answers whether it is refused (the caller's rules and settings). */
+export type ReadInputs = (read: BodyRead) => boolean;
 
 export interface BodyTail {
   /** The next bytes of the body; true: refuse (stop sending). */
@@ -36,7 +37,8 @@ export function bodyTail(prefix: Buffer, inspected: number, contentType: string,
     const boundary = /boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
     if (boundary) return new MultipartTail(prefix, Math.min(inspected, prefix.length), boundary[1] ?? boundary[2]!, read);
   }
-  if (isBinary(prefix)) return undefined;
+  const media = mediaType(type).type;
+  if (binaryType(media) && skippableBinary(media, prefix)) return undefined;
   const tail = new TextTail(type, read);
   if (inspected < prefix.length) tail.chunk(prefix.subarray(inspected));
   return tail;
@@ -62,13 +64,14 @@ class TextTail implements BodyTail {
   end(): boolean {
     const all = Buffer.concat(this.kept, this.size);
     const last = all.subarray(Math.max(0, all.length - TAIL_BYTES));
-    return !isBinary(last) && this.read(bodyInputs(last, this.type));
+    // (Read by its declared type: the whole body's first bytes decided it is read, not these.)
+    return this.read({ inputs: textBodyInputs(last, this.type), refusals: [] });
   }
 }
 
 /**
  * Multipart: the stream is searched for the delimiter (a carry of its length less one spans chunk
- * ends); each part is collected up to PART_BYTES and read whole, as bodyInputs() reads a part,
+ * ends); each part is collected up to PART_BYTES and read whole, as readBody() reads a part,
  * when the next delimiter arrives.
  */
 class MultipartTail implements BodyTail {
@@ -145,6 +148,6 @@ class MultipartTail implements BodyTail {
     this.part = undefined;
     if (!part) return false;
     const body = Buffer.concat([this.delimiter, ...part, Buffer.from(`\r\n--${this.boundary}--\r\n`)]);
-    return this.read(bodyInputs(body, this.type));
+    return this.read(readBody(body, this.type));
   }
 }

@@ -4,8 +4,10 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { announcesBody, inspectionHold, readForInspection } from './body-inspection.ts';
 import { bodyTail } from './body-tail.ts';
-import { firstFinding, inspect, protocolFinding, type Finding } from './inspect.ts';
+import { firstFinding, inspect, protocolFinding, refusalFinding, type Finding } from './inspect.ts';
 import { wafSettings, type WafDomainFields } from './settings.ts';
+import { serverExecutableHeader } from './uploads.ts';
+import { SERVER_FILE_RULE, type BodyRefusal } from './body-parse.ts';
 
 export interface RequestVerdict {
   /** What the request matched; in log-only mode it is to be logged, not refused. */
@@ -56,16 +58,21 @@ async function inspectWithBody(req: IncomingMessage, method: string, url: string
   if (read.kind === 'cut') return { cut: true };
   if (read.kind === 'refused') return { finding: read.finding, logOnly };
   const body = read.kind === 'read' ? read.body : undefined;
-  const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain);
+  // The rules first, so that an attack is named by its own rule; then what the body's structure refuses.
+  const path = url.split('?', 1)[0]!;
+  const refusals: BodyRefusal[] = read.kind === 'none' ? [] : [...read.refusals];
+  const fileHeader = serverExecutableHeader(headers);
+  if (fileHeader) refusals.push({ status: 403, rule: SERVER_FILE_RULE, where: `header ${fileHeader} (a file the server would run)` });
+  const finding = inspect(method, url, headers, read.kind === 'none' ? undefined : read.inputs, domain) ?? refusalFinding(refusals, path, settings);
   if (finding || read.kind !== 'prefix') return { finding, logOnly, body };
-  return { logOnly, tail: watchTail(read.bytes, read.inspected, String(headers['content-type'] ?? ''), url.split('?', 1)[0]!, settings, logOnly) };
+  return { logOnly, tail: watchTail(read.bytes, read.inspected, String(headers['content-type'] ?? ''), path, settings, logOnly) };
 }
 
 /** A watch over the rest of a body past the limit; in log-only mode it records and never stops. */
 function watchTail(prefix: Buffer, inspected: number, contentType: string, path: string, settings: ReturnType<typeof wafSettings>, logOnly: boolean): BodyWatch | undefined {
   const watch: BodyWatch = { chunk: () => false, end: () => false };
-  const tail = bodyTail(prefix, inspected, contentType, (inputs) => {
-    watch.finding ??= firstFinding(inputs, path, settings);
+  const tail = bodyTail(prefix, inspected, contentType, (read) => {
+    watch.finding ??= firstFinding(read.inputs, path, settings) ?? refusalFinding(read.refusals, path, settings);
     return watch.finding !== undefined && !logOnly;
   });
   if (!tail) return undefined;

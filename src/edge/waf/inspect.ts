@@ -5,7 +5,7 @@
 // (settings.ts) decide what counts.
 import type { IncomingHttpHeaders } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { structured } from './body-parse.ts';
+import { structured, type BodyRefusal } from './body-parse.ts';
 import { base64Text, decodedForms, percentDecode } from './decode.ts';
 import { withoutQuotedCode } from './quoted-code.ts';
 import { INJECTION, operatorKey, otherInjection } from './injection.ts';
@@ -16,6 +16,7 @@ import { LFI_RULES } from './rules/lfi.ts';
 import { RCE_RULES } from './rules/rce.ts';
 import { SCANNER_AGENT, SCANNER_RULE } from './rules/scanners.ts';
 import { SQLI_RULES } from './rules/sqli.ts';
+import { UPLOAD_RULES } from './rules/uploads.ts';
 import type { Rule, RuleClass } from './rules/types.ts';
 import { XSS_RULES } from './rules/xss.ts';
 import { excluded, wafSettings, type WafSettings } from './settings.ts';
@@ -25,7 +26,7 @@ import { triggerWords } from './trigger-words.ts';
 import { crossSiteScripting } from './xss.ts';
 
 export const ATTACK_RULES: readonly Rule[] = [...SQLI_RULES, ...XSS_RULES, ...RCE_RULES, ...LFI_RULES, ...INJECTION_RULES];
-const BY_ID = new Map<number, Rule>([...ATTACK_RULES, SCANNER_RULE].map((r) => [r.id, r]));
+const BY_ID = new Map<number, Rule>([...ATTACK_RULES, ...UPLOAD_RULES, SCANNER_RULE].map((r) => [r.id, r]));
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const MAX_URL = 8192;
@@ -110,6 +111,15 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
       const deeper = inputFinding({ ...inner, param: input.param }, settings.level, skip);
       if (deeper) return deeper;
     }
+  }
+  return undefined;
+}
+
+/** The first of a body's refusals (body-parse.ts) the domain's exclusions leave in force. */
+export function refusalFinding(refusals: readonly BodyRefusal[], path: string, settings: WafSettings): Finding | undefined {
+  for (const r of refusals) {
+    if (excluded(settings, r.rule, path, r.param)) continue;
+    return { status: r.status, rule: r.rule, class: BY_ID.get(r.rule)?.class ?? 'protocol', where: r.where };
   }
   return undefined;
 }

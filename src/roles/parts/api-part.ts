@@ -4,7 +4,9 @@
 // within milliseconds), takes the edge part's uptime reports as node 0's, and serves the other
 // parts' metrics (asked of the supervisor) with its own at /metrics.
 import type { Config } from '../../config.ts';
+import type { Server as TlsServer } from 'node:tls';
 import { buildApp } from '../../api/app.ts';
+import { describeCertificate, followTlsFiles, readTlsPair, type TlsPair } from '../../api/tls-files.ts';
 import { createLogger } from '../../log.ts';
 import { poolWarning } from '../../ownership/pairs.ts';
 import { openStore } from '../../store/index.ts';
@@ -25,6 +27,30 @@ export interface PeerPorts {
 
 /** How long /metrics waits for the other parts' figures (a part that is restarting is left out). */
 const METRICS_WAIT_MS = 2_000;
+
+/** The API's certificate and key when configured, checked to load (else a one-line start-up error). */
+function apiTls(config: Config): TlsPair | undefined {
+  if (!config.api.tls) return undefined;
+  try {
+    return readTlsPair(config.api.tls);
+  } catch (error) {
+    throw new StartupError(`api: PALISADE_API_TLS_CERT/PALISADE_API_TLS_KEY: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Keys and customer data in clear text across a network: refused unless asked for. Loopback stays
+ * plain HTTP by default (a newcomer's first minutes), and a TLS terminator in front says so with
+ * PALISADE_API_PLAIN_HTTP=true.
+ */
+function refusePlainHttpAfar(config: Config, tls: boolean): void {
+  if (tls || config.api.plainHttp || isLoopbackHost(config.api.host)) return;
+  throw new StartupError(
+    `api: PALISADE_API_HOST=${config.api.host} is reachable from other hosts and the API would speak plain HTTP (API keys in clear text): set PALISADE_API_TLS_CERT and PALISADE_API_TLS_KEY, or PALISADE_API_PLAIN_HTTP=true when a TLS terminator in front of it does TLS`,
+  );
+}
+
+const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 /** `inServe`: started by serve's supervisor (--in-serve); otherwise the api role on its own. */
 export async function runApiPart(config: Config, inServe: boolean): Promise<void> {
@@ -53,9 +79,12 @@ export async function runApiPart(config: Config, inServe: boolean): Promise<void
     notifications.notify.events,
   );
   const partsMetrics = async () => (channel.supervised ? await channel.request<string>('supervisor', 'metrics', undefined, METRICS_WAIT_MS).catch(() => '') : '');
+  const https = apiTls(config);
+  refusePlainHttpAfar(config, https !== undefined);
   const app = await buildApp({
     store,
     config,
+    https,
     tasks: certs.book,
     notify: notifications.notify,
     logger: log.child({ component: 'api' }),
@@ -64,12 +93,15 @@ export async function runApiPart(config: Config, inServe: boolean): Promise<void
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);
   });
+  const unwatchTls = https && config.api.tls ? followTlsFiles(app.server as unknown as TlsServer, config.api.tls, log) : undefined;
   certs.worker.start();
   notifications.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.api.port;
+  const scheme = https ? 'https' : 'http';
   if (channel.supervised) channel.ready({ api: port });
-  else log.info({ dataDir: config.dataDir, store: store.kind, api: `http://${config.api.host}:${port}` }, 'palisade serving');
+  else log.info({ dataDir: config.dataDir, store: store.kind, api: `${scheme}://${config.api.host}:${port}` }, 'palisade serving');
+  if (https) log.info({ certificate: describeCertificate(https.cert) }, 'api: serving HTTPS');
   const pool = poolWarning(config.ownership.pool, config.ownership.proof === 'required');
   if (pool) log.warn({ pool: config.ownership.pool }, pool);
   if ((await store.listUsers()).length === 0) {
@@ -77,6 +109,7 @@ export async function runApiPart(config: Config, inServe: boolean): Promise<void
   }
 
   closeOnSignal(log, async () => {
+    unwatchTls?.();
     unfollow?.();
     notifier.stop();
     await notifications.stop();
