@@ -50,7 +50,9 @@ describe('worst zones vs another tenant', () => {
     await changeThroughApi(server.url, ownerKey, zones, apexOf);
     for (const { label } of zones) await until(`the API's record in ${apexOf(label)} served`, () => served(`extra.${apexOf(label)}`, 'TXT'), 30_000, 100);
     const seen = await probe.stop();
-    expect(seen.dnsCount).toBeGreaterThan(200);
+    // The probe ran: a query every 5 ms while the zones were built (the waits above end when the
+    // builds have), ~200-600 answers here; a loaded machine's timers fire less often, so 50.
+    expect(seen.dnsCount).toBeGreaterThan(50);
     expect(seen.lost).toBe(0);
     const figures = `DNS longest ${seen.dnsMaxMs.toFixed(0)} ms of ${seen.dnsCount}, API longest ${seen.apiMaxMs.toFixed(0)} ms of ${seen.apiCount}`;
     expect(seen.dnsMaxMs, figures).toBeLessThan(STALL_BOUND_MS);
