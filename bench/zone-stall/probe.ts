@@ -15,7 +15,8 @@ function query(name: string, id: number): Buffer {
   return Buffer.concat([header, ...labels, Buffer.from([0, 0, 1, 0, 1])]);
 }
 
-export function startProbe(opts: { dnsPort: number; qname: string; apiUrl: string; apiPath: string; apiKey: string; everyMs?: number }): Probe {
+export function startProbe(opts: { dnsPort: number; qname: string; apiUrl: string; apiPath: string; apiKey: string; everyMs?: number; lostAfterMs?: number }): Probe {
+  const lostAfterMs = opts.lostAfterMs ?? 1000;
   const socket = createSocket('udp4');
   const sent = new Map<number, number>();
   let dnsMax = 0;
@@ -31,12 +32,12 @@ export function startProbe(opts: { dnsPort: number; qname: string; apiUrl: strin
   });
   const timer = setInterval(() => {
     id = (id + 1) & 0xffff;
-    // A query still unanswered after a second counts as lost, and as a one-second wait.
+    // A query still unanswered after `lostAfterMs` (a second unless told) counts as lost, and as a wait that long.
     for (const [old, at] of sent) {
-      if (performance.now() - at > 1000) {
+      if (performance.now() - at > lostAfterMs) {
         sent.delete(old);
         lost++;
-        dnsMax = Math.max(dnsMax, 1000);
+        dnsMax = Math.max(dnsMax, lostAfterMs);
       }
     }
     sent.set(id, performance.now());

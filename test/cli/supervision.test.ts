@@ -99,11 +99,12 @@ describe('serve: parts under a supervisor', () => {
     let back = 0;
     const { asked, failed } = await othersKeepAnswering(['api', 'dns'], async () => {
       process.kill(before, 'SIGKILL');
-      back = (await until('the edge back', edgeAnswers, 10_000)).ms;
+      back = (await until('the edge back', edgeAnswers, 20_000)).ms;
     });
     expect(failed).toEqual([]);
     expect(asked).toBeGreaterThan(0);
-    expect(back).toBeLessThan(5_000);
+    // Back within seconds (250 ms of back-off, then a start); a part left down fails the wait.
+    expect(back).toBeLessThan(10_000);
     expect(partPids().edge).not.toBe(before);
     expect(server.output()).toMatch(/"part":"edge","pid":\d+,"code":null,"signal":"SIGKILL".*"msg":"supervisor: a part stopped unexpectedly; starting it again"/);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
@@ -117,10 +118,10 @@ describe('serve: parts under a supervisor', () => {
     let back = 0;
     const { failed } = await othersKeepAnswering(['api', 'edge'], async () => {
       process.kill(before, 'SIGSEGV');
-      back = (await until('DNS back', async () => ((await dig(server.dnsPort, 'plain.sup.example', 'A')).answer.length > 0 ? true : undefined), 10_000)).ms;
+      back = (await until('DNS back', async () => ((await dig(server.dnsPort, 'plain.sup.example', 'A')).answer.length > 0 ? true : undefined), 20_000)).ms;
     });
     expect(failed).toEqual([]);
-    expect(back).toBeLessThan(5_000);
+    expect(back).toBeLessThan(10_000);
     console.log(`name server crashed: back in ${back} ms with its zones`);
   });
 
@@ -131,10 +132,16 @@ describe('serve: parts under a supervisor', () => {
       await until('the API back', async () => ((await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok ? true : undefined), 10_000);
     });
     expect(failed).toEqual([]);
-    // The restarted API's commits reach the name server as quickly as before.
-    expect((await api('POST', '/domains/sup.example/dnsrecords', { name: 'after', type: 1, value: '203.0.113.8' })).status).toBe(201);
-    const { ms } = await until('the new record', async () => ((await dig(server.dnsPort, 'after.sup.example', 'A')).answer.length > 0 ? true : undefined), 5_000);
-    expect(ms).toBeLessThan(500);
+    // The restarted API's commits reach the name server as quickly as before: passed on at once
+    // (tens of ms, a dig included), where the name server's own once-a-second read of the store
+    // would spread them over 0–1 s. The median of 10 writes, under 250 ms: the machine's load
+    // would have to hold half of them; the once-a-second read would have to fall early for half.
+    const delays: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      expect((await api('POST', '/domains/sup.example/dnsrecords', { name: `after${i}`, type: 1, value: '203.0.113.8' })).status).toBe(201);
+      delays.push((await until('the new record', async () => ((await dig(server.dnsPort, `after${i}.sup.example`, 'A')).answer.length > 0 ? true : undefined), 5_000)).ms);
+    }
+    expect([...delays].sort((x, y) => x - y)[5], delays.join(', ')).toBeLessThan(250);
   });
 
   it("the edge part's uptime reports reach the API part through the supervisor, as node 0's", async () => {

@@ -47,7 +47,8 @@ describe('SipHash-2-4 and RFC 9018 server cookies', () => {
 let server: RunningServer;
 let plain: RunningServer;
 
-function flood(port: number, packets: Buffer[]): Promise<{ sent: number; received: number; answers: number }> {
+/** `seconds`: how long the sending took (its pacing stretches on a loaded machine). */
+function flood(port: number, packets: Buffer[]): Promise<{ sent: number; received: number; answers: number; seconds: number }> {
   return new Promise((resolve) => {
     const socket = createSocket('udp4');
     let received = 0;
@@ -60,6 +61,7 @@ function flood(port: number, packets: Buffer[]): Promise<{ sent: number; receive
     // Paced (20 queries every 5 ms, 4,000/s) so the receiving socket's buffer never overflows:
     // what is counted is what the server sent.
     const send = async () => {
+      const started = performance.now();
       for (let i = 0; i < packets.length; i += 20) {
         for (const p of packets.slice(i, i + 20)) {
           socket.send(p, port, '127.0.0.1');
@@ -67,9 +69,10 @@ function flood(port: number, packets: Buffer[]): Promise<{ sent: number; receive
         }
         await new Promise((r) => setTimeout(r, 5));
       }
+      const seconds = (performance.now() - started) / 1000;
       await new Promise((r) => setTimeout(r, 500));
       socket.close();
-      resolve({ sent, received, answers });
+      resolve({ sent, received, answers, seconds });
     };
     socket.bind(0, '127.0.0.1', () => void send());
   });
@@ -133,9 +136,12 @@ describe('cookies end to end', () => {
       `amplification: RRL off ${factor(unlimited).toFixed(2)}×; RRL on (default), no valid cookie ${factor(spoofed).toFixed(2)}× (${spoofed.answers} full answers of 2000); valid cookie ${factor(proven).toFixed(2)}× (${proven.answers} answers, exempt)`,
     );
     expect(factor(unlimited)).toBeGreaterThan(10);
-    // 100 a second, for the ~0.5 s the flood lasts (a second boundary may fall inside it).
-    expect(spoofed.answers).toBeLessThanOrEqual(200);
-    expect(factor(spoofed)).toBeLessThan(3);
+    // 100 a second, for the ~0.5 s the flood lasts (a second boundary may fall inside it); on a
+    // loaded machine the pacing stretches the flood, and each second it spans allows 100 more.
+    // Without the limit: all 2,000 answered, an amplification over 10.
+    const seconds = Math.ceil(spoofed.seconds) + 1;
+    expect(spoofed.answers, `flood of ${spoofed.seconds.toFixed(2)} s`).toBeLessThanOrEqual(100 * seconds);
+    expect(factor(spoofed)).toBeLessThan(1.5 * seconds);
     expect(proven.answers).toBeGreaterThan(1900);
   });
 });

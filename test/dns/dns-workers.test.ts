@@ -15,6 +15,8 @@ import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 const WORKERS = 3;
 /** Source ports per round: with 3 workers, the chance one of them gets none is ~1e-8. */
 const PORTS = 48;
+/** Bound on how far apart the workers answer a change (see the test for why 1 s). */
+const SPREAD_BOUND_MS = 1000;
 
 let api: RunningServer;
 let ns: RunningNameServer;
@@ -71,6 +73,21 @@ async function fromEveryPort(packet: (i: number) => Buffer, port = ns.dnsPort): 
 async function answers(name: string): Promise<Array<string | undefined>> {
   const responses = await fromEveryPort((i) => dns2Query(name, 1, { id: i + 1 }));
   return responses.map((r) => (r ? ((decode(r).answers[0]?.address as string | undefined) ?? decode(r).header.rcode.toString()) : undefined));
+}
+
+/**
+ * As `answers`, asking again from the ports not answered, as a resolver does (three tries in
+ * all): a datagram may be lost while a worker leaves or joins the port's group of sockets, and a
+ * busy machine may hold an answer past the 1 s wait. A port whose queries reach no live worker
+ * stays unanswered on every try.
+ */
+async function answersWithRetries(name: string): Promise<Array<string | undefined>> {
+  let seen = await answers(name);
+  for (let retry = 0; retry < 2 && seen.includes(undefined); retry++) {
+    const again = await answers(name);
+    seen = seen.map((a, i) => a ?? again[i]);
+  }
+  return seen;
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
@@ -161,13 +178,17 @@ describe('palisade dns with DNS workers', () => {
         expect(w.revision).toBe(h.revision);
         applyMs.push(w.last_apply_ms!);
       }
-      // One round of 48 queries takes a few ms: the workers differ by at most that.
-      expect(spread).toBeLessThan(100);
+      // Measured 0 ms in 14 of 15 rounds, 31 ms once under load (docs/dns-workers.md). A worker
+      // learns a change only from the primary's message: one not sent never comes (the wait above
+      // fails), one held back costs seconds. The bound, 1 s, is above what scheduling on a loaded
+      // 2-core machine adds (a round of 48 queries itself waits up to 1 s for a lost datagram).
+      expect(spread).toBeLessThan(SPREAD_BOUND_MS);
     }
     const h = await health();
     expect(new Set(h.workers!.map((w) => w.revision))).toEqual(new Set([h.revision]));
     console.log(`first source port answered → all ${PORTS} answered: ${spreads.map((s) => s.toFixed(1)).join(', ')} ms; primary applied → worker applied: ${applyMs.join(', ')} ms`);
-    expect(Math.max(...applyMs)).toBeLessThan(50);
+    // The primary's own figure (IPC both ways): 0.6–11 ms measured; bound as above.
+    expect(Math.max(...applyMs)).toBeLessThan(SPREAD_BOUND_MS);
   });
 
   it('shares the cookie secret: a server cookie made by one worker is good at every other', async () => {
@@ -201,19 +222,20 @@ describe('palisade dns with DNS workers', () => {
     await waitFor('the killed worker gone', async () => alive(victim.pid!), (a) => !a, 5000);
     // Written while it is down: the new worker must catch up on it.
     expect((await call('POST', '/domains/workers.example/dnsrecords', { name: 'while-down', type: 1, value: '192.0.2.99' })).status).toBe(201);
+    // Asked from every source port until the new worker is back and current (and 5 rounds at
+    // least), so the rounds cover the whole time it is down and the moment it joins the port.
+    const back = (x: Health) => allLive(x) && x.workers![1]!.pid !== victim.pid;
     const started = Date.now();
     let rounds = 0;
-    while (Date.now() - started < 1500) {
+    let h = await health();
+    while (!back(h) || rounds < 5) {
       // Every source port is answered: the kernel hashes the dead worker's share to the others.
-      // (A datagram that meets the group of sockets as the new worker joins it may be lost: a
-      // client asks again, as resolvers do — once.)
-      const first = await answers('first.workers.example');
-      const merged = first.includes(undefined) ? (await answers('first.workers.example')).map((a, i) => first[i] ?? a) : first;
-      expect(merged.filter((a) => a === '192.0.2.1')).toHaveLength(PORTS);
+      const seen = await answersWithRetries('first.workers.example');
+      expect(seen.filter((a) => a === '192.0.2.1'), `round ${rounds}`).toHaveLength(PORTS);
       rounds++;
+      h = await health();
+      if (Date.now() - started > 20_000) throw new Error(`the worker not back and current within 20 s: ${JSON.stringify(h)}`);
     }
-    expect(rounds).toBeGreaterThan(5);
-    const h = await waitFor('the worker back and current', health, (x) => allLive(x) && x.workers![1]!.pid !== victim.pid);
     expect(h.workers![1]!.restarts).toBe(1);
     expect(await answers('while-down.workers.example')).toEqual(Array(PORTS).fill('192.0.2.99'));
     expect(ns.output()).toContain('a worker exited; starting it again');

@@ -216,7 +216,11 @@ describe('TCP resource limits', () => {
     expect(resolverAnswers).toBe(1 + Math.floor(during.length / 40));
     expect(resolver.destroyed).toBe(false);
     resolver.destroy();
-    expect(p99).toBeLessThanOrEqual(200);
+    // Before the fix: 3 queries answered in 15 s, p50 7 s, p99 10 s (the client's time-out);
+    // after: p50 0.6 ms, p99 20-160 ms on a loaded 2-core machine. Bound 1 s: ten times the bug's
+    // below, six times the loaded figure above.
+    expect(during.length).toBeGreaterThan(100);
+    expect(p99).toBeLessThanOrEqual(1000);
     expect(peak - rssBefore).toBeLessThan(400);
     flood.kill('SIGKILL');
   }, 180_000);

@@ -49,7 +49,9 @@ describe('DNS over TCP', () => {
     const started = Date.now();
     await once(socket, 'close');
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // The time-out here is 300 ms; one not applied holds the connection for the default (seconds)
+    // or for good. 5 s leaves a loaded machine's timers all the room they need.
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('closes after answering when the client half-closes', async () => {

@@ -201,11 +201,13 @@ async function downloadRate(host: string, path: string, n: number, cache?: strin
 }
 
 describe('edge: bandwidth limit', () => {
-  it('holds 1, 2 and 8 parallel downloads to the domain\'s rate together (±10%), proxied and from the cache', async () => {
+  it('holds 1, 2 and 8 parallel downloads to the domain\'s rate together (at most +10%, at least -25%), proxied and from the cache', async () => {
     for (const n of [1, 2, 8]) {
       const rate = await downloadRate('bw.example', '/10mb.bin', n);
       console.log(`bw.example (512 KiB/s, proxied): ${n} download(s) together ${(rate / 1024).toFixed(0)} KiB/s`);
-      expect(rate, `× ${n}`).toBeGreaterThan(512 * 1024 * 0.9);
+      // Above the rate: never, whatever the load (the limit's bug: each download its own rate, × n).
+      // Below it: a loaded machine may send late, so 75%.
+      expect(rate, `× ${n}`).toBeGreaterThan(512 * 1024 * 0.75);
       expect(rate, `× ${n}`).toBeLessThan(512 * 1024 * 1.1);
     }
     // Hits are held to the rate too: fill the cache (10 MB at 2 MiB/s), then measure.
@@ -214,7 +216,7 @@ describe('edge: bandwidth limit', () => {
     for (const n of [1, 8]) {
       const rate = await downloadRate('bwcache.example', '/10mb.bin', n, 'HIT');
       console.log(`bwcache.example (2048 KiB/s, cache hits): ${n} download(s) together ${(rate / 1024).toFixed(0)} KiB/s`);
-      expect(rate, `hits × ${n}`).toBeGreaterThan(2048 * 1024 * 0.9);
+      expect(rate, `hits × ${n}`).toBeGreaterThan(2048 * 1024 * 0.75);
       expect(rate, `hits × ${n}`).toBeLessThan(2048 * 1024 * 1.1);
     }
   }, 60_000);

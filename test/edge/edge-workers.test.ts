@@ -210,7 +210,9 @@ describe('palisade edge with two workers', () => {
       spreads.push(Math.max(...now.workers.map((w) => w.apply_ms!)));
     }
     console.log(`primary applied → every worker applied (ms, IPC both ways): ${spreads.join(', ')}`);
-    expect(Math.max(...spreads)).toBeLessThan(100);
+    // Measured a few ms. A worker learns a change only from the primary's message: one not sent
+    // never comes (the waits above fail); 1 s is above what a loaded 2-core machine adds.
+    expect(Math.max(...spreads)).toBeLessThan(1000);
 
     // HTTPS connections are handed over as well (a name without a certificate here: the node's own, and 421).
     for (const from of [ofFirst[0]!, ofSecond[0]!]) expect(await getTls(from)).toBe(421);
@@ -229,12 +231,16 @@ describe('palisade edge with two workers', () => {
 
   it("holds a client's rate limit over more connections than workers; another client has its own", async () => {
     const from = ofSecond[1]!;
+    const started = performance.now();
     const answers = await Promise.all(Array.from({ length: 30 }, () => get('limited.example', '/', from)));
+    const seconds = (performance.now() - started) / 1000;
     const passed = answers.filter((a) => a.status === 200).length;
     const limited = answers.filter((a) => a.status === 429).length;
-    // The burst of 10, and at most one more from the refill while the 30 arrive.
+    // The burst of 10, and what the refill (1 a second) adds while the 30 arrive: one when they
+    // take under a second, more on a machine so loaded they take longer. A bucket per worker
+    // would pass ~20.
     expect(passed).toBeGreaterThanOrEqual(10);
-    expect(passed).toBeLessThanOrEqual(11);
+    expect(passed, `in ${seconds.toFixed(2)} s`).toBeLessThanOrEqual(10 + Math.ceil(seconds));
     expect(limited).toBe(30 - passed);
     expect((await get('limited.example', '/', ofFirst[1]!)).status).toBe(200);
   });

@@ -167,7 +167,9 @@ describe('a backend outage seen by a real edge', { timeout: 60_000 }, () => {
     expect(up.nodes).toEqual({ 1: expect.objectContaining({ state: 'up' }) });
     expect(up.minute.summary.checks_failed).toBe(0);
     expect(up.minute.summary.response_ms.p50).toBeGreaterThanOrEqual(15);
-    expect(up.minute.summary.response_ms.p50).toBeLessThan(200);
+    // A sane figure in ms (at least the backend's 15 ms; not microseconds counted as ms), not a
+    // latency bound: a loaded machine may add hundreds of ms.
+    expect(up.minute.summary.response_ms.p50).toBeLessThan(2000);
     // Created this minute (or the one before, across a minute's turn): nothing older is shown.
     expect(up.minute.periods.length).toBeGreaterThanOrEqual(1);
     expect(up.minute.periods.length).toBeLessThanOrEqual(2);
@@ -282,7 +284,9 @@ describe('a backend outage seen by a real edge', { timeout: 60_000 }, () => {
       await until("B's test event", async () => (receiverB.received.some((r) => r.json.type === 'webhook.test') ? true : undefined));
       const tookB = receiverB.received.find((r) => r.json.type === 'webhook.test')!.at - sent;
       console.log(`B's delivery took ${tookB} ms while A's slow receiver had ${30 - slow.received.length} of 30 waiting`);
-      expect(tookB).toBeLessThan(2000);
+      // A's 30 events ahead of B's at 1.5 s each would hold B's for 45 s; even one of them, 1.5 s.
+      // B's own delivery takes milliseconds: 4 s leaves a loaded machine its room.
+      expect(tookB).toBeLessThan(4000);
       expect(slow.received.length).toBeLessThan(10);
       expect((await call(keyA, 'DELETE', `/me/webhooks/${hook.id}`)).status).toBe(204);
     } finally {
