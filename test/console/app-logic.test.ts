@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { href, parseRoute } from '../../src/console/app/router.ts';
 import { Problem } from '../../src/console/app/api.ts';
+import { eventDetails } from '../../src/console/app/event-words.ts';
 
 describe('console routes', () => {
   it('reads every page, with the domain decoded', () => {
@@ -42,5 +43,20 @@ describe("the console's copies of the API's lists (its browser code imports noth
     const { RECORD_TYPES } = await import('../../src/model/record-types.ts');
     expect([...app.EVENT_TYPES]).toEqual([...EVENT_TYPES]);
     expect([...app.RECORD_TYPES].sort()).toEqual(Object.values(RECORD_TYPES).map((t) => t.name).sort());
+  });
+});
+
+describe('event details in words', () => {
+  it('says nested problems and node states as a person reads them, never [object Object] or raw JSON', () => {
+    const failed = eventDetails({ task: 'tk_1', attempts: 2, error: 'the CA refused', problems: [{ name: 'www.example.org', type: 'urn:ietf:params:acme:error:dns', detail: 'no A record' }] });
+    expect(failed).toBe('task: tk_1 · attempts: 2 · error: the CA refused · why: www.example.org: no A record');
+    const down = eventDetails({ state: 'down', since: '2026-11-28T10:00:00.000Z', nodes: { '0': 'down', '3': 'up' } });
+    expect(down).toBe('state: down · since: 2026-11-28T10:00:00.000Z · seen from: this server down, edge node 3 up');
+    const nested = eventDetails({ seen: { nameservers: ['ns1.example', 'ns2.example'], delegation: true }, not_after: null });
+    expect(nested).toBe('seen: nameservers ns1.example; ns2.example, delegation true · valid until: —');
+    for (const text of [failed, down, nested]) {
+      expect(text).not.toContain('[object Object]');
+      expect(text).not.toMatch(/[{}"]/);
+    }
   });
 });

@@ -2,15 +2,9 @@
 // delegation, ownership), newest first, a page at a time.
 import { useState } from 'preact/hooks';
 import { page, type Page } from '../api.ts';
+import { eventDetails } from '../event-words.ts';
 import type { PalisadeEvent } from '../types.ts';
 import { Loading, PageTitle, ProblemNote, useLoad, when } from '../ui.tsx';
-
-/** The details of an event in one line ("nodes: 1, 2 · state: down"). */
-export function details(data: Record<string, unknown>): string {
-  return Object.entries(data)
-    .map(([key, value]) => `${key.replace(/_/g, ' ')}: ${Array.isArray(value) ? value.join(', ') : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}`)
-    .join(' · ');
-}
 
 export function EventsPage() {
   const [trail, setTrail] = useState<string[]>([]);
@@ -43,7 +37,7 @@ export function EventsPage() {
                   <td>{when(e.created)}</td>
                   <td>{e.type}</td>
                   <td>{e.domain ?? '—'}</td>
-                  <td>{details(e.data)}</td>
+                  <td>{eventDetails(e.data)}</td>
                 </tr>
               ))}
             </tbody>

@@ -19,6 +19,20 @@ async function search(text: string): Promise<GeoTarget[]> {
   return all;
 }
 
+/** Short names of geo targets ("Germany", "Europe"), looked up once for ids not yet seen. */
+export function useTargetWords(ids: number[]): (target: number) => string {
+  const [, setLoaded] = useState(0);
+  const missing = ids.some((id) => !known.has(id));
+  useEffect(() => {
+    if (!missing) return;
+    get<GeoTarget[]>('/geo/targets?limit=1000').then((all) => {
+      for (const t of all) known.set(t.id, t);
+      setLoaded((n) => n + 1);
+    }, () => undefined);
+  }, [missing]);
+  return (target) => known.get(target)?.name ?? `GeoNames ${target}`;
+}
+
 export function GeoPicker({ value, onValue, error }: { value: number[]; onValue: (ids: number[]) => void; error?: string | undefined }) {
   const id = useId();
   const [text, setText] = useState('');

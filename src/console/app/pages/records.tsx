@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, offers, page, seg, type Page } from '../api.ts';
 import { RECORD_TYPES, type DnsRecord, type Domain } from '../types.ts';
 import { Loading, ProblemNote, SelectField, TextField, useAction, useLoad } from '../ui.tsx';
-import { GeoPicker } from './geo-picker.tsx';
+import { GeoPicker, useTargetWords } from './geo-picker.tsx';
 import { ZoneFile } from './zonefile.tsx';
 
 interface RecordDraft {
@@ -97,6 +97,8 @@ export function RecordsTab({ domain }: { domain: Domain }) {
   if (filter.type) query.set('type', filter.type);
   const path = trail[trail.length - 1] ?? `${base}?${query}`;
   const list = useLoad<Page<DnsRecord>>(() => page<DnsRecord>(path), [path]);
+  // Geo targets by name ("Germany, France"), not a count.
+  const targetWords = useTargetWords(list.data?.items.flatMap((r) => r.target) ?? []);
   // Zone files only where this API offers them (its OpenAPI document says so).
   const zoneFiles = useLoad(() => Promise.all([offers('POST', '/domains/{domain}/zonefile'), offers('GET', '/domains/{domain}/zonefile')]).then(([a, b]) => a && b), []);
   // The form below takes the record; the keyboard goes there with it.
@@ -160,7 +162,7 @@ export function RecordsTab({ domain }: { domain: Domain }) {
                   <td class="value">{r.value}</td>
                   <td>{r.ttl}</td>
                   <td>{r.priority ?? ''}</td>
-                  <td>{r.target.length ? `${r.target.length} place${r.target.length > 1 ? 's' : ''}` : 'everyone'}</td>
+                  <td>{r.target.length ? r.target.map(targetWords).join(', ') : 'everyone'}</td>
                   <td class="row-actions">
                     <button type="button" class="link" aria-label={`Edit ${r.type_name} ${r.name} ${r.value}`} onClick={() => edit(r)}>
                       Edit

@@ -1,12 +1,31 @@
 // Webhooks: create one (its signing secret is shown once, right then), send a test event, read the
 // delivery log, remove it.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, get, seg } from '../api.ts';
 import { EVENT_TYPES, type Delivery, type Webhook } from '../types.ts';
 import { CheckField, Loading, PageTitle, ProblemNote, TextField, useAction, useLoad, when } from '../ui.tsx';
 
+/** While a delivery is pending, the log is read again every 2 s (for at most 2 minutes) until it settles. */
+const FOLLOW_EVERY_MS = 2_000;
+const FOLLOW_FOR_MS = 120_000;
+
+function useFollowPending(pending: boolean, reload: () => void): void {
+  const started = useRef<number | undefined>(undefined);
+  useEffect(() => {
+    if (!pending) {
+      started.current = undefined;
+      return;
+    }
+    started.current ??= Date.now();
+    if (Date.now() - started.current > FOLLOW_FOR_MS) return;
+    const timer = setTimeout(reload, FOLLOW_EVERY_MS);
+    return () => clearTimeout(timer);
+  });
+}
+
 function Deliveries({ hook }: { hook: Webhook }) {
   const log = useLoad(() => get<Delivery[]>(`/me/webhooks/${seg(hook.id)}/deliveries?limit=50`), [hook.id]);
+  useFollowPending(log.data?.some((d) => d.state === 'pending') ?? false, log.reload);
   return (
     <div class="deliveries">
       <h3>Delivery log</h3>
