@@ -97,11 +97,11 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
+      if (!domain.ssl) throw new ApiError('CONFLICT', `ssl is off for ${domain.domain}; turn it on (PATCH /domains/${domain.domain} {"ssl": true}) to have a certificate issued`);
+      if (!isProven(domain)) throw new ApiError('CONFLICT', `${domain.domain} is a claim not proven yet: ${UNPROVEN}`);
       // A task that can only fail again is not queued: say what the operator has to set instead.
       const missing = cannotIssue(app);
       if (missing) throw new ApiError('CONFLICT', `certificates cannot be issued by this service: ${missing}; ask its operator (the task, if any, is at GET /tasks/)`);
-      if (!domain.ssl) throw new ApiError('CONFLICT', `ssl is off for ${domain.domain}; turn it on (PATCH /domains/${domain.domain} {"ssl": true}) to have a certificate issued`);
-      if (!isProven(domain)) throw new ApiError('CONFLICT', `${domain.domain} is a claim not proven yet: ${UNPROVEN}`);
       const reason = issuanceReason(domain, await app.store.getCertificate(domain.domain), Date.now());
       const last = await app.tasks.forDomain(domain.ownerId, domain.domain);
       if (!reason && last) return reply.code(200).send(renderTask(last));
