@@ -452,7 +452,9 @@ export class EdgeServer {
     }
     this.clientLimits.refused(client);
     const reason = finding.class === 'protocol' ? 'protocol' : finding.class === 'scanner' ? 'scanner' : 'waf';
-    const refused = this.refuse(res, domain, reason, (ref) => PAGES.wafBlocked(host, ref), finding.status);
+    // A body refused for its size, type or charset is told so; an attack gets the protection page.
+    const page = bodyRefusal(finding) ? (ref: string) => PAGES.bodyRefused(host, finding.where, ref) : (ref: string) => PAGES.wafBlocked(host, ref);
+    const refused = this.refuse(res, domain, reason, page, finding.status);
     return { ...refused, via: `rule ${finding.rule} (${finding.class}) in ${finding.where}` };
   }
 
@@ -655,7 +657,7 @@ export class EdgeServer {
       if (result.via !== 'body-refused') this.options.log.warn({ domain: domain.domain, client: x.client, rule: tail.rule, class: tail.class, where: tail.where }, 'waf: would refuse (log only)');
       else if (!res.headersSent) {
         this.clientLimits.refused(x.client);
-        const refused = this.refuse(res, domain.domain, 'waf', (ref) => PAGES.wafBlocked(host, ref), tail.status);
+        const refused = this.refuse(res, domain.domain, 'waf', (ref) => (bodyRefusal(tail) ? PAGES.bodyRefused(host, tail.where, ref) : PAGES.wafBlocked(host, ref)), tail.status);
         return { ...refused, via: `rule ${tail.rule} (${tail.class}) in ${tail.where}` };
       } else res.destroy();
     }
@@ -791,4 +793,9 @@ export class EdgeServer {
     this.health.stop();
     this.bandwidth.stop();
   }
+}
+
+/** A protocol finding about the body itself (413 too large, 415 type or charset), not an attack in it. */
+function bodyRefusal(finding: { status: number; class: string }): boolean {
+  return finding.class === 'protocol' && (finding.status === 413 || finding.status === 415);
 }

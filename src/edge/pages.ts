@@ -14,6 +14,9 @@ export const PAGES = {
   requestTimeout: () => page('Request timeout', 'The request did not arrive in time.'),
   tooLarge: (max: number) => page('Request too large', `This service accepts request bodies of at most ${max} bytes.`),
   moved: () => page('Moved', 'This site is served over HTTPS.'),
+  /** A body refused for what it is, not for an attack in it (413 past the limit, 415 its type or charset). */
+  bodyRefused: (host: string, why: string, ref: string) =>
+    page('Request body not accepted', `<b>${escape(host)}</b> did not accept this request's body: ${escape(why)}. Send a smaller body or another encoding, or tell the site's owner this reference: <code>${ref}</code>`),
   wafBlocked: (host: string, ref: string) =>
     page('Request blocked', `This request to <b>${escape(host)}</b> was blocked by its protection rules. If you think this is a mistake, tell the site's owner this reference: <code>${ref}</code>`),
   banned: (host: string, seconds: number, ref: string) =>

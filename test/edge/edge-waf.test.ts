@@ -223,8 +223,15 @@ describe('edge: baseprotection (WAF)', () => {
     expect(bomb.length).toBeLessThan(64 * 1024);
     const res = await send({ method: 'POST', path: '/', headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, body: bomb }, 'waf.example', nextClient());
     expect(res.status).toBe(413);
+    // The page says what is wrong with the body (it said "blocked by its protection rules").
+    expect(res.body).toContain('Request body not accepted');
+    expect(res.body).toMatch(/expands more than/);
+    expect(res.body).not.toContain('protection rules');
     const json = Buffer.from(JSON.stringify({ notes: 'x'.repeat(1_200_000) }));
-    expect((await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json }, 'waf.example', nextClient())).status).toBe(413);
+    const large = await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json }, 'waf.example', nextClient());
+    expect(large.status).toBe(413);
+    expect(large.body).toContain('too large');
+    expect(large.body).toContain('1,024 KiB');
     expect((await send({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: json, chunked: 65_536 }, 'waf.example', nextClient())).status).toBe(413);
   });
 

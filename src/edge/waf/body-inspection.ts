@@ -45,6 +45,9 @@ export function overflowPolicy(settings: Pick<WafSettings, 'overflow'>, contentT
   return UPLOAD_TYPES.test(contentType.toLowerCase()) ? 'prefix' : 'refuse';
 }
 
+/** A size in KiB as the page says it ("1,024 KiB"). */
+const kib = (bytes: number) => `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`;
+
 const finding = (status: number, rule: number, where: string): { kind: 'refused'; finding: Finding } => ({ kind: 'refused', finding: { status, rule, class: 'protocol', where } });
 
 /**
@@ -107,14 +110,14 @@ export async function readForInspection(req: IncomingMessage, settings: Pick<Waf
   const contentType = String(req.headers['content-type'] ?? '');
   const policy = overflowPolicy(settings, contentType);
   const limit = settings.bodyLimit;
-  if (length !== undefined && length > limit && policy === 'refuse') return finding(413, 920160, `body over the inspection limit (${Math.round(limit / 1024)} KiB)`);
+  if (length !== undefined && length > limit && policy === 'refuse') return finding(413, 920160, `the body is too large: this site inspects at most ${kib(limit)} of a body and refuses larger ones`);
   const compressed = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity';
-  if (length !== undefined && length > limit && compressed) return finding(413, 920160, `compressed body over the inspection limit (${Math.round(limit / 1024)} KiB)`);
+  if (length !== undefined && length > limit && compressed) return finding(413, 920160, `the compressed body is too large: this site inspects at most ${kib(limit)} of a body`);
   const read = await readUpTo(req, limit);
   if (read === undefined) return { kind: 'cut' };
   if (read.more && (policy === 'refuse' || compressed)) {
     req.resume();
-    return finding(413, 920160, `body over the inspection limit (${Math.round(limit / 1024)} KiB)`);
+    return finding(413, 920160, `the body is too large: this site inspects at most ${kib(limit)} of a body and refuses larger ones`);
   }
   const decoded = decodeContent(read.more ? read.bytes.subarray(0, limit) : read.bytes, req.headers['content-encoding'], read.more);
   if ('kind' in decoded) {
