@@ -517,6 +517,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.certs.email && !/^[^@\s]+@[^@\s]+$/.test(config.certs.email)) problems.push(`PALISADE_ACME_EMAIL=${config.certs.email}: must be an e-mail address`);
   if (config.redisUrl && !/^rediss?:\/\//.test(config.redisUrl)) problems.push(`REDIS_URL=${config.redisUrl}: must start with redis:// or rediss://`);
   config.redis = redisConnection(env, config.redisUrl, int, bool, problems);
+  const logFormat = env.PALISADE_LOG_FORMAT ?? 'auto';
+  if (!['auto', 'json', 'pretty'].includes(logFormat)) problems.push(`PALISADE_LOG_FORMAT=${logFormat}: must be auto (readable lines at a terminal, JSON elsewhere), json or pretty`);
   if (!LOG_LEVELS.includes(config.logLevel)) problems.push(`PALISADE_LOG_LEVEL=${config.logLevel}: must be one of ${LOG_LEVELS.join(', ')}`);
   if (env.PALISADE_OWNERSHIP_PROOF !== undefined && !['required', 'off'].includes(env.PALISADE_OWNERSHIP_PROOF)) problems.push(`PALISADE_OWNERSHIP_PROOF=${env.PALISADE_OWNERSHIP_PROOF}: must be required or off`);
   if (env.PALISADE_DELEGATION_CHECK !== undefined && !['parent', 'resolver'].includes(env.PALISADE_DELEGATION_CHECK)) problems.push(`PALISADE_DELEGATION_CHECK=${env.PALISADE_DELEGATION_CHECK}: must be parent or resolver`);

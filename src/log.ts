@@ -1,8 +1,27 @@
 // One pino logger for the process; each part takes a child with its own `component` field. Lines
 // go to standard output through common/log-output.ts: a bounded backlog, failures dropped and
-// counted, never a thrown error or a wait.
-import { pino, type Logger } from 'pino';
+// counted, never a thrown error or a wait. At a terminal they are written for a person
+// (common/log-pretty.ts); anywhere else (a file, a pipe, a shipper) as JSON, one object a line.
+import { isatty } from 'node:tty';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { prettyLine } from './common/log-pretty.ts';
 import { standardOutput } from './common/log-output.ts';
+
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** PALISADE_LOG_FORMAT, read here so that every role and the tests' own loggers agree. */
+function chosenFormat(): 'json' | 'pretty' {
+  const wanted = process.env.PALISADE_LOG_FORMAT ?? 'auto';
+  if (wanted === 'json' || wanted === 'pretty') return wanted;
+  return isatty(1) ? 'pretty' : 'json';
+}
+
+function destination(): DestinationStream {
+  const out = standardOutput();
+  if (chosenFormat() === 'json') return out;
+  const colour = isatty(1) && !process.env.NO_COLOR;
+  return { write: (line: string) => out.write(prettyLine(line, colour)) };
+}
 
 export function createLogger(level: string): Logger {
   return pino(
@@ -11,6 +30,6 @@ export function createLogger(level: string): Logger {
       // The request serializer does not log headers; this keeps a key out even if one is added.
       redact: { paths: ['req.headers["x-auth-key"]', 'headers["x-auth-key"]'], censor: '[redacted]' },
     },
-    standardOutput(),
+    destination(),
   );
 }
