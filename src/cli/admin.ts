@@ -52,7 +52,8 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
                                            (domain.claim_released)
   domain prove DOMAIN --user ID            proves that account's claim on the operator's word (a dispute settled
                                            outside): other accounts' pending claims at or under it are released
-  zone import DOMAIN FILE [--dry-run]      replaces the holder's records with a BIND zone file's, in one change (as POST
+  zone import DOMAIN FILE [--dry-run] [--replace-all]
+                                           replaces the holder's records with a BIND zone file's, in one change (as POST
                                            /domains/DOMAIN/zonefile); prints what changed, or each bad line
   secondary add --name NAME --address IP [--address IP…] --tsig-key [hmac-sha256:]KEYNAME:BASE64 [--port N]
                 [--zone DOMAIN…] [--no-catalog]
@@ -107,6 +108,7 @@ const OPTIONS = {
   zone: { type: 'string', multiple: true },
   'no-catalog': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  'replace-all': { type: 'boolean' },
 } as const;
 
 function positiveInt(text: string | undefined, what: string): number {
@@ -358,7 +360,7 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
       const head = await store.getZoneHead(name);
       if (!head) throw new UsageError(`no domain ${name}`);
       const owner = await store.getUser(head.domain.ownerId);
-      const outcome = await importZoneFile(store, name, head.domain.ownerId, text, { dryRun: values['dry-run'] === true, maxRecords: owner?.limits.max_records_per_domain ?? 1000 });
+      const outcome = await importZoneFile(store, name, head.domain.ownerId, text, { dryRun: values['dry-run'] === true, maxRecords: owner?.limits.max_records_per_domain ?? 1000, replaceAll: values['replace-all'] === true });
       return out({ ...outcome, added: outcome.added.length, changed: outcome.changed.length, removed: outcome.removed.length });
     }
     case 'secondary add': {

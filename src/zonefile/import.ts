@@ -24,12 +24,22 @@ export interface ImportOutcome {
 /** Records the import leaves alone: the service's SOA record and its certificate challenges. */
 const kept = (r: RecordState) => r.acme === true || r.type === TYPE.SOA;
 
-const lineErrors = (errors: readonly LineError[]): FieldError[] => errors.slice(0, 100).map((e) => ({ field: `line ${e.line}`, message: e.message }));
+/** A message quotes what it found; a huge field quoted whole would echo megabytes back. */
+export function shortMessage(message: string): string {
+  const clipped = message.replace(/\S{101,}/g, (run) => `${run.slice(0, 100)}…`);
+  return clipped.length > 300 ? `${clipped.slice(0, 300)}…` : clipped;
+}
+
+const lineErrors = (errors: readonly LineError[]): FieldError[] => errors.slice(0, 100).map((e) => ({ field: `line ${e.line}`, message: shortMessage(e.message) }));
 
 /** Yields to the event loop (a large file is worked through in steps, not one long one). */
 const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export async function importZoneFile(store: Store, zone: string, ownerId: number, text: string, options: { dryRun: boolean; maxRecords: number }): Promise<ImportOutcome> {
+/**
+ * `replaceAll`: a file that would remove every record of the zone (an empty one, comments only, the
+ * wrong file) is applied only when asked for so; otherwise refused, saying how many would go.
+ */
+export async function importZoneFile(store: Store, zone: string, ownerId: number, text: string, options: { dryRun: boolean; maxRecords: number; replaceAll?: boolean }): Promise<ImportOutcome> {
   for (let attempt = 0; ; attempt++) {
     const current = await store.getZone(zone, ownerId);
     if (!current) throw notFound(`domain ${zone}`);
@@ -58,6 +68,12 @@ export async function importZoneFile(store: Store, zone: string, ownerId: number
       skipped: converted.skipped,
     });
     if (options.dryRun || changes(plan) === 0) return outcome(current.domain.revision, []);
+    if (converted.records.length === 0 && plan.removed.length > 0 && !options.replaceAll) {
+      throw new ApiError(
+        'UNPROCESSABLE',
+        `the zone file holds no records, and applying it would remove all ${plan.removed.length} of the zone's records; nothing was changed. To empty the zone on purpose, send it again with ?replace=all`,
+      );
+    }
     const ids: number[] = [];
     try {
       const { head } = await store.changeRecords(zone, ownerId, (view, ctx) => {

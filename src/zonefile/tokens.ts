@@ -28,6 +28,14 @@ export class ZoneFileSyntaxError extends Error {
   }
 }
 
+/**
+ * The longest physical line and token read. A record's data is at most 65,535 bytes, and no field
+ * of one is longer than a TXT record's 255-byte strings written as \DDD escapes; past these a file
+ * is not a zone file, and stopping at once keeps a 7 MB "name" from holding the API for seconds.
+ */
+export const MAX_LINE_CHARS = 65_536;
+export const MAX_TOKEN_CHARS = 16_384;
+
 /** The comment form geo-targeted variants are exported in: `;palisade-geo TARGETS RECORD`. */
 export const GEO_COMMENT = ';palisade-geo ';
 
@@ -43,6 +51,9 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
   let depth = 0;
   let openedAt = 0;
   let atLineStart = true;
+  let lineStart = 0;
+  const tooLong = (what: 'line' | 'token') =>
+    new ZoneFileSyntaxError(line, what === 'line' ? `a line longer than ${MAX_LINE_CHARS.toLocaleString('en-US')} characters` : `a field longer than ${MAX_TOKEN_CHARS.toLocaleString('en-US')} characters`);
   // The line just finished, if it held anything.
   const finish = (): LogicalLine | undefined => {
     const done = current && (current.tokens.length > 0 || current.geo !== undefined) ? current : undefined;
@@ -54,6 +65,7 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
     if (c === '\n') {
       line++;
       i++;
+      lineStart = i;
       if (depth === 0) {
         const done = finish();
         if (done) yield done;
@@ -61,6 +73,7 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
       }
       continue;
     }
+    if (i - lineStart > MAX_LINE_CHARS) throw tooLong('line');
     if (atLineStart && depth === 0) {
       current = { line, indented: c === ' ' || c === '\t', tokens: [] };
       atLineStart = false;
@@ -101,6 +114,7 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
         }
         if (text[i] === '"') break;
         i++;
+        if (i - start > MAX_TOKEN_CHARS) throw tooLong('token');
       }
       i++;
       current!.tokens.push({ text: text.slice(start, i), quoted: true });
@@ -115,6 +129,7 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
       }
       if (d === ' ' || d === '\t' || d === '\r' || d === '\n' || d === ';' || d === '(' || d === ')' || d === '"') break;
       i++;
+      if (i - start > MAX_TOKEN_CHARS) throw tooLong('token');
     }
     current!.tokens.push({ text: text.slice(start, Math.min(i, n)), quoted: false });
   }

@@ -36,6 +36,16 @@ export function recordData(r: RecordState): string {
   }
 }
 
+/**
+ * A line in ASCII: every other character as its UTF-8 bytes in \DDD escapes (RFC 1035 §5.1), the
+ * form every server's zone-file reader takes (Knot's zone-check refuses raw UTF-8 in TXT data).
+ */
+export function asciiOnly(line: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(line)) return line;
+  return line.replace(/[^\x00-\x7f]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `\\${String(b).padStart(3, '0')}`).join(''));
+}
+
 /** The zone file; records in the order given (callers sort). SOA records among them are left out (the head has it). */
 export function writeZoneFile(head: ZoneFileHead, records: readonly RecordState[]): string {
   const { soa, ns } = head;
@@ -48,7 +58,7 @@ export function writeZoneFile(head: ZoneFileHead, records: readonly RecordState[
   ];
   for (const r of records) {
     if (r.type === TYPE.SOA) continue;
-    const line = `${r.name} ${r.ttl} IN ${recordData(r)}`;
+    const line = asciiOnly(`${r.name} ${r.ttl} IN ${recordData(r)}`);
     lines.push(r.target.length > 0 ? `${GEO_COMMENT}${r.target.join(',')} ${line}` : line);
   }
   return `${lines.join('\n')}\n`;

@@ -122,6 +122,58 @@ describe('zone file import', () => {
     });
   }
 
+  it('one huge line or field is refused at once, its error quoting at most 100 characters of it', async () => {
+    for (const [text, line, message] of [
+      [`www A 192.0.2.1\n${'n'.repeat(7_000_000)} A 192.0.2.1\n`, 2, /a field longer than 16,384 characters/],
+      [`www A 192.0.2.1\nbig TXT "${'t'.repeat(7_000_000)}"\n`, 2, /a field longer than 16,384 characters/],
+      [`www A 192.0.2.1\nbig TXT ${'"abc" '.repeat(20_000)}\n`, 2, /a line longer than 65,536 characters/],
+    ] as const) {
+      const started = performance.now();
+      const res = await importFile('zf.example', text);
+      const elapsed = performance.now() - started;
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([{ field: `line ${line}`, message: expect.stringMatching(message) }]);
+      expect(JSON.stringify(res.body).length).toBeLessThan(2_000);
+      // Seconds for a 7 MB name before (6.5 s measured); reading 7 MB up to the bound is milliseconds.
+      expect(elapsed).toBeLessThan(3_000);
+    }
+    expect((await import('../../src/zonefile/import.ts')).shortMessage(`bad value ${'x'.repeat(5_000)} here`)).toBe(`bad value ${'x'.repeat(100)}… here`);
+  });
+
+  it('a file without records would empty the zone: refused unless ?replace=all; the dry run says what would go', async () => {
+    await newDomain('empty.example');
+    await importFile('empty.example', 'a A 192.0.2.1\nb A 192.0.2.2\n');
+    const before = comparable(await records('empty.example'));
+    for (const text of ['', '; only a comment\n', '$TTL 300\n']) {
+      const res = await importFile('empty.example', text);
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.detail).toContain("would remove all 2 of the zone's records");
+      expect(res.body.detail).toContain('?replace=all');
+    }
+    const dry = await importFile('empty.example', '; nothing\n', true);
+    expect(dry.status).toBe(200);
+    expect(dry.body.removed).toHaveLength(2);
+    expect(comparable(await records('empty.example'))).toEqual(before);
+    const asked = await api.request('POST', '/domains/empty.example/zonefile?replace=all', { key, raw: '; nothing\n', headers: { 'content-type': 'text/dns' } });
+    expect(asked.status).toBe(200);
+    expect(asked.body.removed).toHaveLength(2);
+    expect(await records('empty.example')).toEqual([]);
+  });
+
+  it('export writes text beyond ASCII as \\DDD escapes, which Knot and BIND accept, and reads it back the same', async () => {
+    await newDomain('utf.example');
+    expect((await api.request('POST', '/domains/utf.example/dnsrecords', { key, body: { name: 'hi', type: 'TXT', value: 'héllo ✓ wörld' } })).status).toBe(201);
+    const text = await exportFile('utf.example');
+    expect(text).toMatch(/h\\195\\169llo \\226\\156\\147 w\\195\\182rld/);
+    expect(/[^\x00-\x7f]/.test(text)).toBe(false);
+    await namedCheckzone('utf.example', text);
+    await knotZoneCheck('utf.example', text);
+    const before = comparable(await records('utf.example'));
+    const again = await importFile('utf.example', text);
+    expect(again.body).toMatchObject({ added: [], changed: [], removed: [] });
+    expect(comparable(await records('utf.example'))).toEqual(before);
+  });
+
   it('refuses a file past the record limit, and one past the body limit', async () => {
     const { key: small } = await api.user({ max_records_per_domain: 5 });
     expect((await api.request('POST', '/domains', { key: small, body: { domain: 'small.example', backend: '198.51.100.1' } })).status).toBe(201);

@@ -114,16 +114,22 @@ export const zoneFileRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'BIND form: $ORIGIN, $TTL, relative names, @, ( … ), comments, escapes, several TXT strings, class IN optional; $INCLUDE is refused. ' +
           'The zone then holds exactly the file\'s records (the SOA and apex NS set stay the service\'s; lines of other types are skipped and listed). ' +
-          'One atomic change, one revision; any bad line refuses the whole file (422, each error naming its line). `?dry_run=true` says what would change and changes nothing.',
+          'One atomic change, one revision; any bad line refuses the whole file (422, each error naming its line). `?dry_run=true` says what would change and changes nothing. A file with no records, which would remove every record, is refused (422) unless `?replace=all`. Lines over 65,536 characters and fields over 16,384 are refused at once.',
         params: DomainParams,
-        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'Only say what would change' })) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          {
+            dry_run: Type.Optional(Type.Boolean({ description: 'Only say what would change' })),
+            replace: Type.Optional(Type.Literal('all', { description: 'Apply a file with no records, removing every record (refused without it)' })),
+          },
+          { additionalProperties: false },
+        ),
         body: Type.String({ description: 'The zone file' }),
         response: { 200: ImportResult, ...errorResponses(404, 409, 413, 415, 422) },
       },
     },
     async (request, reply) => {
       const name = zoneName(request.params.domain);
-      const outcome = await importZoneFile(app.store, name, request.user.id, request.body, { dryRun: request.query.dry_run === true, maxRecords: request.user.limits.max_records_per_domain });
+      const outcome = await importZoneFile(app.store, name, request.user.id, request.body, { dryRun: request.query.dry_run === true, maxRecords: request.user.limits.max_records_per_domain, replaceAll: request.query.replace === 'all' });
       // 20,000 records make megabytes of JSON: written in slices, not in one step (the schema documents the shape).
       return reply.type('application/json; charset=utf-8').send((await slicedJson(outcome)) as never);
     },
