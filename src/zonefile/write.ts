@@ -41,7 +41,6 @@ export function recordData(r: RecordState): string {
  * form every server's zone-file reader takes (Knot's zone-check refuses raw UTF-8 in TXT data).
  */
 export function asciiOnly(line: string): string {
-  // eslint-disable-next-line no-control-regex
   if (/^[\x00-\x7f]*$/.test(line)) return line;
   return line.replace(/[^\x00-\x7f]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `\\${String(b).padStart(3, '0')}`).join(''));
 }
