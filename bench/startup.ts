@@ -1,8 +1,10 @@
 // Start-up costs as an operator meets them: the CLI (`palisade --help`, `palisade admin --help`)
 // from the compiled output beside the same from the TypeScript sources (what ran before the build
 // step), and the time from `npm start` to the "palisade serving" line (three processes under the
-// supervisor) on a fresh data directory. Bounded: a few runs each, loopback ports.
-//   npm run bench:startup      (BENCH_STARTUP_RUNS, default 10)
+// supervisor) on a fresh data directory; and first of all `npm ci` on a fresh clone of this
+// checkout's HEAD (the npm cache warm, as on a second install), with the build it runs (`prepare`)
+// timed apart. Bounded: a few runs each, loopback ports.
+//   npm run bench:startup      (BENCH_STARTUP_RUNS, default 10; BENCH_STARTUP_NPM_CI=0 skips npm ci)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,8 +47,26 @@ async function npmStartToServing(): Promise<number> {
   }
 }
 
+/** `npm ci` in a fresh clone: the whole install, then the build alone again (what `prepare` runs). */
+function npmCiOnFreshClone(): { install: number; build: number } {
+  const clone = join(scratch, 'clone');
+  const cloned = spawnSync('git', ['clone', '--quiet', '--local', root, clone], { stdio: 'inherit' });
+  if (cloned.status !== 0) throw new Error('git clone of this checkout failed');
+  const started = performance.now();
+  const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: clone, stdio: 'ignore' });
+  const installMs = performance.now() - started;
+  if (install.status !== 0) throw new Error(`npm ci in a fresh clone exited ${install.status}`);
+  const buildStarted = performance.now();
+  spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: clone, stdio: 'ignore' });
+  return { install: installMs, build: performance.now() - buildStarted };
+}
+
 const scratch = mkdtempSync(join(tmpdir(), 'palisade-bench-startup-'));
 try {
+  if (process.env.BENCH_STARTUP_NPM_CI !== '0') {
+    const { install, build } = npmCiOnFreshClone();
+    console.log(`npm ci on a fresh clone (warm npm cache): ${(install / 1000).toFixed(1)} s, of which the build (prepare: tsc, data files, console bundle) about ${(build / 1000).toFixed(1)} s`);
+  }
   spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: root, stdio: 'inherit' });
   const built = timeCommand(['bin/palisade.js', '--help'], RUNS);
   const fromSource = timeCommand(['--import', 'tsx', 'src/main.ts', '--help'], Math.max(3, RUNS / 2));
