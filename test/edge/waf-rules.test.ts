@@ -46,10 +46,15 @@ const SAMPLES: Record<number, [string[], string[]]> = {
   934140: [['{"user": {"$ne": null}}', 'db.users.find({})', "'; return true; var x='"], ['where is the $ sign', 'I have $100']],
   944150: [['${jndi:ldap://x/a}', '${${lower:j}${::-n}di:ldap://x}'], ['${name}', '${ price }']],
   921110: [['x\r\nRCPT TO: a@example.org', '\r\nQUIT\r\n'], ['rcpt to me please', 'quit\nsmoking']],
+  921120: [['a@example.org\r\nBcc: b@example.org', 'x\nSubject: hi', 'x\r\nContent-Type: text/html'], ['line one\nto be clear: yes', 'from now on\ncc me later']],
+  934150: [['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}'], ['the __proto__ property is deprecated', 'constructor.prototype in prose.']],
+  934160: [['http://169.254.169.254/latest/meta-data/', 'http://0xa9fea9fe/', 'http://[::ffff:a9fe:a9fe]/', '169.254.169.254.nip.io', 'http://metadata.google.internal/', 'http://100.100.100.200/', 'http://[fd00:ec2::254]/'], ['1.2.3.4', '2852039166', 'https://example.org/']],
+  934170: [['http://0x7f000001/', 'http://2130706433/', 'http://127.1/'], ['http://127.0.0.1/', 'http://localhost:3000/']],
   921100: [['a\r\nSet-Cookie: x=1', '%e5%98%8dset-cookie:x'], ['a set-cookie header', 'line one\r\nline two']],
 };
 
-const found = (value: string, level = 1) => inspect('GET', `/?q=${encodeURIComponent(value)}`, {}, undefined, { waf_level: level });
+const found = (value: string, level = 1) =>
+  /^\{"(?:__proto__|constructor)"/.test(value) ? inspect('POST', '/', { 'content-type': 'application/json' }, jsonInputs(value, 'body'), { waf_level: level }) : inspect('GET', `/?q=${encodeURIComponent(value)}`, {}, undefined, { waf_level: level });
 
 describe('WAF rules', () => {
   it('has samples for every rule', () => {
@@ -222,6 +227,8 @@ describe('WAF rules', () => {
       ['<x ', 3], ['"\'"', 3], ['$ifs', 4], ['{a,', 3], ['\n', 1], ['javascript:', 11], ['select ', 7], ['`x` y z ', 8], ['``` a ', 6], ['/**/', 4], ['1 or 3 between ', 15], ['$()', 3], ['/???/', 5],
       // The trigger-word scan (long words that share prefixes) and the gates before each pattern.
       ['sp_', 3], ['information_schem', 17], ['sys_eva ', 8], ['/b', 2], ['; x', 3], ['(s', 2], ['$where', 6], ['..;', 3],
+      // SSRF hosts, mail headers, date lookups, variable cuts, cmd.exe's for.
+      ['http://0x', 9], ['http://a.', 9], ['\nto:', 4], ['\nbcc: ', 6], ["${date:'", 8], ['${path:0:', 9], ['for /f ', 7], ['for /f in (', 11],
     ];
     const cost = (value: string) => {
       let best = Infinity;

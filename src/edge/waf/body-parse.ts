@@ -204,7 +204,7 @@ function readMultipart(body: Buffer, boundary: string): BodyRead {
     const filenames = parameters(disposition, 'filename');
     const declared = /content-type\s*:([^\r\n]*)/i.exec(head)?.[1]?.trim() ?? '';
     const transfer = /content-transfer-encoding\s*:\s*([\w-]+)/i.exec(head)?.[1]?.toLowerCase();
-    inputs.push({ where: 'body part name', param: name, value: name, body: true });
+    inputs.push({ where: 'body part name', param: name, value: name, body: true, name: true });
     for (const filename of filenames) {
       inputs.push({ where: 'body file name', param: name, value: filename, body: true });
       if (serverExecutableName(filename)) refusals.push({ status: 403, rule: SERVER_FILE_RULE, where: 'body file name (a file the server would run)', param: name });

@@ -14,6 +14,7 @@ export const INJECTION = {
   nosql: 934140,
   jndi: 944150,
   mail: 921110,
+  mailHeader: 921120,
   crlf: 921100,
 } as const;
 
@@ -21,7 +22,7 @@ const SSI = /<!--\s*#\s*(?:exec|include|echo|config|set|printenv|fsize|flastmod|
 /** An expression does work (an operator, a call, an index, a filter, dunder access) — "{{ name }}" does not. */
 const WORK = /[-*+/%(\[|`]|__|\?\w+\(|\bnew\b|@\w|\bt\(|\.class\b|\.getclass\b/;
 const TEMPLATE_OPEN = /\{\{|\{%|\$\{|#\{|\*\{|@\{|~\{|<%=?|\[#(?:assign|include|list)|<#(?:assign|include|list|import|macro|attempt)\b/g;
-const LOOKUP_NESTED = /\$\{(?:lower:|upper:|[a-z0-9]*:[^{}:$]{0,40}:-|[a-z0-9]*:-)([^{}$]{0,20})\}/g;
+const LOOKUP_NESTED = /\$\{(?:lower:|upper:|[a-z0-9]*:[^{}:$]{0,40}:-|[a-z0-9]*:-)([^{}$]{0,20})\}|\$\{date:\s*'([^'{}$]{0,20})'\s*\}/g;
 const XXE = /<!doctype[^>[]{0,200}(?:\[|\bsystem\b|\bpublic\b)|<!entity\b|\bxsi:(?:schemalocation|nonamespaceschemalocation)\s*=|<\s*(?:xs|xsd):(?:include|import|redefine)\b|<\s*xi:include\b|\bxmlns:xi\s*=/;
 const LDAP = /\(\s*[&|!]\s*\(|\)\s*\(\s*[&|!]|\*\s*\)\s*\(|\(\s*\w+\s*=\s*\*\s*\)|\b\w+(?::dn)?:(?:\d+\.){2,}\d+:=|\b\w+:dn:=/;
 const NOSQL_OPERATOR = /(?:^|[{,[\s"'])\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b\s*['"]?\s*[\]:=]|\[\s*\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr)\s*\]/;
@@ -31,6 +32,12 @@ const NOSQL_NAME = /\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|e
 const JS_BREAKOUT = /['"]\s*;\s*return\s+(?:true|1|this\b|!0)|['"]\s*\|\|\s*(?:true|1|'1'\s*==\s*'1')\s*(?:;|\/\/|$)/;
 const SERVER_JS = /\bdb\.[\w$]+\.(?:insert|find|findone|remove|update|drop|aggregate|mapreduce|count|delete\w*)\s*\(|\bdo\s*\{[^{}]{0,200}\}\s*while\s*\(|\bwhile\s*\(\s*(?:true|1)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bthis\.\w+\s*(?:==|!=|>|<)|\bsleep\s*\(\s*\d+\s*\)\s*(?:\|\||&&|;)/;
 const HEADER_LINE = /(?:\r\n?|\n|[\u010a\u010d\u560a\u560d])[\t ]*[a-z][a-z0-9-]{1,40}\s*:/;
+/**
+ * A line that starts a mail header in a value a form mails (a contact form's address or subject):
+ * an address header with an address, a subject, a content type or MIME version. A textarea's
+ * lines of prose have none of these shapes.
+ */
+const MAIL_HEADER = /(?:\r\n?|\n)[\t ]*(?:(?:b?cc|to|from|reply-to|sender|return-path)[\t ]*:[^\r\n@]{0,200}@|subject[\t ]*:|content-type[\t ]*:[\t ]*[a-z]+\/|mime-version[\t ]*:|content-transfer-encoding[\t ]*:)/;
 const MAIL = /(?:\r\n?|\n)[\t ]*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo)\b|(?:data|quit|rset|noop)[\t ]*(?:\r|\n|$)|[a-z]\d{1,4}\s+(?:capability|fetch|login|select|logout|append|list|store|uid)\b)/;
 
 function template(form: string): boolean {
@@ -59,7 +66,7 @@ function template(form: string): boolean {
 function jndi(form: string): boolean {
   if (!form.includes('${')) return false;
   let t = form;
-  for (let round = 0; round < 4 && LOOKUP_NESTED.test(t); round++) t = t.replace(LOOKUP_NESTED, '$1');
+  for (let round = 0; round < 4 && LOOKUP_NESTED.test(t); round++) t = t.replace(LOOKUP_NESTED, (_m, plain: string | undefined, dated: string | undefined) => plain ?? dated ?? '');
   return /\$\{\s*(?:jndi|ldap|rmi|dns|nis|iiop|corba|nds|http)\s*:/.test(t);
 }
 
@@ -86,6 +93,7 @@ export function otherInjection(form: string, inBody: boolean, level: number, wor
   if (form.includes(';') || form.includes('||') ? JS_BREAKOUT.test(form) : false) return INJECTION.nosql;
   if ((form.includes('$') && NOSQL_NAME.test(form) && NOSQL_OPERATOR.test(form)) || ((words & TRIGGERS.serverJs) !== 0 && form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;
   if (/[\r\n]/.test(form) && MAIL.test(form)) return INJECTION.mail;
+  if (/[\r\n]/.test(form) && MAIL_HEADER.test(form)) return INJECTION.mailHeader;
   if (!inBody && HEADER_LINE.test(form)) return INJECTION.crlf;
   if (!inBody && level >= 3 && /[\r\n]/.test(form)) return INJECTION.crlf;
   return undefined;

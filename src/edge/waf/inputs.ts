@@ -21,6 +21,8 @@ export interface Input {
   markup?: boolean;
   /** A JSON object's key (a query operator there is an injection: {"user": {"$ne": null}}). */
   key?: boolean;
+  /** A parameter's, multipart part's or cookie's name (prototype pollution is read in names). */
+  name?: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export function parameterInputs(list: Array<[string, string]>, label: string, pl
   const seen = new Map<string, string[]>();
   for (const [name, value] of list) {
     const param = name.slice(0, 100);
-    out.push({ where: `${label} name`, param, value: name, plus, body });
+    out.push({ where: `${label} name`, param, value: name, plus, body, name: true });
     out.push({ where: `${label} ${param.slice(0, 40)}`, param, value, plus, body });
     const values = seen.get(name);
     if (values) values.push(value);
@@ -94,7 +96,7 @@ export function requestInputs(url: string, headers: IncomingHttpHeaders): Input[
       for (const part of String(value).split(';')) {
         const eq = part.indexOf('=');
         const cookie = (eq === -1 ? part : part.slice(0, eq)).trim();
-        inputs.push({ where: 'cookie name', param: cookie, value: cookie });
+        inputs.push({ where: 'cookie name', param: cookie, value: cookie, name: true });
         if (eq !== -1) inputs.push({ where: `cookie ${cookie.slice(0, 40)}`, param: cookie, value: part.slice(eq + 1).trim() });
       }
       continue;

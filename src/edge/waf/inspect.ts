@@ -11,7 +11,9 @@ import { withoutQuotedCode } from './quoted-code.ts';
 import { INJECTION, operatorKey, otherInjection } from './injection.ts';
 import { onlyAddresses, requestInputs, type Input } from './inputs.ts';
 import { pathAttack } from './paths.ts';
+import { POLLUTION_RULE, pollutingName } from './pollution.ts';
 import { INJECTION_RULES } from './rules/injection.ts';
+import { SSRF_RULES } from './rules/ssrf.ts';
 import { LFI_RULES } from './rules/lfi.ts';
 import { RCE_RULES } from './rules/rce.ts';
 import { SCANNER_AGENT, SCANNER_RULE } from './rules/scanners.ts';
@@ -22,10 +24,11 @@ import { XSS_RULES } from './rules/xss.ts';
 import { excluded, wafSettings, type WafSettings } from './settings.ts';
 import { commandInjection } from './shell.ts';
 import { sqlInjection } from './sqli.ts';
+import { requestForgery } from './ssrf.ts';
 import { triggerWords } from './trigger-words.ts';
 import { crossSiteScripting } from './xss.ts';
 
-export const ATTACK_RULES: readonly Rule[] = [...SQLI_RULES, ...XSS_RULES, ...RCE_RULES, ...LFI_RULES, ...INJECTION_RULES];
+export const ATTACK_RULES: readonly Rule[] = [...SQLI_RULES, ...XSS_RULES, ...RCE_RULES, ...LFI_RULES, ...INJECTION_RULES, ...SSRF_RULES];
 const BY_ID = new Map<number, Rule>([...ATTACK_RULES, ...UPLOAD_RULES, SCANNER_RULE].map((r) => [r.id, r]));
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -72,6 +75,21 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
   if ((rule = commandInjection(form, level, words, input.body === true)) !== undefined && !skip(rule)) return rule;
   if ((rule = otherInjection(form, input.body === true, level, words)) !== undefined && !skip(rule)) return rule;
   if ((rule = pathAttack(form, input.path === true, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = requestForgery(form, level, !fromHeader(input))) !== undefined && !skip(rule)) return rule;
+  return undefined;
+}
+
+/** A header's value (Referer, Origin name the site's own URLs, a local one in development). */
+function fromHeader(input: Input): boolean {
+  return input.where.startsWith('header ') || input.where === 'user-agent';
+}
+
+/** A name or key that walks to a prototype (pollution.ts), in any decoded form; JSON's constructor → prototype across two keys. */
+function pollutionFinding(input: Input, previousKey: string | undefined, skip: (rule: number) => boolean): Finding | undefined {
+  if ((!input.name && !input.key) || !/proto|[%\\&]/i.test(input.value)) return undefined;
+  for (const form of decodedForms(input.value, input.plus === true)) {
+    if ((pollutingName(form) || (input.key && form === 'prototype' && previousKey === 'constructor')) && !skip(POLLUTION_RULE)) return { status: 403, rule: POLLUTION_RULE, class: 'injection', where: input.where };
+  }
   return undefined;
 }
 
@@ -89,7 +107,18 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   // Short values repeat (JSON keys of every object in an array, flags): each is read once, per
   // way of reading it (plus, path, body).
   const seen: Array<Set<string> | undefined> = [];
+  let previousKey: string | undefined;
   for (const input of inputs) {
+    // Names and keys first: "__proto__" is a single word the skip below would pass.
+    const skipRule = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
+    const polluting = pollutionFinding(input, previousKey, skipRule);
+    if (polluting) return polluting;
+    if (input.key) previousKey = input.value.toLowerCase();
+    // A metadata address is a single word too (169.254.169.254, 0xa9fea9fe, 169.254.169.254.nip.io).
+    if (input.value.length < 300 && /^[\w.:[\]-]+$/.test(input.value)) {
+      const rule = requestForgery(input.value.toLowerCase(), settings.level, !fromHeader(input));
+      if (rule !== undefined && !skipRule(rule)) return { status: 403, rule, class: BY_ID.get(rule)?.class ?? 'injection', where: input.where };
+    }
     // (A word may be base64 of an attack: it is read when it decodes to text; from level 2 any word is.)
     if (input.value === '' || (settings.level < 2 && input.value.length < 64 && WORD.test(input.value) && !GADGET_WORD.test(input.value) && (input.value.length < 8 || base64Text(input.value) === undefined))) continue;
     if (input.value.length < 256 && !input.markup && settings.exclusions.length === 0) {
@@ -100,7 +129,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
     }
     // A NUL byte in a URL, header or cookie value truncates strings in C-backed code (file.php%00.jpg).
     if (!input.body && NUL.test(input.value) && !excluded(settings, 920140, path, input.param)) return { status: 400, rule: 920140, class: 'protocol', where: `${input.where} (NUL)` };
-    const skip = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
+    const skip = skipRule;
     const found = inputFinding(input, settings.level, skip);
     if (found) return found;
     // Base64 that decodes to text is read as what it is: a document (SAML's XML, a JSON

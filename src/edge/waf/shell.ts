@@ -107,6 +107,10 @@ function runsCommand(text: string, at: number, separator: string): boolean {
   return argumentShape(arg, name) || (separator !== '\n' && !AMBIGUOUS.has(name) && !/^[a-z]+$/.test(arg));
 }
 
+const ANY_SUBSTRING = /\$\{[a-z_][a-z0-9_]{0,30}\s*:\s*~?-?\d+\s*:\s*\d+\s*\}/;
+const ENV_SUBSTRING = /\$\{(?:path|home|pwd|oldpwd|shell|ls_colors|hostname|user|tmpdir|lang|ifs)\s*:\s*~?-?\d+\s*:\s*\d+\s*\}/;
+const WINDOWS_FOR = /\bfor\s+\/[fl]\b[^\r\n]{0,200}?\bin\s*\(\s*['"`][^'"`\r\n]{1,200}['"`]\s*\)/;
+
 /** Where a separator may start (a quick scan for the next candidate). */
 const SEPARATOR_START = /[;|&\n`$<>]/g;
 
@@ -142,6 +146,11 @@ export function commandInjection(form: string, level: number, words = triggerWor
   const t = (level < 2 && withoutQuotedCode(normal)) || normal;
   if (t.includes('{') && /\(\s*\)\s*\{[^}]{0,60}\}\s*;/.test(t)) return RCE.shellshock;
   if (form.includes('$') && /\$\{ifs\}|\$ifs\b|\$\(\(\s*[\d$]/.test(form)) return RCE.substitution;
+  // A character cut out of a variable (${PATH:0:1} is '/'): paths spelled without a slash. Any
+  // variable outside a body; in a body (a script quoted in a post) only the environment's own.
+  if (form.includes('${') && (inBody ? ENV_SUBSTRING : ANY_SUBSTRING).test(form)) return RCE.substitution;
+  // cmd.exe's for /f runs the command in its parentheses: for /f %i in ('whoami') do …
+  if (form.includes('for') && WINDOWS_FOR.test(form)) return RCE.command;
   for (let from = 0; from < t.length; ) {
     SEPARATOR_START.lastIndex = from;
     const found = SEPARATOR_START.exec(t);

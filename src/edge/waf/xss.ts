@@ -47,7 +47,9 @@ const CODE_BEFORE = /(?:^|[;(){}[\],=+\-*/|&!?:<>'"`~^]|javascript:)\s*$/;
 const SINKS = /\b(?:alert|prompt|confirm|print|eval|atob)\s*(?:\(|`)|\b(?:alert|prompt|confirm|print|eval)\s*\.\s*(?:call|apply|bind)\s*\(|\(\s*(?:alert|prompt|confirm|print|eval)\s*\)\s*[(`]|\[\s*['"`](?:alert|prompt|confirm|eval)['"`]\s*\]\s*[(`]/g;
 const TIMERS = /\b(?:setinterval|settimeout|setimmediate|execscript|eval|function)\s*\(\s*['"`]|\bnew\s+function\s*\(|\bimport\s*\(\s*['"`]|\bimportscripts\s*\(/;
 const DOM = /\b(?:document\s*\.\s*(?:cookie|domain|write|writeln|location|body\.innerhtml)|window\s*\.\s*(?:location|name|open)|location\s*\.\s*(?:href|hash|replace|assign)|localstorage|sessionstorage|\.innerhtml|\.outerhtml|\.srcdoc|fromcharcode)\b/g;
-const PROTOTYPE = /__proto__\s*[[.=]|\bconstructor\s*\.\s*prototype\b|\bconstructor\s*\(\s*['"`]|\[\s*['"`]?constructor['"`]?\s*\]|\bprototype\s*\[\s*['"`]?\w+/;
+const PROTOTYPE_ANY = /__proto__\s*[[.=]|\bconstructor\s*\.\s*prototype\b|\bconstructor\s*\(\s*['"`]|\[\s*['"`]?constructor['"`]?\s*\]|\bprototype\s*\[\s*['"`]?\w+/;
+/** At level 1 only what writes through the prototype (prose says "obj.__proto__." and "constructor.prototype"). */
+const PROTOTYPE = /__proto__\s*(?:\[|=(?!=)|\.\s*[\w$]+\s*(?:=(?!=)|\[))|\bconstructor\s*\.\s*prototype\s*(?:\[|\.\s*[\w$]+\s*=(?!=))|\bconstructor\s*\(\s*['"`]|\[\s*['"`]?constructor['"`]?\s*\]|\bprototype\s*\[\s*['"`]?\w+/;
 const BREAKOUT = /['"`]\s*\/?>\s*<[a-z!/]|-->\s*<[a-z]|<\/(?:title|textarea|style|noscript|xmp|iframe|template|option|select)\s*>\s*<[a-z]/;
 const QUOTE_CALL = /['"`]\s*\)*\s*[-+*/%&|^;,]+\s*[\w$.[\]'"]{1,40}\s*(?:\(|`)[^)\s]{0,60}\)?\s*(?:;|\/\/|<!--|['"`]|$)/;
 // (An SVG image as a data: URL runs no script where images are shown; its content, decoded, is read as any text is.)
@@ -172,7 +174,7 @@ function scan(text: string, level: number, words = triggerWords(text), document 
   }
   // Each alternative holds "__proto__" or the whole word constructor or prototype.
   if (text.includes('__proto__') || (words & TRIGGERS.prototype) !== 0) {
-    if (PROTOTYPE.test(text)) return XSS.dom;
+    if ((level >= 2 ? PROTOTYPE_ANY : PROTOTYPE).test(text)) return XSS.dom;
   }
   return undefined;
 }
