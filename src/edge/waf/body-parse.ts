@@ -210,7 +210,7 @@ function readMultipart(body: Buffer, boundary: string): BodyRead {
       if (serverExecutableName(filename)) refusals.push({ status: 403, rule: SERVER_FILE_RULE, where: 'body file name (a file the server would run)', param: name });
     }
     // Headers of the part other than the ones read above carry no app data; they are read whole.
-    inputs.push({ where: 'body part headers', param: name, value: head, body: true });
+    inputs.push({ where: 'body part headers', param: name, value: head, body: true, partHeaders: true });
     let bytes: Buffer = part;
     if (transfer === 'base64') bytes = Buffer.from(part.toString('latin1').replace(/\s+/g, ''), 'base64');
     const { type, charset } = mediaType(declared);

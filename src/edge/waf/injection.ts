@@ -82,7 +82,7 @@ export function operatorKey(key: string, level: number): boolean {
   return /^\$(?:where|function|accumulator|expr)$/.test(key) || (level >= 2 && /^\$(?:ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|elemmatch|lookup|jsonschema|text|mod|all|size|type)$/.test(key));
 }
 
-export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form)): number | undefined {
+export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form), mailHeaders = true): number | undefined {
   if (form.includes('${') && jndi(form)) return INJECTION.jndi;
   if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
   if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
@@ -93,7 +93,7 @@ export function otherInjection(form: string, inBody: boolean, level: number, wor
   if (form.includes(';') || form.includes('||') ? JS_BREAKOUT.test(form) : false) return INJECTION.nosql;
   if ((form.includes('$') && NOSQL_NAME.test(form) && NOSQL_OPERATOR.test(form)) || ((words & TRIGGERS.serverJs) !== 0 && form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;
   if (/[\r\n]/.test(form) && MAIL.test(form)) return INJECTION.mail;
-  if (/[\r\n]/.test(form) && MAIL_HEADER.test(form)) return INJECTION.mailHeader;
+  if (mailHeaders && /[\r\n]/.test(form) && MAIL_HEADER.test(form)) return INJECTION.mailHeader;
   if (!inBody && HEADER_LINE.test(form)) return INJECTION.crlf;
   if (!inBody && level >= 3 && /[\r\n]/.test(form)) return INJECTION.crlf;
   return undefined;

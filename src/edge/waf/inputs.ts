@@ -21,6 +21,8 @@ export interface Input {
   markup?: boolean;
   /** A JSON object's key (a query operator there is an injection: {"user": {"$ne": null}}). */
   key?: boolean;
+  /** A multipart part's own header lines (no mail header injected there: they are headers). */
+  partHeaders?: boolean;
   /** A parameter's, multipart part's or cookie's name (prototype pollution is read in names). */
   name?: boolean;
 }

@@ -54,9 +54,27 @@ export function protocolFinding(method: string, url: string, headers: IncomingHt
   return undefined;
 }
 
-/** A body field that is HTML an editor made: it starts with a tag and closes one ("<p>…</p>…"). */
+/**
+ * A body field that is HTML an editor made: it starts with a tag and closes one ("<p>…</p>…").
+ * Comments and a doctype may come first: a block editor's delimiters (<!-- wp:paragraph -->),
+ * an e-mail template's <!DOCTYPE html> and Outlook's <!--[if mso]>.
+ */
 function htmlFragment(form: string): boolean {
-  return /^\s*<[a-z][a-z0-9]*[\s>]/.test(form) && /<\/[a-z][a-z0-9]*>/.test(form);
+  let at = 0;
+  // Each comment is skipped with one indexOf from where the last ended: linear.
+  for (let n = 0; n < 1000; n++) {
+    while (at < form.length && /\s/.test(form[at]!)) at++;
+    if (form.startsWith('<!--', at)) {
+      const end = form.indexOf('-->', at + 4);
+      if (end < 0) return false;
+      at = end + 3;
+    } else if (form.startsWith('<!doctype', at)) {
+      const end = form.indexOf('>', at);
+      if (end < 0) return false;
+      at = end + 1;
+    } else break;
+  }
+  return /^<[a-z][a-z0-9]*[\s>/]/.test(form.slice(at, at + 64)) && /<\/[a-z][a-z0-9]*>/.test(form);
 }
 
 /** The detectors, in order; each answers with a rule id or undefined. They share one scan for trigger words. */
@@ -73,7 +91,7 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
   if ((rule = sqlInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
   if ((rule = crossSiteScripting(form, level, words, input.body === true && htmlFragment(form))) !== undefined && !skip(rule)) return rule;
   if ((rule = commandInjection(form, level, words, input.body === true)) !== undefined && !skip(rule)) return rule;
-  if ((rule = otherInjection(form, input.body === true, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = otherInjection(form, input.body === true, level, words, input.partHeaders !== true)) !== undefined && !skip(rule)) return rule;
   if ((rule = pathAttack(form, input.path === true, level, words)) !== undefined && !skip(rule)) return rule;
   if ((rule = requestForgery(form, level, !fromHeader(input))) !== undefined && !skip(rule)) return rule;
   return undefined;

@@ -26,8 +26,9 @@ export function normalPath(text: string, ascii = !/[^\x00-\x7f]/.test(text)): st
 const PARENT = /(?:^|\/)\.{2,3}\s*(?:\/|$)/;
 const CLIMB = /(?:^|\/)\.\.\/\.\.(?:\/|$)|(?:^|\/)\.\.\/(?:\.\/)*(?:etc|windows|winnt|boot\.ini|proc|var|usr|root|home|web-inf|meta-inf|\.ssh|\.git|\.env|\.aws|\.htpasswd|config|wp-config)\b/;
 // Directories need their leading slash ("etc/hosts file" is a search); file names are distinctive alone.
+// System32 needs a file in it: the directory alone is what a search box or a support form names.
 const SYSTEM_FILES =
-  /\/\.(?:git\/(?:config|head|index|logs)|svn\/(?:entries|wc\.db)|hg\/|htaccess|htpasswd|ds_store|env(?:\.[a-z]+)?$)|\/(?:inetpub\/\w+|var\/log\/(?:apache2?|httpd|nginx)\/|etc\/(?:nginx|apache2|httpd)\/\w|etc\/(?:passwd|shadow|group|gshadow|hosts|issue|sudoers|crontab|master\.passwd|security\/passwd)|windows\/(?:system32|win\.ini|repair)|winnt\/system32|proc\/self\/|proc\/\d+\/(?:environ|cmdline|maps)|\.ssh\/(?:id_\w+|authorized_keys)|\.aws\/credentials)\b|(?:^|[/\s])(?:boot\.ini|win\.ini|system\.ini|ntuser\.dat|web-inf\/web\.xml|\.htpasswd)\b/;
+  /\/\.(?:git\/(?:config|head|index|logs)|svn\/(?:entries|wc\.db)|hg\/|htaccess|htpasswd|ds_store|env(?:\.[a-z]+)?$)|\/(?:inetpub\/\w+|var\/log\/(?:apache2?|httpd|nginx)\/|etc\/(?:nginx|apache2|httpd)\/\w|etc\/(?:passwd|shadow|group|gshadow|hosts|issue|sudoers|crontab|master\.passwd|security\/passwd)|windows\/(?:system32\/[\w$-]+|win\.ini|repair)|winnt\/system32\/[\w$-]+|proc\/self\/|proc\/\d+\/(?:environ|cmdline|maps)|\.ssh\/(?:id_\w+|authorized_keys)|\.aws\/credentials)\b|(?:^|[/\s])(?:boot\.ini|win\.ini|system\.ini|ntuser\.dat|web-inf\/web\.xml|\.htpasswd)\b/;
 /** PHP code in a data: URL (include(data:…) runs it). */
 const DATA_CODE = /\bdata:[\w.+-]*\/?[\w.+-]*(?:;[\w=.+-]+)*,\s*<\?(?:php|=)/;
 const WRAPPERS = /\b(?:php|expect|phar|zip|glob|file|jar|compress\.zlib|compress\.bzip2|ogg|ssh2\.\w+|rar|gopher|dict|netdoc|data):\/\/|\bphp:\/\/(?:filter|input)|\bjar:[a-z]+:[^\s]*!\//;

@@ -59,12 +59,35 @@ function unionSelect(t: Tokens, i: number): boolean {
   return t[j]?.type === 'E' && selects(t, j + 1);
 }
 
+/**
+ * The words a data statement cannot run without, within its first tokens: "; update the roadmap"
+ * and "; delete removes them" are prose, "; update users set …" and "; delete from users" are not.
+ */
+const STATEMENT_NEEDS: Record<string, readonly string[]> = {
+  update: ['set'],
+  delete: ['from'],
+  insert: ['into', 'values', 'select', 'set'],
+  replace: ['into', 'values', 'select', 'set'],
+  merge: ['into', 'using'],
+  with: ['as'],
+};
+
+/** Whether the statement at t[at] has, within its next four tokens, a word it cannot run without ("values" needs its list). */
+function statementShape(t: Tokens, at: number): boolean {
+  const word = t[at]!.text;
+  if (word === 'values') return t[at + 1]?.type === '(';
+  const needs = STATEMENT_NEEDS[word];
+  if (!needs) return true;
+  for (let j = at + 1; j <= at + 4 && j < t.length; j++) if (needs.includes(t[j]!.text)) return true;
+  return false;
+}
+
 /** A second statement after ';' at t[i] (the ';'). */
 function stacked(t: Tokens, i: number): boolean {
   const a = t[i + 1];
   const b = t[i + 2];
   if (!a) return false;
-  if (a.type === 'E') return a.text === 'select' ? selects(t, i + 2) : !!b && (b.type === 'n' || b.type === 'k' || b.type === 'B');
+  if (a.type === 'E') return a.text === 'select' ? selects(t, i + 2) : !!b && (b.type === 'n' || b.type === 'k' || b.type === 'B') && statementShape(t, i + 1);
   // "; set @q = …" (MySQL's variables, then PREPARE/EXECUTE).
   if (a.type === 'k' && a.text === 'set') return b?.type === 'v' && t[i + 3]?.type === 'o';
   if (a.type !== 'T') return false;
@@ -144,6 +167,9 @@ function condition(t: Tokens, i: number, weak: boolean, quoted: boolean, level: 
   return undefined;
 }
 
+/** Spreadsheet functions that are no SQL function of any dialect. */
+const SPREADSHEET_ONLY = new Set(['hyperlink', 'vlookup', 'hlookup', 'xlookup', 'sumif', 'sumifs', 'countif', 'countifs', 'averageif', 'averageifs', 'iferror', 'ifna', 'concatenate', 'textjoin', 'importxml', 'importhtml', 'importdata', 'importrange', 'image', 'sparkline', 'googlefinance', 'indirect', 'counta', 'networkdays', 'eomonth', 'datedif']);
+
 /** What may follow a value's first operand for opening() to read on (a ')' or a turn of the query). */
 const TURNS = new Set([')', 'U', '&', ';', 'c', 'B', 'T', 'o']);
 
@@ -200,7 +226,9 @@ function opening(t: Tokens, quoted: boolean, level: number, form: string): numbe
       const next = t[i + 1];
       if (next?.type === '(' && subquery(t, i + 1)) return SQLI.subquery;
       // "1+ascii(…)": a call glued to its parenthesis ("3+ yrs (part-time)" is prose).
-      if (next?.type === 'f' && first.type !== 'n' && form.includes(`${next.text}(`)) return SQLI.tautology;
+      // (A spreadsheet's formula cell in a CSV — "=HYPERLINK(…)" after a field's quote — calls a
+      // function no SQL dialect has.)
+      if (next?.type === 'f' && first.type !== 'n' && form.includes(`${next.text}(`) && !SPREADSHEET_ONLY.has(next.text)) return SQLI.tautology;
       // '1'='1 : the query's closing quote completes a comparison of two strings.
       if (quoted && isValue(next)) {
         const after = t[i + 2];
