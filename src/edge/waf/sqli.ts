@@ -65,7 +65,7 @@ function unionSelect(t: Tokens, i: number): boolean {
  */
 const STATEMENT_NEEDS: Record<string, readonly string[]> = {
   update: ['set'],
-  delete: ['from'],
+  delete: ['from', 'where'],
   insert: ['into', 'values', 'select', 'set'],
   replace: ['into', 'values', 'select', 'set'],
   merge: ['into', 'using'],
