@@ -321,8 +321,12 @@ describe(`the edge between misbehaving clients and backends (seed ${SEED}; PALIS
     expect(unfinished.slice(0, 30).map(describe_), `seed ${SEED}`).toEqual([]);
     expect(after.fds, `seed ${SEED}`).toBeLessThanOrEqual(baseline.fds + 50);
     expect(after.backendConnections, `seed ${SEED}`).toBeLessThanOrEqual(baseline.backendConnections + 2);
-    // The heap keeps what the busiest moment needed (V8 and malloc return little): bounded, not back to the baseline.
-    expect(after.rss, `seed ${SEED}`).toBeLessThan(baseline.rss + 250);
+    // The heap keeps what the busiest moment needed (V8 and malloc return little): bounded, not back
+    // to the baseline. Measured after the run: +183 to +255 MiB over five full-suite runs on 2 busy
+    // cores (the bound of +250 failed once by 3 MiB); the leaks this test was written for (requests
+    // and backend connections held for good) show in the fd and connection counts above, and one
+    // that held each of the 10,000 requests' buffers would pass 1 GiB.
+    expect(after.rss, `seed ${SEED}`).toBeLessThan(baseline.rss + 400);
 
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
