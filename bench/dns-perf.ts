@@ -17,6 +17,11 @@
 //
 //   npm run bench:dns                     (needs dnsperf, nsd, pdns-server, pdns-backend-bind, taskset)
 //   BENCH_SECONDS=10 BENCH_ROUNDS=5 BENCH_ZONES=1000 npm run bench:dns
+//   BENCH_SEED=api npm run bench:dns      `palisade serve` loaded as customers load it (bench/dns/api-seed.ts:
+//                                         domains with a backend, records and NS activation through its API),
+//                                         many distinct questions over every zone (80% answers, 20% NXDOMAIN),
+//                                         beside NSD and a serve over a directly seeded store; prints queries per
+//                                         CPU-second of serve's DNS part, and the CPU its API and edge parts use meanwhile
 //   BENCH_MODE=latency npm run bench:dns  fixed 30,000 qps against `palisade dns` with 100,000 zones (BENCH_ZONES, BENCH_RATE)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,10 +30,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DNS_RRL_DEFAULTS } from '../src/config.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
-import { partPid, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
+import { partPid, runAdminCli, startServe, stopProcess, type RunningServer } from '../test/helpers/spawn-palisade.ts';
 import { apiWithZones, nameServer, pin, seededStore } from './dns/roles.ts';
 import { cpuSeconds, nsd, pdns, processTree, stop } from './dns/servers.ts';
-import { queryFile, workloadZones } from './dns/workload.ts';
+import { seedThroughApi } from './dns/api-seed.ts';
+import { distinctLines, distinctQueryFile, queryFile, workloadZones } from './dns/workload.ts';
+import { createServer } from 'node:http';
 import { median, percentile, spread } from './stats.ts';
 
 const MODE = process.env.BENCH_MODE ?? 'qps';
@@ -312,5 +319,105 @@ async function latency(): Promise<void> {
   }
 }
 
+/**
+ * BENCH_SEED=api: `palisade serve` with its zones created through the API, against NSD and a serve
+ * over a directly seeded store, on a query file of many distinct questions. Besides the DNS part's
+ * queries per CPU-second, the CPU the other parts use during the run (nothing calls them).
+ */
+async function qpsThroughApi(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-dnsperf-api-'));
+  const children: ChildProcess[] = [];
+  const roles: RunningServer[] = [];
+  // The customers' backend: reachable, answering every health check.
+  const backend = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+  const backendPort = (backend.address() as { port: number }).port;
+  const seededDir = seededStore(ZONES);
+  try {
+    const queries = join(dir, 'queries.txt');
+    const text = distinctQueryFile(ZONES, 200_000);
+    writeFileSync(queries, text);
+    const nxShare = (text.match(/^nx/gm)?.length ?? 0) / 200_000;
+    console.log(
+      `DNS benchmark, zones loaded through the API: ${ZONES} zones × 20 records, 200k-line query mix with ${distinctLines(text)} distinct questions (${(nxShare * 100).toFixed(1)}% NXDOMAIN), ${SECONDS} s per run, ${ROUNDS} interleaved rounds; servers on CPU ${SERVER_CPU}, dnsperf on CPU ${CLIENT_CPU}`,
+    );
+    const servers: Array<Server & { others?: () => Record<string, number> }> = [];
+    mkdirSync(join(dir, 'nsd'));
+    const n = await nsd(join(dir, 'nsd'), workloadZones(ZONES), 1, SERVER_CPU);
+    children.push(n.child);
+    servers.push({ name: 'NSD 4.6, 1 server process', port: n.port, pids: () => processTree(n.child.pid!) });
+
+    const startServeOn = async (dataDir: string) => {
+      const serve = await startServe(
+        {
+          PALISADE_DATA_DIR: dataDir,
+          PALISADE_API_PORT: String(await freePort()),
+          PALISADE_DNS_PORT: String(await freePort()),
+          PALISADE_EDGE_HTTP_PORT: String(await freePort()),
+          PALISADE_EDGE_HTTPS_PORT: String(await freePort()),
+          PALISADE_DNS_RRL_RATE: '0',
+          PALISADE_ALLOW_PRIVATE_BACKENDS: 'true',
+          ...(process.env.BENCH_SERVE_ENV ? (JSON.parse(process.env.BENCH_SERVE_ENV) as Record<string, string>) : {}),
+        },
+        120_000,
+      );
+      roles.push(serve);
+      return serve;
+    };
+    const addServe = (name: string, serve: RunningServer) => {
+      const dnsPart = partPid(serve, 'dns');
+      pin(dnsPart, SERVER_CPU);
+      const others = { api: partPid(serve, 'api'), edge: partPid(serve, 'edge'), supervisor: serve.child.pid! };
+      servers.push({ name, port: serve.dnsPort, pids: () => [dnsPart], others: () => Object.fromEntries(Object.entries(others).map(([k, pid]) => [k, cpuSeconds([pid])])) });
+    };
+
+    const apiDir = join(dir, 'serve-api');
+    mkdirSync(apiDir);
+    const env = { PALISADE_DATA_DIR: apiDir };
+    const key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).stdout) as { key: { api_key: string } }).key.api_key;
+    const throughApi = await startServeOn(apiDir);
+    const started = Date.now();
+    await seedThroughApi(throughApi.url, key, ZONES, `127.0.0.1:${backendPort}`);
+    console.log(`  loaded ${ZONES} zones through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    addServe('palisade serve (dns part), zones via API', throughApi);
+    addServe('palisade serve (dns part), seeded store', await startServeOn(seededDir));
+
+    // Settle (the edge's first health checks, the feed), then warm every server over the whole mix.
+    await new Promise((r) => setTimeout(r, 3000));
+    for (const s of servers) dnsperf(s.port, queries, 4);
+    const runs = new Map<string, Array<Run & { others?: Record<string, number> }>>(servers.map((s) => [s.name, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      console.log(`round ${round}`);
+      for (const s of servers) {
+        const before = s.others?.();
+        const r = measure(s, queries, SECONDS);
+        const after = s.others?.();
+        const others = before && after ? Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k]!])) : undefined;
+        runs.get(s.name)!.push({ ...r, others });
+        const otherText = others ? `  other parts' CPU-s: ${Object.entries(others).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}` : '';
+        console.log(`  ${s.name.padEnd(46)} ${fmtRun(r)}${otherText}`);
+      }
+    }
+    console.log(`\nmedian of ${ROUNDS} rounds (range):`);
+    const nsdRuns = runs.get(servers[0]!.name)!;
+    for (const s of servers) {
+      const rs = runs.get(s.name)!;
+      const [cLo, cHi] = spread(rs.map((r) => r.perCpuSecond));
+      const ratios = rs.map((r, i) => r.perCpuSecond / nsdRuns[i]!.perCpuSecond);
+      const others = rs[0]!.others ? `  other parts' CPU-s per run: ${Object.keys(rs[0]!.others).map((k) => `${k} ${median(rs.map((r) => r.others![k]!)).toFixed(2)}`).join(', ')}` : '';
+      console.log(
+        `  ${s.name.padEnd(46)} ${Math.round(median(rs.map((r) => r.qps))).toString().padStart(7)} qps  ${Math.round(median(rs.map((r) => r.perCpuSecond))).toString().padStart(7)} q/CPU-s (${Math.round(cLo)}–${Math.round(cHi)}) ${median(ratios).toFixed(2)}× NSD  lost ${median(rs.map((r) => r.lostPct)).toFixed(2)}%  unexpected rcodes ${rs.reduce((sum, r) => sum + r.unexpected, 0)}${others}`,
+      );
+    }
+  } finally {
+    for (const child of children) await stop(child);
+    for (const role of roles) await stopProcess(role);
+    backend.close();
+    rmSync(seededDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (MODE === 'latency') await latency();
+else if (process.env.BENCH_SEED === 'api') await qpsThroughApi();
 else await qps();

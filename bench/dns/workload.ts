@@ -15,7 +15,7 @@ export const GERMANY = 2921044;
 export const EUROPE = 6255148;
 
 /** With `geo`, www and api also get variants for Germany and for Europe. */
-function recordsFor(i: number, geo = false): RecordCreate[] {
+export function recordsFor(i: number, geo = false): RecordCreate[] {
   const a = (n: number) => `10.${(i >> 8) & 255}.${i & 255}.${n}`;
   return [
     { name: '@', type: 1, value: a(1) },
@@ -101,3 +101,37 @@ export function queryFile(zones: number, lines: number): string {
   }
   return `${out.join('\n')}\n`;
 }
+
+/**
+ * A dnsperf query file of many distinct questions over every zone, as a resolver population asks
+ * them: 80% questions with an answer (every name and type the zones hold, `A` for CNAMEs),
+ * 20% NXDOMAIN (one of 50 missing names per zone). A full-period generator (mulberry32), not the
+ * low bits of an LCG, so the zones and names are all reached.
+ */
+export function distinctQueryFile(zones: number, lines: number, seed = 42): string {
+  let state = seed >>> 0;
+  const rnd = (n: number) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (((t ^ (t >>> 14)) >>> 0) % n);
+  };
+  const questions = (i: number) => {
+    const z = zoneName(i);
+    const seen = new Set<string>();
+    for (const r of recordsFor(i)) seen.add(`${r.name === '@' ? z : `${r.name}.${z}`} ${r.type === 3 ? 'A' : TYPE_TEXT[r.type as number]}`);
+    return [...seen];
+  };
+  const perZone = Array.from({ length: zones }, (_, i) => questions(i));
+  const out: string[] = [];
+  for (let n = 0; n < lines; n++) {
+    const i = rnd(zones);
+    if (rnd(100) < 80) out.push(perZone[i]![rnd(perZone[i]!.length)]!);
+    else out.push(`nx${rnd(50)}.${zoneName(i)} A`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** How many distinct lines a query file has. */
+export const distinctLines = (text: string) => new Set(text.split('\n').filter(Boolean)).size;
