@@ -335,13 +335,14 @@ async function qpsThroughApi(): Promise<void> {
   const seededDir = seededStore(ZONES);
   try {
     const queries = join(dir, 'queries.txt');
-    const text = distinctQueryFile(ZONES, 200_000);
+    // BENCH_QUERIES=few: the default mode's file (few distinct questions), for comparison.
+    const text = process.env.BENCH_QUERIES === 'few' ? queryFile(ZONES, 200_000) : distinctQueryFile(ZONES, 200_000);
     writeFileSync(queries, text);
     const nxShare = (text.match(/^nx/gm)?.length ?? 0) / 200_000;
     console.log(
       `DNS benchmark, zones loaded through the API: ${ZONES} zones × 20 records, 200k-line query mix with ${distinctLines(text)} distinct questions (${(nxShare * 100).toFixed(1)}% NXDOMAIN), ${SECONDS} s per run, ${ROUNDS} interleaved rounds; servers on CPU ${SERVER_CPU}, dnsperf on CPU ${CLIENT_CPU}`,
     );
-    const servers: Array<Server & { others?: () => Record<string, number> }> = [];
+    const servers: Array<Server & { others?: () => Record<string, number>; output?: () => string }> = [];
     mkdirSync(join(dir, 'nsd'));
     const n = await nsd(join(dir, 'nsd'), workloadZones(ZONES), 1, SERVER_CPU);
     children.push(n.child);
@@ -368,7 +369,7 @@ async function qpsThroughApi(): Promise<void> {
       const dnsPart = partPid(serve, 'dns');
       pin(dnsPart, SERVER_CPU);
       const others = { api: partPid(serve, 'api'), edge: partPid(serve, 'edge'), supervisor: serve.child.pid! };
-      servers.push({ name, port: serve.dnsPort, pids: () => [dnsPart], others: () => Object.fromEntries(Object.entries(others).map(([k, pid]) => [k, cpuSeconds([pid])])) });
+      servers.push({ name, port: serve.dnsPort, pids: () => [dnsPart], output: serve.output, others: () => Object.fromEntries(Object.entries(others).map(([k, pid]) => [k, cpuSeconds([pid])])) });
     };
 
     const apiDir = join(dir, 'serve-api');
@@ -377,7 +378,8 @@ async function qpsThroughApi(): Promise<void> {
     const key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).stdout) as { key: { api_key: string } }).key.api_key;
     const throughApi = await startServeOn(apiDir);
     const started = Date.now();
-    await seedThroughApi(throughApi.url, key, ZONES, `127.0.0.1:${backendPort}`);
+    // BENCH_BACKEND=HOST:PORT: the domains' backend instead of the bench's own (e.g. one that is down).
+    await seedThroughApi(throughApi.url, key, ZONES, process.env.BENCH_BACKEND ?? `127.0.0.1:${backendPort}`);
     console.log(`  loaded ${ZONES} zones through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     addServe('palisade serve (dns part), zones via API', throughApi);
     addServe('palisade serve (dns part), seeded store', await startServeOn(seededDir));
@@ -396,6 +398,8 @@ async function qpsThroughApi(): Promise<void> {
         runs.get(s.name)!.push({ ...r, others });
         const otherText = others ? `  other parts' CPU-s: ${Object.entries(others).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}` : '';
         console.log(`  ${s.name.padEnd(46)} ${fmtRun(r)}${otherText}`);
+        // A server that stopped answering: what it said of itself (warnings and errors).
+        if (r.lostPct > 50 && s.output) console.log(s.output().split('\n').filter((l) => !/"level":(10|20|30),/.test(l)).slice(-15).join('\n'));
       }
     }
     console.log(`\nmedian of ${ROUNDS} rounds (range):`);
