@@ -6,6 +6,7 @@
 import type { Config } from '../../config.ts';
 import type { Server as TlsServer } from 'node:tls';
 import { buildApp } from '../../api/app.ts';
+import { isLoopback } from '../../api/routes/metrics.ts';
 import { describeCertificate, followTlsFiles, readTlsPair, type TlsPair } from '../../api/tls-files.ts';
 import { createLogger } from '../../log.ts';
 import { poolWarning } from '../../ownership/pairs.ts';
@@ -44,13 +45,11 @@ function apiTls(config: Config): TlsPair | undefined {
  * PALISADE_API_PLAIN_HTTP=true.
  */
 function refusePlainHttpAfar(config: Config, tls: boolean): void {
-  if (tls || config.api.plainHttp || isLoopbackHost(config.api.host)) return;
+  if (tls || config.api.plainHttp || config.api.host === 'localhost' || isLoopback(config.api.host)) return;
   throw new StartupError(
     `api: PALISADE_API_HOST=${config.api.host} is reachable from other hosts and the API would speak plain HTTP (API keys in clear text): set PALISADE_API_TLS_CERT and PALISADE_API_TLS_KEY, or PALISADE_API_PLAIN_HTTP=true when a TLS terminator in front of it does TLS`,
   );
 }
-
-const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 /** `inServe`: started by serve's supervisor (--in-serve); otherwise the api role on its own. */
 export async function runApiPart(config: Config, inServe: boolean): Promise<void> {
