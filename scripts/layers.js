@@ -39,14 +39,19 @@ export const ROOT_FILES = Object.keys(ROOT_LAYERS);
 // sub-folder of a folder listed here but missing from it may import none of its siblings; files
 // directly in the folder (dns-server.ts, store/types.ts) are not limited by these.
 export const SUBLAYERS = {
-  // The wire codec knows the zone's record shapes and the cookie option's lengths, nothing that serves.
-  'dns/wire': ['zone/types.ts', 'cookies/server-cookies.ts'],
+  // The query chain (src/dns/query-chain.ts): chain/ is the context and the stage shape every
+  // stage folder builds on; a stage may read the codec, the zone index and the metrics, and the
+  // cache the engine's location type, but no stage calls another: they meet in the context.
+  'dns/wire': ['zone/types.ts'],
   'dns/zone': ['wire/constants.ts'],
-  'dns/cookies': [],
-  'dns/cache': ['zone'],
-  'dns/engine': ['wire', 'zone'],
-  'dns/transfer': ['wire', 'zone'],
-  'dns/server': ['cache', 'cookies', 'engine', 'transfer', 'wire', 'zone'],
+  'dns/chain': ['wire', 'zone/types.ts'],
+  'dns/metrics': ['chain', 'wire'],
+  'dns/cookies': ['chain', 'metrics'],
+  'dns/rate-limit': ['chain'],
+  'dns/cache': ['chain', 'zone', 'wire', 'metrics', 'engine/types.ts'],
+  'dns/engine': ['chain', 'wire', 'zone', 'metrics'],
+  'dns/transfer': ['chain', 'wire', 'zone'],
+  'dns/server': ['chain', 'metrics', 'wire', 'zone'],
   // The two stores implement the contract's tests' subject; neither knows the other.
   'store/contract': [],
   'store/lmdb': [],

@@ -4,8 +4,8 @@ import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { ServerCookies } from './cookies/server-cookies.ts';
 import { QueryHandler, type HandlerOptions } from './server/handler.ts';
-import { DnsMetrics } from './server/metrics.ts';
-import { ResponseRateLimiter, type RateLimitOptions } from './server/rate-limit.ts';
+import { DnsMetrics } from './metrics/dns-metrics.ts';
+import { ResponseRateLimiter, type RateLimitOptions } from './rate-limit/rate-limit.ts';
 import { TCP_BACKLOG, TcpListener, type TcpLimits } from './server/tcp.ts';
 import { UdpListener } from './server/udp.ts';
 import { ZoneIndex } from './zone/index.ts';
@@ -46,10 +46,13 @@ export class DnsServer {
   constructor(private readonly options: DnsServerOptions) {
     this.index = new ZoneIndex({ nameservers: options.nameservers, hostmaster: options.hostmaster });
     this.transfers = options.transfers && new Transfers(options.transfers, this.index, () => this.metrics.revisionApplied(), options.log);
+    const limit = options.rateLimit;
+    this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;
     let lastLogged = 0;
     this.handler = new QueryHandler(this.index, this.metrics, {
       ...options.handler,
       transfers: this.transfers?.responder,
+      rateLimiter: this.rateLimiter,
       cookies: options.cookieSecret && new ServerCookies(options.cookieSecret),
       // At most one line a second: a packet that trips a bug may arrive by the thousand.
       onError: (error) => {
@@ -81,8 +84,6 @@ export class DnsServer {
       };
     }
     this.metrics.deferredRebuilds = () => this.index.deferredRebuilds;
-    const limit = options.rateLimit;
-    this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;
     this.metrics.rateLimited = () => this.rateLimiter?.limited ?? 0;
   }
 
@@ -107,7 +108,6 @@ export class DnsServer {
     const family = isIPv6(host) ? 6 : 4;
     for (let attempt = 0; attempt < 20; attempt++) {
       const udp = UdpListener.create(this.handler, family, log, reusePort);
-      if (this.rateLimiter) udp.limit(this.rateLimiter);
       // dns2's listen() only resolves; a failed bind arrives as an 'error' event.
       await new Promise<void>((resolve, reject) => {
         const failed = (error: Error) => {

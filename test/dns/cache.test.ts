@@ -2,7 +2,7 @@
 // asker (ID, RD, CD, letter case patched), and never stale after a change.
 import { describe, expect, it } from 'vitest';
 import { QueryHandler } from '../../src/dns/server/handler.ts';
-import { DnsMetrics } from '../../src/dns/server/metrics.ts';
+import { DnsMetrics } from '../../src/dns/metrics/dns-metrics.ts';
 import { fixtureZone, indexWith, makeZone } from '../helpers/dns-fixture.ts';
 import { decode, dns2Query, queryWithSubnet } from '../helpers/dns2-packets.ts';
 

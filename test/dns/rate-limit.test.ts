@@ -1,7 +1,7 @@
 // Response-rate limiting: past the rate, UDP answers are dropped or slipped (TC=1, no data),
 // categories are counted apart, and TCP is never limited.
 import { describe, expect, it } from 'vitest';
-import { ResponseRateLimiter, slipResponse } from '../../src/dns/server/rate-limit.ts';
+import { ResponseRateLimiter, slipResponse } from '../../src/dns/rate-limit/rate-limit.ts';
 import { dig } from '../helpers/dig.ts';
 import { fixtureZone } from '../helpers/dns-fixture.ts';
 import { decode, dns2Query } from '../helpers/dns2-packets.ts';

@@ -1,7 +1,7 @@
 // Our query parser and response writer, checked against dns2's codec as an independent reference.
 import { describe, expect, it } from 'vitest';
 import { answer } from '../../src/dns/engine/answer.ts';
-import { fastKey, fastSubnetAddress } from '../../src/dns/server/fast-key.ts';
+import { fastKey, fastSubnetAddress } from '../../src/dns/chain/fast-key.ts';
 import { QTYPE } from '../../src/dns/wire/constants.ts';
 import { parseQuery, type Query } from '../../src/dns/wire/query.ts';
 import { encodeResponse } from '../../src/dns/wire/response.ts';

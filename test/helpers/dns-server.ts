@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
 import type { HandlerOptions } from '../../src/dns/server/handler.ts';
-import type { RateLimitOptions } from '../../src/dns/server/rate-limit.ts';
+import type { RateLimitOptions } from '../../src/dns/rate-limit/rate-limit.ts';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../../src/dns/server/tcp.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
 import type { Zone } from '../../src/store/types.ts';

@@ -24,10 +24,7 @@ export interface ByLocation {
 
 export type CacheEntry = CachedAnswer | ByLocation;
 
-/** Suffix of a cache key for one client location. */
-export function locationKey(country: number | undefined, continent: number | undefined): string {
-  return `\u0000${country ?? ''},${continent ?? ''}`;
-}
+export { locationKey } from '../chain/context.ts';
 
 export class AnswerCache {
   private readonly entries = new Map<string, CacheEntry>();

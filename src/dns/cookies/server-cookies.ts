@@ -6,6 +6,7 @@
 // Server cookie = Version (1) | Reserved (3, zero) | Timestamp (4, seconds) | Hash (8), with
 // Hash = SipHash-2-4(Client Cookie | Version | Reserved | Timestamp | Client IP, secret).
 import { ipToBytes } from '../../model/ip.ts';
+import type { CookieReply } from '../chain/context.ts';
 import { siphash24 } from './siphash.ts';
 
 /** A received cookie is valid from an hour old to five minutes in the future (RFC 9018 §4.3). */
@@ -14,12 +15,7 @@ const MAX_AHEAD_S = 300;
 /** A valid cookie younger than this is echoed as it came; older ones are renewed. */
 const RENEW_AFTER_S = 1800;
 
-export interface CookieReply {
-  /** The COOKIE option's data for the response: the client cookie and our server cookie. */
-  data: Buffer;
-  /** The query carried a valid server cookie of ours. */
-  valid: boolean;
-}
+export type { CookieReply };
 
 export class ServerCookies {
   private readonly input = Buffer.alloc(8 + 8 + 16);
@@ -66,6 +62,3 @@ export class ServerCookies {
     return { data, valid };
   }
 }
-
-/** RFC 7873 §5.2.2: 8 octets (client cookie only), or 16 to 40 (with a server cookie). */
-export const isCookieLength = (length: number): boolean => length === 8 || (length >= 16 && length <= 40);

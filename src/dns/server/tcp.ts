@@ -30,7 +30,7 @@ import dns2 from 'dns2';
 import type { Logger } from 'pino';
 import { clientNetwork } from '../../model/client-network.ts';
 import type { QueryHandler } from './handler.ts';
-import type { DnsMetrics } from './metrics.ts';
+import type { DnsMetrics } from '../metrics/dns-metrics.ts';
 
 export interface TcpLimits {
   idleTimeoutMs: number;

@@ -5,7 +5,6 @@ import type { RemoteInfo } from 'node:dgram';
 import dns2 from 'dns2';
 import type { Logger } from 'pino';
 import type { QueryHandler } from './handler.ts';
-import { slipResponse, type ResponseRateLimiter } from './rate-limit.ts';
 
 /**
  * Replies go to the address a query came from, always an IP literal. dgram resolves even those
@@ -38,23 +37,9 @@ export class UdpListener extends dns2.UDPServer {
     return listener;
   }
 
-  private limiter: ResponseRateLimiter | undefined;
-
-  /** Turns on response-rate limiting for this listener. */
-  limit(limiter: ResponseRateLimiter): this {
-    this.limiter = limiter;
-    return this;
-  }
-
   override handle(data: Buffer, rinfo: RemoteInfo): void {
-    let response = this.handler.handle(data, 'udp', rinfo);
-    if (!response) return;
-    // A valid server cookie proves the client receives answers at its address: not a spoofed victim.
-    if (this.limiter && !this.handler.validCookie) {
-      const decision = this.limiter.decide(rinfo.address, response);
-      if (decision === 'drop') return;
-      if (decision === 'slip') response = slipResponse(response);
-    }
-    this.send(response, rinfo.port, rinfo.address);
+    // The chain answers, rate limit included (../rate-limit/stage.ts).
+    const response = this.handler.handle(data, 'udp', rinfo);
+    if (response) this.send(response, rinfo.port, rinfo.address);
   }
 }

@@ -47,3 +47,6 @@ export const EDNS_OPTION = { NSID: 3, ECS: 8, COOKIE: 10 } as const;
 export const EDNS_PAYLOAD = 1232;
 /** Without EDNS, UDP answers are limited to 512 octets (RFC 1035 §4.2.1). */
 export const CLASSIC_UDP_LIMIT = 512;
+
+/** RFC 7873 §5.2.2: a COOKIE option is 8 octets (client cookie only), or 16 to 40 (with a server cookie). */
+export const isCookieLength = (length: number): boolean => length === 8 || (length >= 16 && length <= 40);

@@ -1,8 +1,7 @@
 // Parses an incoming query defensively: every length is checked against the buffer before it is
 // read, names are bounded (63-octet labels, 255-octet names, no compression loops), and the
 // result says precisely why a packet is refused so the server can answer FORMERR/NOTIMP or drop.
-import { isCookieLength } from '../cookies/server-cookies.ts';
-import { EDNS_OPTION, OPCODE_QUERY, QTYPE } from './constants.ts';
+import { EDNS_OPTION, isCookieLength, OPCODE_QUERY, QTYPE } from './constants.ts';
 
 export interface ClientSubnet {
   family: 1 | 2;

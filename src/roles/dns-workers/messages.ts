@@ -6,7 +6,7 @@
 // `batch` (live, in order); `metrics` (a request, answered with the worker's metrics text).
 // worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
 // `applied` (after each batch); `metrics`.
-import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp.ts';
 
 export interface WorkerInit {

@@ -1,7 +1,7 @@
 // PALISADE_DNS_WORKERS: how many processes answer DNS queries on the name server's port. The
 // default is one per core (os.availableParallelism()); 1 is the single process of before.
 import { availableParallelism } from 'node:os';
-import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp.ts';
 import { StartupError } from '../startup-error.ts';
 

@@ -13,7 +13,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
 import type { Logger } from 'pino';
-import type { RateLimitOptions } from '../../dns/server/rate-limit.ts';
+import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp.ts';
 import type { AppliedEvent } from '../../sync/remote-feed.ts';
 import type { BatchEntry, FromWorker, ToWorker } from './messages.ts';

@@ -1,6 +1,6 @@
 // The hot path's look at a query: enough of the header, question and OPT to build a cache key
 // without allocating, or `undefined` when the packet needs the full parser (anything unusual).
-import { isCookieLength } from '../cookies/server-cookies.ts';
+import { isCookieLength } from '../wire/constants.ts';
 import { subnetText } from '../wire/query.ts';
 
 /** Scratch space for one key: the longest name plus type, class and flags. */
