@@ -8,10 +8,10 @@
 // a transfer needs TCP, a TSIG with the key of a secondary listed at the client's address, and a
 // zone that secondary takes; anyone else is REFUSED, as before transfers existed.
 import { QTYPE, RCODE } from '../wire/constants.ts';
-import { skipName, WireFormatError } from '../wire/query.ts';
+import { queryOpt, skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import type { RRset } from '../zone/types.ts';
-import { emptyResponse, recordsOf, transferMessages, type Question } from './messages.ts';
+import { emptyResponse, recordsOf, transferMessages, withOpt, type Question } from './messages.ts';
 import type { IxfrJournal } from './journal.ts';
 import type { Secondaries } from './secondaries.ts';
 import { findTsig, RCODE_NOTAUTH, readName, sign, TSIG_ERROR, TSIG_TYPE, unsigned, unsignedError, verifyRequest, type TsigKey, type TsigRecord } from './tsig.ts';
@@ -125,12 +125,15 @@ export class TransferResponder {
     const request = readRequest(packet);
     if (!request) return undefined;
     const question = request.question?.wire;
+    // Every answer made here carries an OPT when the request had one (RFC 6891 §7), refusals too.
+    const opt = queryOpt(packet);
+    const edns = (message: Buffer) => (opt ? withOpt(message, opt.dnssecOk) : message);
     let tsig: TsigRecord | undefined;
     try {
       tsig = findTsig(packet);
     } catch (error) {
       if (!(error instanceof WireFormatError)) throw error;
-      return [emptyResponse(request.id, RCODE.FORMERR, question, request.opcode)];
+      return [edns(emptyResponse(request.id, RCODE.FORMERR, question, request.opcode))];
     }
     const now = this.now();
     let key: TsigKey | undefined;
@@ -139,7 +142,7 @@ export class TransferResponder {
       const verdict = key ? verifyRequest(packet, tsig, key, now) : { ok: false as const, error: TSIG_ERROR.BADKEY };
       if (!verdict.ok) {
         this.counters.tsigFailures++;
-        const base = emptyResponse(request.id, RCODE_NOTAUTH, question, request.opcode);
+        const base = edns(emptyResponse(request.id, RCODE_NOTAUTH, question, request.opcode));
         if (verdict.error === TSIG_ERROR.BADTIME) {
           // §5.2.3: signed, the server's time in Other Data.
           const other = Buffer.alloc(6);
@@ -158,7 +161,7 @@ export class TransferResponder {
       // The catalog zone is no zone of the index: its SOA (what a secondary's refresh asks) is ours to give.
       if (q && this.options.catalog !== undefined && q.qname === this.options.catalog && q.qclass === 1 && this.options.secondaries.allows(client, tsig.keyName, q.qname, true)) {
         const soa = this.content(q.qname, true)!.soa;
-        const reply = q.qtype === QTYPE.SOA ? transferMessages(q, recordsOf([soa]))[0]! : emptyResponse(request.id, RCODE.NOERROR, question, 0, true);
+        const reply = edns(q.qtype === QTYPE.SOA ? transferMessages(q, recordsOf([soa]))[0]! : emptyResponse(request.id, RCODE.NOERROR, question, 0, true));
         return [sign(reply, key, now, { requestMac: tsig.mac }).message];
       }
       const bare = unsigned(packet, tsig);
@@ -168,7 +171,7 @@ export class TransferResponder {
     }
     const refuse = (rcode: number = RCODE.REFUSED) => {
       this.counters.refused++;
-      const base = emptyResponse(request.id, rcode, question);
+      const base = edns(emptyResponse(request.id, rcode, question));
       return [tsig && key ? sign(base, key, now, { requestMac: tsig.mac }).message : base];
     };
     const catalog = this.options.catalog !== undefined && q.qname === this.options.catalog;

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { TransferResponder } from '../../../src/dns/transfer/responder.ts';
 import { Secondaries } from '../../../src/dns/transfer/secondaries.ts';
-import { findTsig, nameWire, parseTsigKey, sign, TSIG_ERROR, verifyRequest, type TsigKey } from '../../../src/dns/transfer/tsig.ts';
+import { findTsig, nameWire, parseTsigKey, sign, TSIG_ERROR, verifyRequest, verifyResponse, type TsigKey } from '../../../src/dns/transfer/tsig.ts';
+import { skipName } from '../../../src/dns/wire/query.ts';
 import { dns2Query } from '../../helpers/dns2-packets.ts';
 import { fixtureZone, indexWith } from '../../helpers/dns-fixture.ts';
 
@@ -92,6 +93,33 @@ describe('zone transfer responder', () => {
     expect(rcode(catalogXfr[0]!)).toBe(0);
   });
 
+  it('every refusal and TSIG failure carries an OPT when the request had one (RFC 6891 §7), before the TSIG', () => {
+    const ednsAxfr = () => withEdns(dns2Query(apex, AXFR));
+    const cases: Array<[string, Buffer[], number]> = [
+      ['unsigned', answer(ednsAxfr()), 5],
+      ['over UDP, signed', answer(signed(ednsAxfr()), 'udp'), 5],
+      ['from elsewhere, signed', answer(signed(ednsAxfr()), 'tcp', '127.0.0.2'), 5],
+      ['not served, signed', answer(signed(withEdns(dns2Query('not-served.example', AXFR)))), 9],
+      ['BADSIG', answer(signed(ednsAxfr(), otherKey)), 9],
+      ['BADKEY', answer(signed(ednsAxfr(), { ...key, name: 'nobody' })), 9],
+      ['BADTIME', answer(signed(ednsAxfr(), key, NOW - 1000)), 9],
+      ['IXFR without an SOA', answer(signed(withEdns(dns2Query(apex, IXFR)))), 1],
+      ['a truncated TSIG', answer(signed(ednsAxfr()).subarray(0, -3)), 1],
+    ];
+    for (const [what, messages, want] of cases) {
+      expect(messages.length, what).toBe(1);
+      expect(rcode(messages[0]!), what).toBe(want);
+      expect(additionalTypes(messages[0]!)[0], what).toBe(41);
+      expect(additionalTypes(messages[0]!)).toEqual(findTsig(messages[0]!) ? [41, 250] : [41]);
+    }
+    // Signed refusals still verify with the OPT inside what the MAC covers.
+    const request = signed(ednsAxfr());
+    const refused = answer(request, 'udp')[0]!;
+    expect(verifyResponse(refused, key, findTsig(request)!.mac, NOW)).toBe(true);
+    // Without an OPT in the request, none in the answer.
+    expect(additionalTypes(answer(dns2Query(apex, AXFR))[0]!)).toEqual([]);
+  });
+
   it('wants only transfer questions and messages ending in a TSIG', () => {
     expect(responder.wants(dns2Query(apex, 1))).toBe(false);
     expect(responder.wants(Buffer.alloc(5))).toBe(false);
@@ -118,4 +146,25 @@ function ixfrQuery(name: string, serial: number): Buffer {
   out.writeUInt16BE(1, 8);
   out.writeUInt16BE(0, 10);
   return out;
+}
+
+/** The query with an OPT record (payload 1232, version 0) added to its additional section. */
+function withEdns(query: Buffer): Buffer {
+  const out = Buffer.concat([query, Buffer.from([0, 0, 41, 4, 208, 0, 0, 0, 0, 0, 0])]);
+  out.writeUInt16BE(query.readUInt16BE(10) + 1, 10);
+  return out;
+}
+
+/** The types of a message's additional records, in order. */
+function additionalTypes(message: Buffer): number[] {
+  let at = 12;
+  for (let i = 0; i < message.readUInt16BE(4); i++) at = skipName(message, at) + 4;
+  const types: number[] = [];
+  const before = message.readUInt16BE(6) + message.readUInt16BE(8);
+  for (let i = 0; i < before + message.readUInt16BE(10); i++) {
+    at = skipName(message, at);
+    if (i >= before) types.push(message.readUInt16BE(at));
+    at += 10 + message.readUInt16BE(at + 8);
+  }
+  return types;
 }
