@@ -5,8 +5,10 @@
 //
 // Order of checks, as RFC 8945 §5.2 asks: the TSIG first (unknown key: BADKEY; wrong MAC: BADSIG,
 // both unsigned; clock off by more than the fudge: BADTIME, signed), then who may transfer what:
-// a transfer needs TCP, a TSIG with the key of a secondary listed at the client's address, and a
-// zone that secondary takes; anyone else is REFUSED, as before transfers existed.
+// a transfer needs TCP, a TSIG with the key (name and secret) of a secondary listed at the
+// client's address, and a zone that secondary takes; anyone else is REFUSED, as before transfers
+// existed. Every answer made here carries an OPT when the request had one (RFC 6891 §7); every
+// refusal and TSIG failure is logged (RefusalLog: a line per client per minute).
 import { QTYPE, RCODE } from '../wire/constants.ts';
 import { queryOpt, skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
