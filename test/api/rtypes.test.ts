@@ -73,7 +73,9 @@ describe('new record types through the API', () => {
     const domain = '2.0.192.in-addr.arpa';
     const res = await api.request('POST', '/domains', { key, body: { domain, backend: '198.51.100.1' } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect((await add({ name: '10', type: 'PTR', value: 'www.rtapi.example' }, domain)).status).toBe(201);
+    const ptr = await add({ name: '10', type: 'PTR', value: 'www.rtapi.example' }, domain);
+    expect(ptr.status).toBe(201);
+    expect(ptr.body).toMatchObject({ name: '10', type: 12, value: 'www.rtapi.example' });
     const bad = await api.request('POST', '/domains', { key, body: { domain: '168.192.in-addr.arpa', backend: '198.51.100.1' } });
     expect(bad.status).toBe(422);
   });

@@ -102,7 +102,14 @@ afterAll(async () => {
 
 describe('CAA, PTR, TLSA, SSHFP, NAPTR and DS', () => {
   it('are answered as NSD answers the same zone file', async () => {
-    await until('the imported zones served', async () => (await dig(server.dnsPort, `10.${REVERSE}`, 'PTR')).answer.length === 1, 20_000, 100);
+    let last = '';
+    await until(`the imported zones served\n${last}`, async () => {
+      const r = await dig(server.dnsPort, `10.${REVERSE}`, 'PTR');
+      last = r.raw;
+      return r.answer.length === 1;
+    }, 20_000, 100).catch((e: Error) => {
+      throw new Error(`${e.message}\n${last}`);
+    });
     for (const [name, type] of QUESTIONS) {
       const ours = await dig(server.dnsPort, name, type);
       expect(ours.answer.length + (type === 'CAA' && name.startsWith('www') ? 1 : 0), `${name} ${type}\n${ours.raw}`).toBeGreaterThan(0);

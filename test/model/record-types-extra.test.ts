@@ -5,6 +5,7 @@ import { canonicalRecordValue } from '../../src/model/record-values.ts';
 import { TYPE, typeName, recordTypeNumber } from '../../src/model/record-types.ts';
 import { buildRecord, checkRecordInZone, type RecordState } from '../../src/model/record.ts';
 import { registrationProblem } from '../../src/model/registrable.ts';
+import { normaliseOwnerName, normaliseTargetName } from '../../src/model/names.ts';
 import type { FieldError } from '../../src/errors.ts';
 
 const zone = 'example.org';
@@ -102,6 +103,13 @@ describe('reverse zones as domains', () => {
     for (const name of ['2.0.192.in-addr.arpa', '113.0.203.in-addr.arpa', '8.b.d.0.1.0.0.2.ip6.arpa', '0.8.b.d.0.1.0.0.2.ip6.arpa']) {
       expect(registrationProblem(name, policy), name).toBeUndefined();
     }
+  });
+  it('numeric owners stay as written (not read as IPv4 addresses: "10" is not 0.0.0.10)', () => {
+    expect(normaliseOwnerName('10', '2.0.192.in-addr.arpa')).toEqual({ ok: true, value: '10' });
+    expect(normaliseOwnerName('0x10.sub', 'example.org')).toEqual({ ok: true, value: '0x10.sub' });
+    expect(normaliseOwnerName('10.2.0.192.in-addr.arpa.', '2.0.192.in-addr.arpa')).toEqual({ ok: true, value: '10' });
+    expect(normaliseTargetName('1.2.0.192.in-addr.arpa', 'example.org')).toEqual({ ok: true, value: '1.2.0.192.in-addr.arpa' });
+    expect(normaliseOwnerName('Bücher', 'example.org')).toEqual({ ok: true, value: 'xn--bcher-kva' });
   });
   it('refuses the arpa tree itself, malformed labels and private networks', () => {
     for (const name of ['in-addr.arpa', 'ip6.arpa', 'example.arpa', '256.0.192.in-addr.arpa', '02.0.192.in-addr.arpa', '4.3.2.1.0.in-addr.arpa', '10.in-addr.arpa', '168.192.in-addr.arpa', '20.172.in-addr.arpa', '127.in-addr.arpa', 'ab.8.b.d.ip6.arpa', 'd.f.ip6.arpa', '8.e.f.ip6.arpa']) {
