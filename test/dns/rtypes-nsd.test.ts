@@ -137,6 +137,30 @@ describe('CAA, PTR, TLSA, SSHFP, NAPTR and DS', () => {
     }
   }, 60_000);
 
+  it('a change to each new type reaches the secondary by IXFR after NOTIFY', async () => {
+    const list = (await (await api('GET', `/domains/${ZONE}/dnsrecords?limit=1000`)).json()) as Array<{ id: number; type_name: string; value: string }>;
+    const changes: Record<string, string> = {
+      CAA: '0 issue "other-ca.example"',
+      TLSA: `3 1 1 ${hex(64, '5a')}`,
+      SSHFP: `4 2 ${hex(64, '6b')}`,
+      NAPTR: '90 10 "S" "SIP+D2T" "" _sip._tcp.rt.example',
+      DS: `54321 13 2 ${hex(64, '7c')}`,
+      PTR: 'sip.rt.example',
+    };
+    const update = Object.entries(changes).map(([type, value]) => ({ id: list.find((r) => r.type_name === type)!.id, value }));
+    const res = await api('POST', `/domains/${ZONE}/dnsrecords/bulk`, { update });
+    expect(res.status, await res.text()).toBe(200);
+    const want = serial(await dig(server.dnsPort, ZONE, 'SOA'));
+    await until(`nsd at serial ${want}\n${secondary.output()}`, async () => serial(await dig(secondary.port, ZONE, 'SOA')) === want, 30_000, 200);
+    // Answered from the journal of differences, not as a whole zone.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(Number(/^palisade_dns_ixfr_total (\d+)/m.exec(metrics)?.[1]), metrics.split('\n').filter((l) => l.includes('xfr')).join('\n')).toBeGreaterThan(0);
+    for (const [name, type] of QUESTIONS.filter(([n]) => n.endsWith(ZONE))) {
+      expect(shape(await dig(secondary.port, name, type)), `${name} ${type}`).toEqual(shape(await dig(server.dnsPort, name, type)));
+    }
+    expect((await dig(secondary.port, ZONE, 'CAA')).answer.map((a) => a.data)).toContain('0 issue "other-ca.example"');
+  }, 60_000);
+
   it('export and import again: nothing changes', async () => {
     for (const zone of [ZONE, REVERSE]) {
       const exported = await (await api('GET', `/domains/${zone}/zonefile`)).text();
