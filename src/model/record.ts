@@ -157,7 +157,8 @@ export function checkRecordInZone(record: RecordState, others: readonly RecordSt
     if (record.name !== '@') errors.push({ field: 'name', message: 'an SOA record can only be at the apex ("@")' });
     if (others.some((r) => r.type === TYPE.SOA)) errors.push({ field: 'type', message: 'the zone already has an SOA record; update that one' });
   }
-  if ((record.type === TYPE.SOA || record.type === TYPE.NS) && record.target.length > 0) {
+  // DS travels with its delegation, which is the same everywhere.
+  if ((record.type === TYPE.SOA || record.type === TYPE.NS || record.type === TYPE.DS) && record.target.length > 0) {
     errors.push({ field: 'target', message: `${t} records cannot be geo-targeted` });
   }
   if (record.type === TYPE.CNAME) {

@@ -11,6 +11,7 @@ import { startNsd, type NsdSecondary } from '../helpers/nsd-secondary.ts';
 import { runAdminCli, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
+import { knotZoneCheck, namedCheckzone } from '../helpers/zone-check.ts';
 
 const ZONE = 'rt.example';
 const REVERSE = '2.0.192.in-addr.arpa';
@@ -164,6 +165,8 @@ describe('CAA, PTR, TLSA, SSHFP, NAPTR and DS', () => {
   it('export and import again: nothing changes', async () => {
     for (const zone of [ZONE, REVERSE]) {
       const exported = await (await api('GET', `/domains/${zone}/zonefile`)).text();
+      await namedCheckzone(zone, exported);
+      await knotZoneCheck(zone, exported);
       const again = await api('POST', `/domains/${zone}/zonefile?dry_run=true`, exported, 'text/dns');
       const body = (await again.json()) as { added: unknown[]; removed: unknown[]; errors?: unknown };
       expect(again.status, JSON.stringify(body)).toBe(200);

@@ -86,6 +86,10 @@ describe('DS placement', () => {
     const lone = checkRecordInZone(record(1, 'sub', TYPE.DS, ds), []);
     expect(lone.map((e) => `${e.field}: ${e.message}`).join()).toMatch(/name: .*DS.*delegat.*NS/);
   });
+  it('never geo-targeted: the delegation it belongs to is the same everywhere', () => {
+    const geo = { ...record(1, 'sub', TYPE.DS, ds), target: [2921044] };
+    expect(checkRecordInZone(geo, [record(2, 'sub', TYPE.NS, 'ns.other.example')]).map((e) => e.field)).toEqual(['target']);
+  });
   it('never at the apex', () => {
     const apex = checkRecordInZone(record(1, '@', TYPE.DS, ds), []);
     expect(apex.map((e) => `${e.field}: ${e.message}`).join()).toMatch(/name: .*apex.*parent/);
