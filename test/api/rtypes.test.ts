@@ -51,6 +51,11 @@ describe('new record types through the API', () => {
     const removed = await api.request('DELETE', `${path}/${ns.body.id}`, { key });
     expect(removed.status, JSON.stringify(removed.body)).toBe(422);
     expect(removed.body.errors[0].message).toMatch(/DS/);
+    const bulk = await api.request('POST', `${path}/bulk`, { key, body: { delete: [ns.body.id] } });
+    expect(bulk.status).toBe(422);
+    expect(bulk.body.errors[0]).toMatchObject({ field: 'delete.0', message: expect.stringMatching(/DS/) });
+    const moved = await api.request('PATCH', `${path}/${ns.body.id}`, { key, body: { name: 'elsewhere' } });
+    expect(moved.status).toBe(422);
   });
 
   it('patch and bulk take the new types and refuse bad values naming the field', async () => {
