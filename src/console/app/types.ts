@@ -144,7 +144,22 @@ export interface Uptime {
   day: UptimeSeries;
 }
 
-export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV'] as const;
+export const RECORD_TYPES = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'MX',
+  'NS',
+  'TXT',
+  'SOA',
+  'SRV',
+  'CAA',
+  'PTR',
+  'TLSA',
+  'SSHFP',
+  'NAPTR',
+  'DS',
+] as const;
 
 export const EVENT_TYPES = [
   'backend.down',

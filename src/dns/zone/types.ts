@@ -11,7 +11,8 @@ export type RData =
   | { type: 16; strings: Buffer[] } // TXT: character-strings of ≤ 255 octets
   | { type: 33; priority: number; weight: number; port: number; target: string } // SRV
   | { type: 6; mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number } // SOA
-  | { type: 13; cpu: string; os: string }; // HINFO (RFC 8482 answers to ANY)
+  | { type: 13; cpu: string; os: string } // HINFO (RFC 8482 answers to ANY)
+  | { type: 0; data: Buffer }; // a type of ../../model/values (CAA, DS…): its RDATA as encoded there, the TYPE in its RRset
 
 /** Records of one owner, type and geo variant: served together with one TTL (RFC 2181 §5.2). */
 export interface RRset {
