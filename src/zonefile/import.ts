@@ -74,27 +74,17 @@ export async function importZoneFile(store: Store, zone: string, ownerId: number
         `the zone file holds no records, and applying it would remove all ${plan.removed.length} of the zone's records; nothing was changed. To empty the zone on purpose, send it again with ?replace=all`,
       );
     }
-    const ids: number[] = [];
-    try {
-      const { head } = await store.changeRecords(zone, ownerId, (view, ctx) => {
-        if (view.head.domain.revision !== current.domain.revision) throw new ZoneMoved();
-        ids.length = 0;
-        const added = plan.added.map((a) => {
-          const id = ctx.nextRecordId();
-          ids.push(id);
-          return { ...a.record, id };
-        });
-        return { put: [...added, ...plan.changed.map((c) => c.after)], del: plan.removed.map((r) => r.id) };
-      });
-      return outcome(head.domain.revision, ids);
-    } catch (error) {
-      if (!(error instanceof ZoneMoved)) throw error;
-      if (attempt >= 2) throw new ApiError('CONFLICT', 'the zone kept changing while the file was applied; nothing was changed, send it again');
-    }
+    // A change set, not a mutation callback: the store commits it off the event loop or in pieces
+    // (20,000 records take a quarter to half a second to write), only if the zone is still as read.
+    const applied = await store.applyRecordChangeSet(zone, ownerId, {
+      revision: current.domain.revision,
+      create: plan.added.map((a) => a.record),
+      put: plan.changed.map((c) => c.after),
+      del: plan.removed.map((r) => r.id),
+    });
+    if (applied !== 'moved') return outcome(applied.head.domain.revision, applied.ids);
+    if (attempt >= 2) throw new ApiError('CONFLICT', 'the zone kept changing while the file was applied; nothing was changed, send it again');
   }
 }
 
 const changes = (plan: ImportPlan) => plan.added.length + plan.changed.length + plan.removed.length;
-
-/** The zone changed between the read and the commit: read it again. */
-class ZoneMoved extends Error {}

@@ -6,7 +6,7 @@ import type { RecordState } from '../../model/record.ts';
 import type { UserState } from '../../model/user.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { claimKey, nameOfReversed, reversedName } from '../name-tree.ts';
-import type { ClaimRef, MutationContext, Page, PageRequest, RecordDelta, RecordMutation, RecordView, Zone, ZoneHead, ZoneMutation, ZoneStore } from '../types.ts';
+import type { ClaimRef, MutationContext, Page, PageRequest, RecordChangeSet, RecordDelta, RecordMutation, RecordView, Zone, ZoneHead, ZoneMutation, ZoneStore } from '../types.ts';
 import { END, ignore, type Key, type LmdbCore } from './core.ts';
 
 export class LmdbZones implements ZoneStore {
@@ -310,6 +310,30 @@ export class LmdbZones implements ZoneStore {
     });
   }
 
+  /**
+   * A change set applied in this thread, in one transaction (see off-thread.ts for the large ones):
+   * 'moved' when the zone is no longer at the revision it was computed against.
+   */
+  async applyRecordChangeSet(name: string, ownerId: number, change: RecordChangeSet): Promise<{ head: ZoneHead; ids: number[] } | 'moved'> {
+    const ids: number[] = [];
+    try {
+      const { head } = await this.changeRecords(name, ownerId, (view, ctx) => {
+        if (view.head.domain.revision !== change.revision) throw new ZoneMoved();
+        ids.length = 0;
+        const created = change.create.map((record) => {
+          const id = ctx.nextRecordId();
+          ids.push(id);
+          return { ...record, id };
+        });
+        return { put: [...created, ...change.put], del: change.del };
+      });
+      return { head, ids };
+    } catch (error) {
+      if (error instanceof ZoneMoved) return 'moved';
+      throw error;
+    }
+  }
+
   deleteZone(name: string, ownerId: number): Promise<boolean> {
     return this.core.commit((tx) => {
       const found = this.claimOf(name, ownerId);
@@ -320,3 +344,6 @@ export class LmdbZones implements ZoneStore {
     });
   }
 }
+
+/** The zone changed after the change set was computed. */
+class ZoneMoved extends Error {}
