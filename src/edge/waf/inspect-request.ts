@@ -1,6 +1,7 @@
-// baseprotection's verdict on one request, given the domain's settings: protocol checks, the
-// body read for inspection (body-inspection.ts), then the rules (inspect.ts). The edge server
-// only acts on the verdict: refuse, log, or forward (with the body read, if it was read whole).
+// baseprotection's verdict on one request, given the domain's settings, in the two phases the chain
+// runs it in: the head (protocol checks, and the rules when no body is announced), then the body
+// read for inspection (body-inspection.ts) and the rules (inspect.ts). The WAF's stages (stages.ts)
+// act on the verdict: refuse, log, or pass on (with the body read, if it was read whole).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { announcesBody, inspectionHold, readForInspection } from './body-inspection.ts';
 import { bodyTail } from './body-tail.ts';
