@@ -48,9 +48,6 @@ export interface BodyWatch {
   end(): boolean;
 }
 
-/** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
-export type ResponseHook = (status: number, headers: Record<string, string | string[]>) => BodyTap | undefined;
-
 /** Where the body goes instead of straight into the response (the bandwidth limit). */
 export type Sink = (res: ServerResponse) => Writable;
 

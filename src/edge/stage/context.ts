@@ -9,7 +9,7 @@ import type { DomainState } from '../../model/domain.ts';
 import type { Route } from '../routing.ts';
 import type { CacheStatus, FillLock } from '../cache/edge-cache.ts';
 import type { BodyWatch } from '../waf/inspect-request.ts';
-import type { BodyTap, ProxyOutcome } from '../proxy.ts';
+import type { BodyTap, ProxyOutcome, ProxyRequest } from '../proxy.ts';
 
 export type Scheme = 'http' | 'https';
 
@@ -47,7 +47,7 @@ export interface ResponseFilters {
 
 const UNKNOWN: Route = { kind: 'unknown' };
 
-export class RequestContext {
+export class RequestContext implements ProxyRequest {
   // ── set by the front ──
   readonly started = performance.now();
 
