@@ -24,8 +24,8 @@ function roleList(roles: readonly Role[]): string {
 /** Markdown to a terminal's plain text. */
 const plain = (markdown: string) => markdown.replace(/`/g, '');
 
-/** A description's first clause, short enough for one line of `--help`. */
-export function oneLine(help: string, width = 90): string {
+/** A description's first clause, short enough for one line of `--help` (the README has the rest). */
+export function oneLine(help: string, width = 72): string {
   const first = plain(help).split(/; |\. /)[0]!;
   if (first.length <= width) return first;
   const cut = first.lastIndexOf(' ', width - 1);
@@ -38,7 +38,7 @@ export function settingsHelp(role?: Role): string {
   const lines: string[] = [role === undefined ? 'Settings (environment variables), by part and the roles that read them:' : `Settings of the ${role} role (environment variables):`];
   for (const group of groups) {
     lines.push('', `${group.title} (${roleList(group.roles)}):`);
-    for (const [name, s] of operatorSettings(group)) lines.push(`  ${name.padEnd(40)} ${oneLine(s.shown, 28).padEnd(28)} ${oneLine(s.help)}`);
+    for (const [name, s] of operatorSettings(group)) lines.push(`  ${name.padEnd(39)} ${plain(s.shown).padEnd(20)} ${oneLine(s.help)}`);
   }
   return lines.join('\n');
 }

@@ -5,12 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { dnsWorkers, MAX_DNS_WORKERS } from '../../src/config/dns.ts';
 import { SETTING_GROUPS } from '../../src/config/groups.ts';
+import type { Setting } from '../../src/config/kinds.ts';
 
 /** Read by loadConfig: the dns role's workers and the edge's worker index are read on their own. */
 const LOADED_ELSEWHERE = new Set(['PALISADE_DNS_WORKERS', 'PALISADE_EDGE_WORKER']);
 const bounded = SETTING_GROUPS.flatMap((g) => Object.entries(g.settings))
-  .filter(([name, s]) => !LOADED_ELSEWHERE.has(name) && typeof (s as { min?: number }).min === 'number')
-  .map(([name, s]) => ({ name, min: (s as { min: number }).min, max: (s as { max: number }).max }));
+  .map(([name, s]) => ({ name, ...(s as Setting<unknown> & { min?: number; max?: number }) }))
+  .filter((s): s is typeof s & { min: number; max: number } => !LOADED_ELSEWHERE.has(s.name) && typeof s.min === 'number' && typeof s.max === 'number')
+  .map(({ name, min, max }) => ({ name, min, max }));
 
 /** Settings another must not exceed (or fall under): moved to their own ends when one is tried at its end. */
 const ROOM: Record<string, Record<string, string>> = {
