@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { JOURNAL_LIMITS, type JournalLimits } from './dns/transfer/journal.ts';
+import { checkNotifySources } from './dns/transfer/notify-source.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
@@ -142,6 +143,8 @@ export interface Config {
     nsid: string;
     /** Bytes of IXFR history (the differences secondaries ask for) kept per zone, per account and in all, by each DNS process. */
     ixfrJournal: JournalLimits;
+    /** PALISADE_DNS_NOTIFY_SOURCE: NOTIFY's source address per family (at most one each); empty: the listening address, when it is one. */
+    notifySource: string[];
   };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
@@ -278,6 +281,14 @@ function nsid(text: string | undefined, problems: string[]): string {
   if (text === undefined || text === '') return '';
   if (!/^[\x21-\x7e]{1,128}$/.test(text)) problems.push('PALISADE_DNS_NSID: must be 1–128 visible ASCII characters (e.g. the instance name: ns1-fra)');
   return text;
+}
+
+/** PALISADE_DNS_NOTIFY_SOURCE: comma-separated addresses, at most one IPv4 and one IPv6. */
+function notifySource(text: string | undefined, problems: string[]): string[] {
+  const addresses = (text ?? '').split(',').map((a) => a.trim()).filter((a) => a !== '');
+  const problem = checkNotifySources(addresses);
+  if (problem) problems.push(`PALISADE_DNS_NOTIFY_SOURCE=${text}: ${problem} (the addresses NOTIFY is sent from: one IPv4, one IPv6, or both, comma-separated)`);
+  return problem ? [] : addresses;
 }
 
 /** A file's text (a path given by the operator), or undefined when unset. */
@@ -420,6 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       catalogZone: env.PALISADE_DNS_CATALOG_ZONE === '' ? '' : domain('PALISADE_DNS_CATALOG_ZONE', 'catalog.palisade.invalid'),
       nsid: nsid(env.PALISADE_DNS_NSID, problems),
       ixfrJournal: ixfrJournal(),
+      notifySource: notifySource(env.PALISADE_DNS_NOTIFY_SOURCE, problems),
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),

@@ -7,6 +7,7 @@ import type { ZoneData } from '../zone/types.ts';
 import { CatalogSerial } from './catalog-serial.ts';
 import { IxfrJournal, type JournalLimits } from './journal.ts';
 import { NotifySender } from './notify.ts';
+import type { NotifySources } from './notify-source.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
 import { catalogContent } from './zone-content.ts';
@@ -22,6 +23,8 @@ export interface TransferSettings {
   notify: boolean;
   /** Bytes of IXFR history kept per zone, per account and in all (default: JOURNAL_LIMITS). */
   journal?: JournalLimits;
+  /** Where NOTIFY leaves from, per family (see notify-source.ts); absent: the wildcard address. */
+  notifySources?: NotifySources;
 }
 
 export class Transfers {
@@ -49,7 +52,7 @@ export class Transfers {
     this.journal = new IxfrJournal(settings.journal);
     this.catalogSerial = new CatalogSerial(revision);
     this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
-    this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' })) : undefined;
+    this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' }), undefined, undefined, settings.notifySources) : undefined;
     const served = new Set<string>();
     // The serial and SOA each zone was last seen at (what a journal step goes from).
     const lastSeen = new Map<string, { serial: number; soa: ZoneData['soa'] }>();
