@@ -10,6 +10,7 @@ import { NotifySender } from './notify.ts';
 import type { NotifySources } from './notify-source.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
+import { DEFAULT_TRANSFERS_PER_SECONDARY, TransferSlots } from './slots.ts';
 import { catalogContent } from './zone-content.ts';
 
 export interface TransferSettings {
@@ -25,6 +26,8 @@ export interface TransferSettings {
   journal?: JournalLimits;
   /** Where NOTIFY leaves from, per family (see notify-source.ts); absent: the wildcard address. */
   notifySources?: NotifySources;
+  /** Zone transfers one secondary (its TSIG key) may have running at once; more wait their turn (default 2). */
+  perSecondary?: number;
 }
 
 export class Transfers {
@@ -32,6 +35,7 @@ export class Transfers {
   readonly responder: TransferResponder;
   readonly catalogSerial: CatalogSerial;
   readonly journal: IxfrJournal;
+  readonly slots: TransferSlots;
   readonly notifier: NotifySender | undefined;
   /**
    * Zones to NOTIFY once the current batch is applied (the latest state of each); the catalog is
@@ -51,7 +55,14 @@ export class Transfers {
     this.secondaries.watch();
     this.journal = new IxfrJournal(settings.journal);
     this.catalogSerial = new CatalogSerial(revision);
-    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
+    let lastQueuedLog = 0;
+    this.slots = new TransferSlots(settings.perSecondary ?? DEFAULT_TRANSFERS_PER_SECONDARY, (secondary, waiting) => {
+      // At most a line a second: a secondary may ask for thousands of zones at once.
+      if (Date.now() - lastQueuedLog < 1000) return;
+      lastQueuedLog = Date.now();
+      log.info({ key: secondary, waiting, perSecondary: this.slots.perSecondary }, 'dns: a secondary has the most zone transfers it may run at once (PALISADE_DNS_TRANSFERS_PER_SECONDARY); its further ones wait their turn');
+    });
+    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal, slots: this.slots });
     this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' }), undefined, undefined, settings.notifySources) : undefined;
     const served = new Set<string>();
     // The serial and SOA each zone was last seen at (what a journal step goes from).

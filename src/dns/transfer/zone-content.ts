@@ -43,12 +43,15 @@ export interface ZoneContent {
 }
 
 export function servedContent(zone: ZoneData): ZoneContent {
+  // The names as they are now: a change patches the zone's name map in place, and a transfer is
+  // sent over many turns of the event loop (stream.ts). The names' own sets are never changed.
+  const nodes = Array.from(zone.nodes.values());
   return {
     apex: zone.apex,
     soa: zone.soa,
     serial: zone.serial,
     *sets() {
-      for (const node of zone.nodes.values()) yield* transferredSets(node);
+      for (const node of nodes) yield* transferredSets(node);
     },
   };
 }
