@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from './dns/server/tcp.ts';
 import { JOURNAL_LIMITS, type JournalLimits } from './dns/transfer/journal.ts';
 import { checkNotifySources } from './dns/transfer/notify-source.ts';
+import { DEFAULT_TRANSFERS_PER_SECONDARY } from './dns/transfer/slots.ts';
 import { BUNDLED_GEOIP_DB } from './geo/default-db.ts';
 import { canonicalIpOrPrefix } from './model/ip.ts';
 import { normaliseDomainName } from './model/names.ts';
@@ -145,6 +146,8 @@ export interface Config {
     ixfrJournal: JournalLimits;
     /** PALISADE_DNS_NOTIFY_SOURCE: NOTIFY's source address per family (at most one each); empty: the listening address, when it is one. */
     notifySource: string[];
+    /** PALISADE_DNS_TRANSFERS_PER_SECONDARY: zone transfers one secondary may have running at once; more wait their turn. */
+    transfersPerSecondary: number;
   };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;
@@ -432,6 +435,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       nsid: nsid(env.PALISADE_DNS_NSID, problems),
       ixfrJournal: ixfrJournal(),
       notifySource: notifySource(env.PALISADE_DNS_NOTIFY_SOURCE, problems),
+      transfersPerSecondary: int('PALISADE_DNS_TRANSFERS_PER_SECONDARY', DEFAULT_TRANSFERS_PER_SECONDARY, 1, 1000),
       tcp: {
         idleTimeoutMs: int('PALISADE_DNS_TCP_IDLE_MS', DEFAULT_TCP_LIMITS.idleTimeoutMs, 100, 600_000),
         maxLifetimeMs: int('PALISADE_DNS_TCP_LIFETIME_MS', DEFAULT_TCP_LIMITS.maxLifetimeMs, 1000, 86_400_000),

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
 import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
@@ -29,6 +29,10 @@ export interface StallOptions {
 export interface StallFigures {
   /** Most main-thread CPU time (ms) between two turns of a 1 ms timer: the longest the loop was held. */
   stallCpuMs: number;
+  /** Timer turns that came after more than 50 ms of main-thread CPU (a transfer built whole: one each; the garbage collector: a few). */
+  stallsOver50: number;
+  /** The longest garbage-collection pause (ms, wall clock). */
+  gcMaxMs: number;
   /** Worst event-loop delay seen while the transfers ran (ms). */
   loopMaxMs: number;
   /** 99th percentile of the event-loop delay (ms). */
@@ -41,8 +45,9 @@ export interface StallFigures {
   completed: number;
   /** Wall time of all the transfers (ms). */
   elapsedMs: number;
-  /** The most transfers the server had running at once. */
+  /** The most transfers the server had running at once, and how many waited for their turn. */
   peakRunning: number;
+  queued: number;
 }
 
 const BIG = 'big.stall.example';
@@ -121,11 +126,19 @@ export async function runAxfrStall(options: StallOptions): Promise<StallFigures>
   }, options.probeEveryMs ?? 5);
 
   let stallCpuMs = 0;
+  let stallsOver50 = 0;
+  let gcMaxMs = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMaxMs = Math.max(gcMaxMs, entry.duration);
+  });
+  gc.observe({ entryTypes: ['gc'] });
   let lastCpu = process.threadCpuUsage();
   const cpuTimer = setInterval(() => {
     const spent = process.threadCpuUsage(lastCpu);
     lastCpu = process.threadCpuUsage();
-    stallCpuMs = Math.max(stallCpuMs, (spent.user + spent.system) / 1000);
+    const ms = (spent.user + spent.system) / 1000;
+    stallCpuMs = Math.max(stallCpuMs, ms);
+    if (ms > 50) stallsOver50++;
   }, 1);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
@@ -135,6 +148,7 @@ export async function runAxfrStall(options: StallOptions): Promise<StallFigures>
   loop.disable();
   clearInterval(timer);
   clearInterval(cpuTimer);
+  gc.disconnect();
   // Answers still on their way.
   await new Promise((r) => setTimeout(r, 100));
   socket.close();
@@ -144,6 +158,8 @@ export async function runAxfrStall(options: StallOptions): Promise<StallFigures>
   const expected = options.records + 2;
   return {
     stallCpuMs,
+    stallsOver50,
+    gcMaxMs,
     loopMaxMs: loop.max / 1e6,
     loopP99Ms: loop.percentile(99) / 1e6,
     probeMaxMs: probeMax,
@@ -152,5 +168,6 @@ export async function runAxfrStall(options: StallOptions): Promise<StallFigures>
     completed: sizes.filter((n) => n >= expected).length,
     elapsedMs,
     peakRunning,
+    queued: slots.queued,
   };
 }

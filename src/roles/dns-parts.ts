@@ -45,7 +45,7 @@ export function newDnsServer(
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),
     rateLimit: config.dns.rateLimit,
     // Every process answers transfers from its own index; the secondaries are the data directory's.
-    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify, journal: config.dns.ixfrJournal, notifySources: notifySources(config.dns.host, config.dns.notifySource) },
+    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify, journal: config.dns.ixfrJournal, notifySources: notifySources(config.dns.host, config.dns.notifySource), perSecondary: config.dns.transfersPerSecondary },
     log: log.child({ component: 'dns' }),
     ...overrides,
   });
