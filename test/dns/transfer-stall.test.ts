@@ -7,8 +7,8 @@
 // (one or two a run, of the whole process's heap). Measured as the main thread's CPU time between
 // two turns of a 1 ms timer: a loaded machine's waits for a core are not the server's stall.
 //
-// Bound: at most 4 such turns (the bug makes 10 or more, one per transfer), every transfer
-// complete, every probe answered.
+// Bound: at most 5 such turns, half the transfers (built whole: 11, one per transfer; streamed:
+// 1–3 seen), every transfer complete, every probe answered.
 import { describe, expect, it } from 'vitest';
 import { runAxfrStall } from '../../bench/axfr-stall/run.ts';
 
@@ -22,7 +22,7 @@ describe('zone transfers vs other queries', () => {
     // The probe ran through the transfers (one query every 5 ms; a loaded machine's timers fire less often).
     expect(figures.probes, text).toBeGreaterThan(20);
     expect(figures.lost, text).toBe(0);
-    expect(figures.stallsOver50, text).toBeLessThanOrEqual(4);
+    expect(figures.stallsOver50, text).toBeLessThanOrEqual(5);
     // By the wall clock a loaded machine's waits for a core count too: only no answer lost for good.
     expect(figures.probeMaxMs, text).toBeLessThan(2000);
   }, 180_000);

@@ -45,6 +45,8 @@ export interface KnotOptions {
   port?: number;
   /** The primary's address: where transfers are asked, and the only address NOTIFY is taken from (default 127.0.0.1). */
   primaryAddress?: string;
+  /** Sends NOTIFY (signed) back to the primary for every zone it holds, the catalog included, after each change. */
+  notifyPrimary?: boolean;
 }
 
 export async function startKnot(options: KnotOptions): Promise<KnotSecondary> {
@@ -86,6 +88,7 @@ export async function startKnot(options: KnotOptions): Promise<KnotSecondary> {
     '    zonefile-sync: -1',
     '    zonefile-load: none',
     '    journal-content: none',
+    ...(options.notifyPrimary ? ['    notify: primary'] : []),
     'zone:',
     ...(options.zones ?? []).map((z) => zone(z)),
     ...(options.catalog ? [zone(options.catalog, '    catalog-role: interpret\n    catalog-template: secondary\n')] : []),

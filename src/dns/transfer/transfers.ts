@@ -8,6 +8,7 @@ import { CatalogSerial } from './catalog-serial.ts';
 import { IxfrJournal, type JournalLimits } from './journal.ts';
 import { NotifySender } from './notify.ts';
 import type { NotifySources } from './notify-source.ts';
+import { RefusalLog, WINDOW_MS } from './refusal-log.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
 import { DEFAULT_TRANSFERS_PER_SECONDARY, TransferSlots } from './slots.ts';
@@ -44,6 +45,7 @@ export class Transfers {
   private readonly queued = new Map<string, ZoneData | undefined>();
   private flushScheduled = false;
   private unwatch: (() => void) | undefined;
+  private readonly refusalFlush: NodeJS.Timeout;
 
   constructor(
     private readonly settings: TransferSettings,
@@ -52,7 +54,6 @@ export class Transfers {
     log: Logger,
   ) {
     this.secondaries = settings.secondaries ?? new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
-    this.secondaries.watch();
     this.journal = new IxfrJournal(settings.journal);
     this.catalogSerial = new CatalogSerial(revision);
     let lastQueuedLog = 0;
@@ -62,8 +63,25 @@ export class Transfers {
       lastQueuedLog = Date.now();
       log.info({ key: secondary, waiting, perSecondary: this.slots.perSecondary }, 'dns: a secondary has the most zone transfers it may run at once (PALISADE_DNS_TRANSFERS_PER_SECONDARY); its further ones wait their turn');
     });
-    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal, slots: this.slots });
+    const refusals = new RefusalLog(({ message, fields }) => log.warn(fields, message));
+    this.refusalFlush = setInterval(() => refusals.flush(), WINDOW_MS / 6).unref();
+    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal, refusals, slots: this.slots });
     this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' }), undefined, undefined, settings.notifySources) : undefined;
+    const warnShared = () => {
+      for (const name of this.secondaries.sharedKeyNames()) log.warn({ key: name }, 'dns: several secondaries use one TSIG key name: each is told by its secret, but give each a name of its own (palisade admin secondary add refuses a name in use)');
+    };
+    warnShared();
+    // Who takes which zones changed: each secondary's catalog (the zones it may transfer) may have
+    // too, so its serial moves and the secondaries hear of it.
+    this.secondaries.onChange = () => {
+      warnShared();
+      this.catalogSerial.changed();
+      if (this.notifier && settings.catalog) {
+        this.queued.set(`\n${settings.catalog}`, undefined);
+        this.schedule();
+      }
+    };
+    this.secondaries.watch();
     const served = new Set<string>();
     // The serial and SOA each zone was last seen at (what a journal step goes from).
     const lastSeen = new Map<string, { serial: number; soa: ZoneData['soa'] }>();
@@ -116,6 +134,7 @@ export class Transfers {
   }
 
   close(): void {
+    clearInterval(this.refusalFlush);
     this.unwatch?.();
     this.secondaries.close();
     this.notifier?.close();

@@ -9,13 +9,14 @@ import { Secondaries } from '../../../src/dns/transfer/secondaries.ts';
 import { TransferSlots } from '../../../src/dns/transfer/slots.ts';
 import { TransferStream } from '../../../src/dns/transfer/stream.ts';
 import { Transfers } from '../../../src/dns/transfer/transfers.ts';
-import { findTsig, sign } from '../../../src/dns/transfer/tsig.ts';
+import { findTsig, parseTsigKey, sign, type TsigKey } from '../../../src/dns/transfer/tsig.ts';
 import { createLogger } from '../../../src/log.ts';
 import { decode, dns2Query } from '../../helpers/dns2-packets.ts';
 import { indexWith, makeZone } from '../../helpers/dns-fixture.ts';
 
 const secret = randomBytes(32).toString('base64');
 const NOW = Math.floor(Date.now() / 1000);
+const key = parseTsigKey(`xfr:${secret}`) as TsigKey;
 
 function names(messages: Buffer[]): string[] {
   return messages.flatMap((m) => {
@@ -32,8 +33,8 @@ describe('a transfer sent over time', () => {
     const index = indexWith([zone]);
     const secondaries = Secondaries.of([{ name: 's', addresses: ['127.0.0.1'], port: 53, tsigKey: `xfr:${secret}`, zones: [], catalog: false }]);
     const transfers = new Transfers({ notify: false, secondaries }, index, () => 0, createLogger('silent'));
-    const whole = transfers.responder.answer(sign(dns2Query('s.example', 252), secondaries.key('xfr')!, NOW).message, 'tcp', '127.0.0.1', () => undefined)!;
-    const stream = transfers.responder.respond(sign(dns2Query('s.example', 252), secondaries.key('xfr')!, NOW).message, 'tcp', '127.0.0.1', () => undefined);
+    const whole = transfers.responder.answer(sign(dns2Query('s.example', 252), key, NOW).message, 'tcp', '127.0.0.1', () => undefined)!;
+    const stream = transfers.responder.respond(sign(dns2Query('s.example', 252), key, NOW).message, 'tcp', '127.0.0.1', () => undefined);
     expect(stream).toBeInstanceOf(TransferStream);
     const s = stream as TransferStream;
     let ready = false;
