@@ -3,6 +3,8 @@
 import { availableParallelism } from 'node:os';
 import { DEFAULT_TCP_LIMITS } from '../dns/server/tcp.ts';
 import { JOURNAL_LIMITS, type JournalLimits } from '../dns/transfer/journal.ts';
+import { checkNotifySources } from '../dns/transfer/notify-source.ts';
+import { DEFAULT_TRANSFERS_PER_SECONDARY } from '../dns/transfer/slots.ts';
 import { bool, checkedDomain, hexKey, host, int, optionalInt, optionalText, pattern, readTable, type Values } from './kinds.ts';
 import type { Config } from './types.ts';
 
@@ -41,6 +43,13 @@ export const DNS_SETTINGS = {
     shown: 'none',
   }),
   PALISADE_DNS_CATALOG_ZONE: optionalText({ help: 'the catalog zone (RFC 9432) listing the served zones, offered to secondaries; empty: none', shown: '`catalog.palisade.invalid`' }),
+  PALISADE_DNS_NOTIFY_SOURCE: optionalText({
+    help: 'the addresses NOTIFY is sent from (one IPv4, one IPv6, or both, comma-separated), for secondaries whose ACL names one address',
+    shown: '`PALISADE_DNS_HOST` when it is one address',
+  }),
+  PALISADE_DNS_TRANSFERS_PER_SECONDARY: int(DEFAULT_TRANSFERS_PER_SECONDARY, 1, 1000, {
+    help: 'zone transfers one secondary (by its key) may have running at once in a DNS process; more wait their turn, in order',
+  }),
   PALISADE_DNS_IXFR_ZONE_BYTES: int(JOURNAL_LIMITS.zoneBytes, 65_536, 2 ** 40, {
     help: 'with a secondary listed, each DNS process keeps the changes of each zone (for IXFR) up to this many bytes, oldest dropped first; a secondary further behind gets the whole zone (AXFR form, RFC 1995 §4)',
   }),
@@ -74,6 +83,8 @@ export function dnsConfig(env: Record<string, string | undefined>, problems: str
       catalogZone: catalog === '' ? '' : checkedDomain('PALISADE_DNS_CATALOG_ZONE', catalog ?? 'catalog.palisade.invalid', problems),
       nsid: v.PALISADE_DNS_NSID ?? '',
       ixfrJournal: ixfrJournal(v, problems),
+      notifySource: notifySource(v.PALISADE_DNS_NOTIFY_SOURCE, problems),
+      transfersPerSecondary: v.PALISADE_DNS_TRANSFERS_PER_SECONDARY,
       tcp: {
         idleTimeoutMs: v.PALISADE_DNS_TCP_IDLE_MS,
         maxLifetimeMs: v.PALISADE_DNS_TCP_LIFETIME_MS,
@@ -107,4 +118,12 @@ export function dnsWorkers(env: Record<string, string | undefined> = process.env
   const n = DNS_WORKER_SETTINGS.PALISADE_DNS_WORKERS.read('PALISADE_DNS_WORKERS', env.PALISADE_DNS_WORKERS, problems);
   if (problems.length > 0) return { workers: NaN, problem: `${problems[0]} (unset: one per core)` };
   return { workers: n ?? Math.min(MAX_DNS_WORKERS, availableParallelism()) };
+}
+
+/** PALISADE_DNS_NOTIFY_SOURCE: comma-separated addresses, at most one IPv4 and one IPv6. */
+function notifySource(text: string | undefined, problems: string[]): string[] {
+  const addresses = (text ?? '').split(',').map((a) => a.trim()).filter((a) => a !== '');
+  const problem = checkNotifySources(addresses);
+  if (problem) problems.push(`PALISADE_DNS_NOTIFY_SOURCE=${text}: ${problem} (the addresses NOTIFY is sent from: one IPv4, one IPv6, or both, comma-separated)`);
+  return problem ? [] : addresses;
 }

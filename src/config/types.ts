@@ -124,6 +124,10 @@ export interface Config {
     nsid: string;
     /** Bytes of IXFR history (the differences secondaries ask for) kept per zone, per account and in all, by each DNS process. */
     ixfrJournal: JournalLimits;
+    /** PALISADE_DNS_NOTIFY_SOURCE: NOTIFY's source address per family (at most one each); empty: the listening address, when it is one. */
+    notifySource: string[];
+    /** PALISADE_DNS_TRANSFERS_PER_SECONDARY: zone transfers one secondary may have running at once; more wait their turn. */
+    transfersPerSecondary: number;
   };
   /** A MaxMind DB file (GeoIP2/GeoLite2 Country or City, or an ISO-code-only country DB; may be gzipped). */
   geoipDb?: string;

@@ -12,6 +12,7 @@ import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from './fast-key.ts';
 import type { ServerCookies } from '../cookies/server-cookies.ts';
 import type { TransferResponder } from '../transfer/responder.ts';
+import { TransferStream } from '../transfer/stream.ts';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -71,16 +72,16 @@ export class QueryHandler {
     return this.query(packet, transport, client, true);
   }
 
-  /** Like handle(), but a zone transfer's several messages too (TCP). */
-  handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | undefined {
+  /** Like handle(), but a zone transfer's several messages too (TCP): a stream, made a message at a time. */
+  handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | TransferStream | undefined {
     const transfers = this.options.transfers;
     if (transfers !== undefined && transfers.wants(packet)) return this.transfer(transfers, packet, transport, client);
     return this.query(packet, transport, client, false);
   }
 
-  private transfer(transfers: TransferResponder, packet: Buffer, transport: Transport, client: ClientAddress): Buffer[] | undefined {
+  private transfer(transfers: TransferResponder, packet: Buffer, transport: Transport, client: ClientAddress): Buffer[] | TransferStream | undefined {
     try {
-      return transfers.answer(packet, transport, client.address, (bare) => this.query(bare, transport, client, false)) ?? wrap(this.query(packet, transport, client, false));
+      return transfers.respond(packet, transport, client.address, (bare) => this.query(bare, transport, client, false)) ?? wrap(this.query(packet, transport, client, false));
     } catch (error) {
       this.metrics.internalErrors++;
       this.options.onError?.(error);
@@ -104,7 +105,13 @@ export class QueryHandler {
         return response;
       }
       const responder = this.options.transfers;
-      if (transfers && responder !== undefined && responder.wants(packet)) return this.transfer(responder, packet, transport, client)?.[0];
+      if (transfers && responder !== undefined && responder.wants(packet)) {
+        // One message only: a transfer (TCP alone) never comes this way.
+        const answer = this.transfer(responder, packet, transport, client);
+        if (!(answer instanceof TransferStream)) return answer?.[0];
+        answer.close();
+        return undefined;
+      }
       response = this.full(packet, transport, client);
     } catch (error) {
       this.metrics.internalErrors++;
