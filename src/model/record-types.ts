@@ -1,5 +1,6 @@
-// The API's record type numbers (1–8) and their DNS names and wire type codes.
-// The API numbers are the service's own, not DNS TYPE values: 7 is SOA here, 6 in DNS.
+// The API's record type numbers and their DNS names and wire type codes. Numbers 1–8 are the
+// service's own, not DNS TYPE values (7 is SOA here, 6 in DNS); types added later are numbered
+// by their IANA code (SVCB 64, HTTPS 65).
 
 export const RECORD_TYPES = {
   1: { name: 'A', dnsType: 1 },
@@ -10,12 +11,14 @@ export const RECORD_TYPES = {
   6: { name: 'TXT', dnsType: 16 },
   7: { name: 'SOA', dnsType: 6 },
   8: { name: 'SRV', dnsType: 33 },
+  64: { name: 'SVCB', dnsType: 64 },
+  65: { name: 'HTTPS', dnsType: 65 },
 } as const;
 
 export type RecordTypeNumber = keyof typeof RECORD_TYPES;
 export type RecordTypeName = (typeof RECORD_TYPES)[RecordTypeNumber]['name'];
 
-export const TYPE = { A: 1, AAAA: 2, CNAME: 3, MX: 4, NS: 5, TXT: 6, SOA: 7, SRV: 8 } as const satisfies Record<
+export const TYPE = { A: 1, AAAA: 2, CNAME: 3, MX: 4, NS: 5, TXT: 6, SOA: 7, SRV: 8, SVCB: 64, HTTPS: 65 } as const satisfies Record<
   RecordTypeName,
   RecordTypeNumber
 >;
@@ -40,3 +43,6 @@ export function recordTypeNumber(type: number | string): RecordTypeNumber {
 export function hasPriority(type: number): boolean {
   return type === TYPE.MX || type === TYPE.SRV;
 }
+
+/** The API numbers a `type` may take, for schemas: 1–8 and the IANA-numbered types. */
+export const RECORD_TYPE_NUMBERS: readonly RecordTypeNumber[] = Object.keys(RECORD_TYPES).map(Number) as RecordTypeNumber[];

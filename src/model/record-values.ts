@@ -5,6 +5,7 @@ import { canonicalIp } from './ip.ts';
 import { normaliseTargetName, type Checked } from './names.ts';
 import { TYPE, type RecordTypeNumber } from './record-types.ts';
 import { isQuotedTxt, parseQuotedTxt } from './txt-strings.ts';
+import { canonicalSvcb } from './values/svcb.ts';
 
 const ok = (value: string): Checked<string> => ({ ok: true, value });
 const fail = (message: string): Checked<string> => ({ ok: false, message });
@@ -86,6 +87,8 @@ const parsers: Record<RecordTypeNumber, (value: string, zone: string) => Checked
     const target = hostValue(targetText, zone);
     return target.ok ? ok(`${weight} ${port} ${target.value}`) : target;
   },
+  [TYPE.SVCB]: canonicalSvcb,
+  [TYPE.HTTPS]: canonicalSvcb,
 };
 
 export function canonicalRecordValue(type: RecordTypeNumber, value: string, zone: string): Checked<string> {

@@ -6,7 +6,7 @@ import { geoTargetById } from './geo-targets.ts';
 import { EXPECTED, Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
 import { canonicalRecordValue } from './record-values.ts';
-import { hasPriority, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, typeName, type RecordTypeNumber } from './record-types.ts';
+import { hasPriority, RECORD_TYPE_NUMBERS, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, typeName, type RecordTypeNumber } from './record-types.ts';
 
 export const TTL_MIN = 30;
 export const TTL_MAX = 604_800;
@@ -23,16 +23,17 @@ const fields = {
     maxLength: 253,
     description: '"@" for the apex, a name relative to the domain ("www", "_sip._tcp", "*.dev"), or a full name inside the domain',
   }),
-  type: Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
+  type: Type.Union([Type.Integer({ enum: [...RECORD_TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
     [EXPECTED]: TYPE_EXPECTED,
-    description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
+    description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV, 64 SVCB, 65 HTTPS; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
   }),
   value: Type.String({
     maxLength: 4096,
     description:
       'Record data, by type. A: an IPv4 address. AAAA: an IPv6 address. CNAME, NS: a host name. MX: the exchange host name, or "." for a null MX (RFC 7505); the preference goes in `priority`. ' +
       'TXT: plain text (sent in 255-octet strings), or zone-file form, quoted strings sent as they are ("v=spf1 …" "include:…"; inside quotes \\" \\\\ \\DDD); at most 4,000 octets. ' +
-      'SOA: "rname refresh retry expire minimum" (mname and serial are the service\'s). SRV: "weight port target" ("." as target: no service); the priority goes in `priority`.',
+      'SOA: "rname refresh retry expire minimum" (mname and serial are the service\'s). SRV: "weight port target" ("." as target: no service); the priority goes in `priority`. ' +
+      'SVCB, HTTPS (RFC 9460): "SvcPriority TargetName SvcParams", all in `value` ("1 . alpn=h2,h3 ipv4hint=192.0.2.1"; "0 cdn.example.net." for AliasMode); keys mandatory, alpn, no-default-alpn, port, ipv4hint, ech (base64), ipv6hint, dohpath, keyNNNNN; stored as NSD and BIND print it (`1 . alpn="h2,h3" ipv4hint=192.0.2.1`).',
   }),
   ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
   priority: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), {

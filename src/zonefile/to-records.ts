@@ -1,4 +1,4 @@
-// Zone-file records → the service's records: the eight types it serves, each value in the form
+// Zone-file records → the service's records: the types it serves, each value in the form
 // the API takes (checked by the same rules as one record sent alone). What the service manages
 // itself (the apex SOA and NS set) and types it does not serve are set aside with their line, not
 // refused: an exported file holds them, and a file from elsewhere often does too.
@@ -22,7 +22,7 @@ export interface ConvertResult {
   errors: LineError[];
 }
 
-const TYPES: Record<string, RecordTypeNumber> = { A: TYPE.A, AAAA: TYPE.AAAA, CNAME: TYPE.CNAME, MX: TYPE.MX, NS: TYPE.NS, TXT: TYPE.TXT, SOA: TYPE.SOA, SRV: TYPE.SRV };
+const TYPES: Record<string, RecordTypeNumber> = { A: TYPE.A, AAAA: TYPE.AAAA, CNAME: TYPE.CNAME, MX: TYPE.MX, NS: TYPE.NS, TXT: TYPE.TXT, SOA: TYPE.SOA, SRV: TYPE.SRV, SVCB: TYPE.SVCB, HTTPS: TYPE.HTTPS };
 
 /** A name in record data, absolute with its final dot (so the record rules never read it as relative). */
 function dataName(token: Token | undefined, zone: string, origin: string): string | undefined {
@@ -80,9 +80,29 @@ function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { val
       const quoted = d.map((t) => (t.quoted ? t.text : `"${t.text.replace(/"/g, '\\"')}"`)).join(' ');
       return { value: plainTxt(quoted) ?? quoted };
     }
+    case TYPE.SVCB:
+    case TYPE.HTTPS:
+      return svcbText(d, zone) ?? `${r.type} takes "SvcPriority TargetName SvcParams…"`;
     default:
       return 'not taken';
   }
+}
+
+/**
+ * SVCB/HTTPS data as the API takes it: the target made absolute, the params as written. The
+ * tokenizer splits `alpn="h2,h3"` at its quote; a quoted token right after `key=` is its value.
+ */
+function svcbText(d: readonly Token[], zone: string): string | undefined {
+  if (d.length < 2 || d[0]!.quoted) return undefined;
+  const target = dataName(d[1], zone, zone);
+  if (target === undefined) return undefined;
+  let text = `${d[0]!.text} ${target}`;
+  for (let i = 2; i < d.length; i++) {
+    const before = d[i - 1]!;
+    const joined = i > 2 && d[i]!.quoted && !before.quoted && before.text.endsWith('=');
+    text += joined ? d[i]!.text : ` ${d[i]!.text}`;
+  }
+  return text;
 }
 
 /**
@@ -105,7 +125,7 @@ export async function toRecords(parsed: readonly ZoneFileRecord[], zone: string,
     }
     const type = TYPES[r.type];
     if (type === undefined) {
-      skipped.push({ line: r.line, message: `${r.type} records are not served here (A, AAAA, CNAME, MX, NS, TXT, SRV are; SOA and the apex NS set are the service's)` });
+      skipped.push({ line: r.line, message: `${r.type} records are not served here (A, AAAA, CNAME, MX, NS, TXT, SRV, SVCB, HTTPS are; SOA and the apex NS set are the service's)` });
       continue;
     }
     if (type === TYPE.SOA) {

@@ -95,6 +95,9 @@ function rdataBytes(r: RData): number {
       return stringBytes(r.mname) + stringBytes(r.rname);
     case 13:
       return stringBytes(r.cpu) + stringBytes(r.os);
+    case 64:
+    case 65:
+      return stringBytes(r.target) + BUFFER_BYTES + r.params.length;
   }
 }
 

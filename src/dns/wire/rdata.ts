@@ -1,6 +1,7 @@
 // RDATA encoders, one per type, side by side. Names in CNAME, NS, MX and SOA data may be
 // compressed (RFC 1035 well-known types); SRV targets never are (RFC 2782).
 import type { RData } from '../zone/types.ts';
+import { writeSvcbRdata } from './svcb-rdata.ts';
 import type { WireWriter } from './writer.ts';
 
 function characterString(w: WireWriter, text: string | Buffer): void {
@@ -40,5 +41,8 @@ export function writeRdata(w: WireWriter, r: RData): void {
     case 13:
       characterString(w, r.cpu);
       return characterString(w, r.os);
+    case 64:
+    case 65:
+      return writeSvcbRdata(w, r);
   }
 }

@@ -13,6 +13,7 @@ import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
 import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
+import { svcbKey, svcbRdata } from '../wire/svcb-rdata.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
 
 export interface ZoneBuildContext {
@@ -56,6 +57,9 @@ function rdataOf(record: RecordState): RData {
       const [weight, port, target] = v.split(' ');
       return { type: 33, priority: record.priority ?? 0, weight: Number(weight), port: Number(port), target: target === '.' ? '' : target! };
     }
+    case TYPE.SVCB:
+    case TYPE.HTTPS:
+      return svcbRdata(RECORD_TYPES[record.type].dnsType, v);
     default:
       throw new Error(`no RDATA for API type ${record.type}`);
   }
@@ -81,6 +85,9 @@ export function rdataKey(r: RData): string {
       return r.strings.map((b) => b.toString('latin1')).join('\u0100');
     case 33:
       return `${r.priority} ${r.weight} ${r.port} ${r.target}`;
+    case 64:
+    case 65:
+      return svcbKey(r);
     default:
       return JSON.stringify(r);
   }

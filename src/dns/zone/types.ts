@@ -1,6 +1,7 @@
 // The in-memory shape of a served zone, built for lookups (see build.ts).
 import type { DomainState } from '../../model/domain.ts';
 import type { RecordState } from '../../model/record.ts';
+import type { SvcbRData } from '../wire/svcb-rdata.ts';
 
 export type RData =
   | { type: 1; address: number } // A: the 4 octets as one int32 (no Buffer per record: millions are held)
@@ -11,7 +12,8 @@ export type RData =
   | { type: 16; strings: Buffer[] } // TXT: character-strings of ≤ 255 octets
   | { type: 33; priority: number; weight: number; port: number; target: string } // SRV
   | { type: 6; mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number } // SOA
-  | { type: 13; cpu: string; os: string }; // HINFO (RFC 8482 answers to ANY)
+  | { type: 13; cpu: string; os: string } // HINFO (RFC 8482 answers to ANY)
+  | SvcbRData; // SVCB 64, HTTPS 65
 
 /** Records of one owner, type and geo variant: served together with one TTL (RFC 2181 §5.2). */
 export interface RRset {
