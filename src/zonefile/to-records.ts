@@ -81,8 +81,10 @@ function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { val
       return { value: plainTxt(quoted) ?? quoted };
     }
     case TYPE.SVCB:
-    case TYPE.HTTPS:
-      return svcbText(d, zone) ?? `${r.type} takes "SvcPriority TargetName SvcParams…"`;
+    case TYPE.HTTPS: {
+      const text = svcbText(d, zone);
+      return text === undefined ? `${r.type} takes "SvcPriority TargetName SvcParams…"` : { value: text };
+    }
     default:
       return 'not taken';
   }
