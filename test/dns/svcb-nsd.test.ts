@@ -132,6 +132,32 @@ describe('HTTPS and SVCB beside NSD', () => {
     }
   }, 60_000);
 
+  it('an HTTPS change through the API reaches the secondary by NOTIFY and IXFR', async () => {
+    const serial = (r: DigResult) => Number(r.answer.find((a) => a.type === 'SOA')?.data.split(' ')[2]);
+    const from = serial(await dig(server.dnsPort, ZONE, 'SOA'));
+    const list = (await api('GET', `/domains/${ZONE}/dnsrecords?name=multi&type=HTTPS`)).body as Array<{ id: number; value: string }>;
+    const far = list.find((r) => r.value.startsWith('2 '))!;
+    const patched = await api('PATCH', `/domains/${ZONE}/dnsrecords/${far.id}`, { value: '3 far.example.net. alpn=h3 ech=' + ECH });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const added = await api('POST', `/domains/${ZONE}/dnsrecords`, { name: 'fresh', type: 'SVCB', value: '1 . alpn=h2 port=8080' });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const wanted = `fresh.${ZONE}. 300 SVCB 1 . alpn="h2" port=8080`;
+    await until(`nsd serving the change\n${secondary.output()}`, async () => answers(await dig(secondary.port, `fresh.${ZONE}`, 'SVCB')).answer.join() === wanted, 20_000, 200);
+    for (const q of [`multi.${ZONE} HTTPS`, `fresh.${ZONE} SVCB`]) {
+      const [name, type] = q.split(' ') as [string, string];
+      expect(answers(await dig(secondary.port, name, type)), q).toEqual(answers(await dig(server.dnsPort, name, type)));
+    }
+    expect(answers(await dig(secondary.port, `multi.${ZONE}`, 'HTTPS')).answer.join('\n')).toContain(`3 far.example.net. alpn="h3" ech=${ECH}`);
+    // Our IXFR from before the change is incremental (more than the AXFR form's two SOAs): the
+    // old HTTPS out, the new HTTPS and the SVCB in.
+    const ixfr = await dig(server.dnsPort, ZONE, `IXFR=${from}`, ['-y', `hmac-sha256:nsd-key:${secret}`]);
+    // dig prints a transfer without sections: its records are the lines that are not comments.
+    const rrs = ixfr.raw.split('\n').filter((l) => l.trim() !== '' && !l.startsWith(';')).map((l) => l.split(/\s+/));
+    expect(rrs.filter((f) => f[3] === 'SOA').length, ixfr.raw).toBeGreaterThan(2);
+    const changed = rrs.filter((f) => f[3] === 'HTTPS' || f[3] === 'SVCB').map((f) => `${f[0]} ${f[3]} ${f.slice(4).join(' ')}`);
+    expect(changed).toEqual([`multi.${ZONE}. HTTPS 2 far.example.net. alpn="h2" port=443`, `multi.${ZONE}. HTTPS 3 far.example.net. alpn="h3" ech=${ECH}`, `fresh.${ZONE}. SVCB 1 . alpn="h2" port=8080`]);
+  }, 60_000);
+
   it('HTTPS at the apex carries the apex addresses in ADDITIONAL, as NSD and BIND add them', async () => {
     const r = await dig(server.dnsPort, ZONE, 'HTTPS');
     expect(r.additional.map((a) => `${a.name} ${a.type} ${a.data}`).sort()).toEqual([`${ZONE}. A 192.0.2.1`, `${ZONE}. AAAA 2001:db8::1`]);
