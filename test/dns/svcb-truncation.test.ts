@@ -15,6 +15,10 @@ beforeAll(async () => {
       { name: 'www', type: 'HTTPS', value: '1 pool.fit.example alpn=h2,h3' },
       ...Array.from({ length: 40 }, (_, i) => ({ name: 'pool', type: 'A', value: `192.0.2.${i + 1}` })),
       { name: 'big', type: 'HTTPS', value: `1 . ipv6hint=${Array.from({ length: 40 }, (_, i) => `2001:db8::${i + 1}`).join(',')}` },
+      // A CNAME into a delegation: the referral that follows keeps AA=1, and its glue is needed.
+      { name: 'into', type: 'CNAME', value: 'host.sub.fit.example' },
+      ...Array.from({ length: 12 }, (_, i) => ({ name: 'sub', type: 'NS', value: `ns${i + 1}-with-a-long-label.sub.fit.example` })),
+      ...Array.from({ length: 12 }, (_, i) => ({ name: `ns${i + 1}-with-a-long-label.sub`, type: 'A', value: `192.0.2.${100 + i}` })),
     ]),
   ]);
 });
@@ -38,6 +42,13 @@ describe('HTTPS additional data and the size limit', () => {
     const small = await dig(dns.port, 'www.fit.example', 'HTTPS', ['+noedns', '+ignore']);
     expect(small.flags).not.toContain('tc');
     expect(small.additional).toEqual([]);
+  });
+
+  it('referral glue after a CNAME is not dropped to fit: TC=1', async () => {
+    const full = await dig(dns.port, 'into.fit.example', 'A', ['+tcp']);
+    expect(full.additional.length).toBe(12);
+    const udp = await dig(dns.port, 'into.fit.example', 'A', ['+noedns', '+ignore']);
+    expect(udp.flags).toContain('tc');
   });
 
   it('an HTTPS answer too big by itself is TC=1, whole over TCP', async () => {

@@ -299,7 +299,8 @@ const NOWHERE: ClientLocation = {};
  * needed), the TC=1 form.
  */
 function smallerForm(spec: ResponseSpec): Buffer {
-  if (spec.aa && spec.answer.length > 0 && spec.additional.length > 0) {
+  // No AUTHORITY: a referral (after a CNAME it stays AA=1) carries NS glue, which is not optional.
+  if (spec.aa && spec.answer.length > 0 && spec.authority.length === 0 && spec.additional.length > 0) {
     const bare = encodeResponse({ ...spec, additional: [] });
     if (bare.length <= 512) return bare;
   }
