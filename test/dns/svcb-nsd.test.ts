@@ -158,7 +158,7 @@ describe('HTTPS and SVCB beside NSD', () => {
     expect(changed).toEqual([`multi.${ZONE}. HTTPS 2 far.example.net. alpn="h2" port=443`, `multi.${ZONE}. HTTPS 3 far.example.net. alpn="h3" ech=${ECH}`, `fresh.${ZONE}. SVCB 1 . alpn="h2" port=8080`]);
   }, 60_000);
 
-  it('HTTPS at the apex carries the apex addresses in ADDITIONAL, as NSD and BIND add them', async () => {
+  it('HTTPS at the apex carries the apex addresses in ADDITIONAL (RFC 9460 §4.1, as BIND adds them; NSD 4.6 adds none)', async () => {
     const r = await dig(server.dnsPort, ZONE, 'HTTPS');
     expect(r.additional.map((a) => `${a.name} ${a.type} ${a.data}`).sort()).toEqual([`${ZONE}. A 192.0.2.1`, `${ZONE}. AAAA 2001:db8::1`]);
     const alias = await dig(server.dnsPort, `alias.${ZONE}`, 'HTTPS');

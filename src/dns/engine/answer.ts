@@ -76,7 +76,7 @@ function additionalFor(walk: Walk, zone: ZoneData, set: RRset): void {
 }
 
 /**
- * RFC 9460 §4.1, as NSD and BIND do: a ServiceMode record's target ("." is the owner) is looked
+ * RFC 9460 §4.1, as BIND does (NSD 4.6 adds none): a ServiceMode record's target ("." is the owner) is looked
  * up for A/AAAA; an AliasMode target's own SVCB/HTTPS set goes in too (one step, no chase), with
  * the addresses of its targets. Only in-zone names outside delegations, each once.
  */
