@@ -8,15 +8,15 @@ import { freePort } from './knot-secondary.ts';
 import { NSD } from './nsd-secondary.ts';
 import { tempDir } from './temp.ts';
 
-export interface NsdPrimary {
+export interface NsdReference {
   port: number;
   output: () => string;
   stop(): Promise<void>;
 }
 
-export async function startNsdPrimary(zone: string, zoneFile: string): Promise<NsdPrimary> {
+export async function startNsdReference(zone: string, zoneFile: string): Promise<NsdReference> {
   if (!existsSync(NSD)) throw new Error(`${NSD} is not installed (Debian: apt-get install nsd)`);
-  const dir = tempDir('palisade-nsd-primary-');
+  const dir = tempDir('palisade-nsd-reference-');
   const port = await freePort();
   writeFileSync(join(dir, 'zone'), zoneFile);
   const conf = [
