@@ -31,6 +31,9 @@ export function typeName(type: number): RecordTypeName {
 
 const BY_NAME = new Map<string, RecordTypeNumber>(Object.entries(RECORD_TYPES).map(([number, { name }]) => [name, Number(number) as RecordTypeNumber]));
 
+/** The API's type numbers, in order. */
+export const TYPE_NUMBERS: readonly RecordTypeNumber[] = [...BY_NAME.values()].sort((a, b) => a - b);
+
 /** The mnemonics the API accepts for `type`, in either case ("A", "mx"). */
 export const TYPE_MNEMONIC_PATTERN = `^(${[...BY_NAME.keys()].flatMap((n) => [n, n.toLowerCase()]).join('|')})$`;
 
@@ -43,6 +46,3 @@ export function recordTypeNumber(type: number | string): RecordTypeNumber {
 export function hasPriority(type: number): boolean {
   return type === TYPE.MX || type === TYPE.SRV;
 }
-
-/** The API numbers a `type` may take, for schemas: 1–8 and the IANA-numbered types. */
-export const RECORD_TYPE_NUMBERS: readonly RecordTypeNumber[] = Object.keys(RECORD_TYPES).map(Number) as RecordTypeNumber[];

@@ -6,7 +6,7 @@ import { geoTargetById } from './geo-targets.ts';
 import { EXPECTED, Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
 import { canonicalRecordValue } from './record-values.ts';
-import { hasPriority, RECORD_TYPE_NUMBERS, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, typeName, type RecordTypeNumber } from './record-types.ts';
+import { hasPriority, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, TYPE_NUMBERS, typeName, type RecordTypeNumber } from './record-types.ts';
 
 export const TTL_MIN = 30;
 export const TTL_MAX = 604_800;
@@ -23,7 +23,7 @@ const fields = {
     maxLength: 253,
     description: '"@" for the apex, a name relative to the domain ("www", "_sip._tcp", "*.dev"), or a full name inside the domain',
   }),
-  type: Type.Union([Type.Integer({ enum: [...RECORD_TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
+  type: Type.Union([Type.Integer({ enum: [...TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
     [EXPECTED]: TYPE_EXPECTED,
     description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV, 64 SVCB, 65 HTTPS; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
   }),

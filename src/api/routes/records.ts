@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound, unprocessable, type FieldError } from '../../errors.ts';
 import { normaliseOwnerName } from '../../model/names.ts';
 import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
-import { hasPriority, RECORD_TYPE_NUMBERS, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN } from '../../model/record-types.ts';
+import { hasPriority, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, TYPE_NUMBERS } from '../../model/record-types.ts';
 import { decodeIdCursor } from '../../store/cursor.ts';
 import type { RecordView, Zone } from '../../store/types.ts';
 import { nextLink, pageById, pageRequest } from '../paging.ts';
@@ -65,7 +65,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
           {
             ...PageQuery,
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Only records at this name' })),
-            type: Type.Optional(Type.Union([Type.Integer({ enum: [...RECORD_TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], { description: 'Only records of this type (number or mnemonic)' })),
+            type: Type.Optional(Type.Union([Type.Integer({ enum: [...TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], { description: 'Only records of this type (number or mnemonic)' })),
           },
           { additionalProperties: false },
         ),
