@@ -54,6 +54,11 @@ function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { val
   const count = (n: number) => (d.length === n ? undefined : `${r.type} takes ${n} data field${n > 1 ? 's' : ''}, not ${d.length}`);
   const num = (t: Token | undefined) => (t && !t.quoted && /^\d{1,5}$/.test(t.text) && Number(t.text) <= 65535 ? Number(t.text) : undefined);
   switch (type) {
+    case TYPE.SVCB:
+    case TYPE.HTTPS: {
+      const text = svcbText(d, zone);
+      return text === undefined ? `${r.type} takes "SvcPriority TargetName SvcParams…"` : { value: text };
+    }
     case TYPE.A:
     case TYPE.AAAA:
       return count(1) ?? (d[0]!.quoted ? 'an address is not quoted' : { value: d[0]!.text });
@@ -79,11 +84,6 @@ function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { val
       // Each token is one character-string: quoted as written, bare words quoted here.
       const quoted = d.map((t) => (t.quoted ? t.text : `"${t.text.replace(/"/g, '\\"')}"`)).join(' ');
       return { value: plainTxt(quoted) ?? quoted };
-    }
-    case TYPE.SVCB:
-    case TYPE.HTTPS: {
-      const text = svcbText(d, zone);
-      return text === undefined ? `${r.type} takes "SvcPriority TargetName SvcParams…"` : { value: text };
     }
     default:
       return 'not taken';

@@ -12,6 +12,9 @@ function characterString(w: WireWriter, text: string | Buffer): void {
 
 export function writeRdata(w: WireWriter, r: RData): void {
   switch (r.type) {
+    case 64:
+    case 65:
+      return writeSvcbRdata(w, r);
     case 1:
       return w.u32(r.address >>> 0);
     case 28:
@@ -41,8 +44,5 @@ export function writeRdata(w: WireWriter, r: RData): void {
     case 13:
       characterString(w, r.cpu);
       return characterString(w, r.os);
-    case 64:
-    case 65:
-      return writeSvcbRdata(w, r);
   }
 }

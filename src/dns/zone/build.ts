@@ -40,6 +40,9 @@ export const FAILOVER_TTL = 30;
 function rdataOf(record: RecordState): RData {
   const v = record.value;
   switch (record.type) {
+    case TYPE.SVCB:
+    case TYPE.HTTPS:
+      return svcbRdata(RECORD_TYPES[record.type].dnsType, v);
     case TYPE.A:
       return { type: 1, address: ipv4ToInt(v) };
     case TYPE.AAAA:
@@ -57,9 +60,6 @@ function rdataOf(record: RecordState): RData {
       const [weight, port, target] = v.split(' ');
       return { type: 33, priority: record.priority ?? 0, weight: Number(weight), port: Number(port), target: target === '.' ? '' : target! };
     }
-    case TYPE.SVCB:
-    case TYPE.HTTPS:
-      return svcbRdata(RECORD_TYPES[record.type].dnsType, v);
     default:
       throw new Error(`no RDATA for API type ${record.type}`);
   }
@@ -71,6 +71,9 @@ function rdataOf(record: RecordState): RData {
  */
 export function rdataKey(r: RData): string {
   switch (r.type) {
+    case 64:
+    case 65:
+      return svcbKey(r);
     case 1:
       return String(r.address);
     case 28:
@@ -85,9 +88,6 @@ export function rdataKey(r: RData): string {
       return r.strings.map((b) => b.toString('latin1')).join('\u0100');
     case 33:
       return `${r.priority} ${r.weight} ${r.port} ${r.target}`;
-    case 64:
-    case 65:
-      return svcbKey(r);
     default:
       return JSON.stringify(r);
   }

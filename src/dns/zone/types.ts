@@ -4,6 +4,7 @@ import type { RecordState } from '../../model/record.ts';
 import type { SvcbRData } from '../wire/svcb-rdata.ts';
 
 export type RData =
+  | SvcbRData // SVCB 64, HTTPS 65
   | { type: 1; address: number } // A: the 4 octets as one int32 (no Buffer per record: millions are held)
   | { type: 28; address: Buffer } // AAAA: 16 octets
   | { type: 5; target: string } // CNAME
@@ -12,8 +13,7 @@ export type RData =
   | { type: 16; strings: Buffer[] } // TXT: character-strings of ≤ 255 octets
   | { type: 33; priority: number; weight: number; port: number; target: string } // SRV
   | { type: 6; mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number } // SOA
-  | { type: 13; cpu: string; os: string } // HINFO (RFC 8482 answers to ANY)
-  | SvcbRData; // SVCB 64, HTTPS 65
+  | { type: 13; cpu: string; os: string }; // HINFO (RFC 8482 answers to ANY)
 
 /** Records of one owner, type and geo variant: served together with one TTL (RFC 2181 §5.2). */
 export interface RRset {
