@@ -1,4 +1,4 @@
-// Zone-file records → the service's records: the types it serves, each value in the form
+// Zone-file records → the service's records: the eight types it serves, each value in the form
 // the API takes (checked by the same rules as one record sent alone). What the service manages
 // itself (the apex SOA and NS set) and types it does not serve are set aside with their line, not
 // refused: an exported file holds them, and a file from elsewhere often does too.
