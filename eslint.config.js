@@ -2,32 +2,10 @@
 // (floating promises crash servers; misused promises hide errors).
 import tseslint from 'typescript-eslint';
 
-// What each src/ folder may import (its README says the same, and why). An arrow back up — a
-// folder importing one it is beneath — fails `npm run check`. Entries are top-level folders
-// ('store'), files of one ('store/types.ts': that file only), or files at src/ ('errors.ts').
-// `roles` wires everything together and may import anything; nothing imports it but main.ts.
-const LAYERS = {
-  common: [],
-  model: ['errors.ts', 'common'],
-  geo: ['model', 'common'],
-  store: ['model', 'common', 'errors.ts'],
-  uptime: ['model', 'store', 'common', 'errors.ts'],
-  ownership: ['model', 'store', 'common', 'config.ts', 'errors.ts'],
-  certs: ['model', 'store', 'common', 'config.ts', 'errors.ts'],
-  sync: ['model', 'store', 'dns/zone', 'common', 'errors.ts'],
-  notify: ['model', 'store', 'uptime', 'ownership', 'sync/notifier.ts', 'common', 'errors.ts'],
-  zonefile: ['model', 'store/types.ts', 'store/contract', 'errors.ts'],
-  console: [],
-  dns: ['model', 'geo', 'store/types.ts', 'store/contract', 'common', 'errors.ts'],
-  edge: ['model', 'geo', 'store/types.ts', 'store/contract', 'sync', 'uptime', 'common', 'errors.ts'],
-  api: ['model', 'store', 'sync', 'certs', 'notify', 'uptime', 'ownership', 'geo', 'zonefile', 'common', 'config.ts', 'errors.ts', 'log.ts'],
-  cli: ['model', 'store', 'certs', 'notify', 'ownership', 'zonefile', 'dns/transfer/secondaries.ts', 'dns/transfer/tsig.ts', 'common', 'config.ts', 'errors.ts', 'log.ts'],
-};
-const FOLDERS = [...Object.keys(LAYERS), 'roles'];
-const ROOT_FILES = ['config.ts', 'errors.ts', 'log.ts', 'main.ts'];
-/** Packages only one folder speaks to. */
-const PACKAGES = { ioredis: ['store'], lmdb: ['store', 'sync', 'edge'], fastify: ['api'], '@fastify': ['api'] };
+import { FOLDERS, LAYERS, PACKAGES, ROOT_FILES, ROOT_LAYERS, SUBLAYERS } from './scripts/layers.js';
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const SOURCES = (dir) => [`${dir}/**/*.ts`, `${dir}/**/*.tsx`];
 
 function importRules(folder) {
   const allowed = LAYERS[folder];
@@ -47,7 +25,45 @@ function importRules(folder) {
   for (const [pkg, users] of Object.entries(PACKAGES)) {
     if (!users.includes(folder)) patterns.push({ regex: `^${escape(pkg)}(/|$)`, message: `${pkg} is spoken to only in src/${users.join(', src/')}.` });
   }
-  return { files: [`src/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  return patterns;
+}
+
+/** A folder's rules; its sub-folders with a SUBLAYERS entry get these plus their siblings' rules. */
+function folderConfigs(folder) {
+  const patterns = importRules(folder);
+  const configs = [{ files: SOURCES(`src/${folder}`), rules: { 'no-restricted-imports': ['error', { patterns }] } }];
+  const siblings = Object.keys(SUBLAYERS).filter((key) => key.startsWith(`${folder}/`)).map((key) => key.slice(folder.length + 1));
+  for (const sub of siblings) {
+    const allowed = SUBLAYERS[`${folder}/${sub}`];
+    const message = `src/${folder}/${sub} may import only ${allowed.join(', ') || 'none'} of src/${folder}'s sub-folders (SUBLAYERS in scripts/layers.js, and src/${folder}/README.md).`;
+    const own = [];
+    for (const other of siblings) {
+      if (other === sub || allowed.includes(other)) continue;
+      const files = allowed.filter((a) => a.startsWith(`${other}/`)).map((a) => a.slice(other.length + 1));
+      const except = files.length === 0 ? '' : `(?!(${files.map(escape).join('|')})$)`;
+      own.push({ regex: `^\\.\\./${escape(other)}/${except}`, message });
+    }
+    // Later configs replace a rule's options for the files they match: the folder's own patterns are repeated.
+    configs.push({ files: SOURCES(`src/${folder}/${sub}`), rules: { 'no-restricted-imports': ['error', { patterns: [...patterns, ...own] }] } });
+  }
+  return configs;
+}
+
+/** A file at src/: imports start with ./ . */
+function rootFileConfig(file) {
+  const allowed = ROOT_LAYERS[file];
+  const message = `src/${file} may import only ${allowed.join(', ') || 'node: built-ins and packages'} (ROOT_LAYERS in scripts/layers.js).`;
+  const patterns = [];
+  for (const other of FOLDERS) {
+    if (allowed.includes(other)) continue;
+    const files = allowed.filter((a) => a.startsWith(`${other}/`)).map((a) => a.slice(other.length + 1));
+    const except = files.length === 0 ? '' : `(?!(${files.map(escape).join('|')})$)`;
+    patterns.push({ regex: `^\\./${escape(other)}/${except}`, message });
+  }
+  for (const root of ROOT_FILES) {
+    if (root !== file && !allowed.includes(root)) patterns.push({ regex: `^\\./${escape(root)}$`, message });
+  }
+  return { files: [`src/${file}`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
 
 export default tseslint.config(
@@ -63,7 +79,8 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  ...Object.keys(LAYERS).map(importRules),
+  ...Object.keys(LAYERS).flatMap(folderConfigs),
+  ...Object.keys(ROOT_LAYERS).map(rootFileConfig),
   {
     // Tests read JSON answers of many shapes; typing each would add noise, not safety.
     files: ['test/**/*.ts'],

@@ -1,27 +1,24 @@
-// DNS benchmark: what ships, beside NSD and PowerDNS, on one pinned core each, the same zones
-// (1,000 × ~20 records) and query mix (60% A/AAAA, 15% MX/TXT/SRV, 5% CNAME, 20% NXDOMAIN):
-//   - `palisade dns` fed by a real `palisade api` over the change feed, the bundled GeoIP
-//     database, cookies on; response-rate limiting off, and at its default (both printed: one
-//     dnsperf client at one address is exactly what RRL exists to slow down);
-//   - `palisade serve` (its name server part pinned), RRL off;
-//   - NSD (one server process) and PowerDNS (bind backend, packet cache, one receiver thread);
-//   - diagnostics, labelled as such: the stripped harness (bench/dns/server-process.ts: the
-//     DnsServer alone, no feed, no GeoIP), cached and uncached; `palisade dns` with its answer
-//     cache off (PALISADE_DNS_CACHE=false: the uncached path as shipped); and the runtime's floor,
-//     a bare dgram socket sending precomputed replies with the ID patched (bench/dns/bare-socket.ts).
-// Rounds are interleaved (every server once per round), dnsperf on the other core. Each run prints
-// qps, queries per server CPU-second (user + system of the server's processes, from /proc), lost,
-// and the response codes (non-NOERROR count, any rcode the mix cannot produce); the summary gives
-// medians with their range and the ratios to NSD and PowerDNS per round (median, min–max). A ratio
-// over runs with unexpected rcodes or > 1% lost is not printed.
+// DNS benchmark: what users run, beside NSD and PowerDNS, on one pinned core each (runs interleaved,
+// one server at a time), dnsperf on the other core. By default `palisade serve` loaded as
+// customers load it (bench/dns/api-seed.ts: 1,000 domains with a backend, ~20 records each and
+// their name servers activated, through its API), asked a query file of ≥ 50,000 distinct
+// questions over every zone (80% with an answer, 20% NXDOMAIN: bench/dns/workload.ts), with NSD
+// and PowerDNS (bind backend, from the same zones' files) when they are on the machine — a missing
+// one is said in one line — and the runtime's floor, a bare dgram socket sending precomputed
+// replies with the ID patched (bench/dns/bare-socket.ts). Each run prints qps, queries per server
+// CPU-second (user + system of the server's processes, from /proc: for serve, its DNS part; the
+// CPU its API, edge and supervisor use meanwhile beside), lost, and the response codes; the
+// summary gives medians with their range and serve's ratios to NSD, PowerDNS and the floor per
+// round (median, min–max). A ratio over runs with unexpected rcodes or > 1% lost is not printed.
 //
-//   npm run bench:dns                     (needs dnsperf, nsd, pdns-server, pdns-backend-bind, taskset)
-//   BENCH_SECONDS=10 BENCH_ROUNDS=5 BENCH_ZONES=1000 npm run bench:dns
-//   BENCH_SEED=api npm run bench:dns      `palisade serve` loaded as customers load it (bench/dns/api-seed.ts:
-//                                         domains with a backend, records and NS activation through its API),
-//                                         many distinct questions over every zone (80% answers, 20% NXDOMAIN),
-//                                         beside NSD and a serve over a directly seeded store; prints queries per
-//                                         CPU-second of serve's DNS part, and the CPU its API and edge parts use meanwhile
+//   npm run bench:dns                     (needs dnsperf, taskset; nsd, pdns-server, pdns-backend-bind for the ratios)
+//   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_ZONES=1000 npm run bench:dns
+//   BENCH_BACKEND=HOST:PORT npm run bench:dns   the domains' backend (e.g. one that is down) instead of the bench's own
+//   BENCH_SEED=store npm run bench:dns    the store seeded directly (no API): `palisade dns` fed by a real
+//                                         `palisade api` over the change feed (RRL off and at its default), `palisade
+//                                         serve`, and diagnostics (the stripped harness cached and uncached, the answer
+//                                         cache off, the bare socket), on a 100k-line mix of 60% A/AAAA, 15%
+//                                         MX/TXT/SRV, 5% CNAME, 20% NXDOMAIN
 //   BENCH_MODE=latency npm run bench:dns  fixed 30,000 qps against `palisade dns` with 100,000 zones (BENCH_ZONES, BENCH_RATE)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,8 +43,13 @@ const RATE = Number(process.env.BENCH_RATE ?? 30_000);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
 const CLIENT_CPU = process.env.BENCH_CLIENT_CPU ?? '0';
 
-for (const tool of ['dnsperf', 'nsd', 'pdns_server', 'taskset']) {
-  if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
+/** Whether `tool` is on this machine's PATH. */
+const onPath = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+
+// The peers are required where their ratios are the point (BENCH_SEED=store, latency); by default a missing one is said and skipped.
+const REQUIRED = process.env.BENCH_SEED === 'store' || MODE === 'latency' ? ['dnsperf', 'nsd', 'pdns_server', 'taskset'] : ['dnsperf', 'taskset'];
+for (const tool of REQUIRED) {
+  if (!onPath(tool)) {
     console.error(`bench:dns needs ${tool} (Debian: apt-get install dnsperf nsd pdns-server pdns-backend-bind util-linux)`);
     process.exit(2);
   }
@@ -320,11 +322,13 @@ async function latency(): Promise<void> {
 }
 
 /**
- * BENCH_SEED=api: `palisade serve` with its zones created through the API, against NSD and a serve
- * over a directly seeded store, on a query file of many distinct questions. Besides the DNS part's
- * queries per CPU-second, the CPU the other parts use during the run (nothing calls them).
+ * The default: `palisade serve` with its zones created through the API (as customers load them),
+ * on a query file of ≥ 50,000 distinct questions over every zone, beside NSD and PowerDNS when
+ * they are on the machine (a missing one is said in one line) and the bare dgram socket (the
+ * runtime's floor). Besides the DNS part's queries per CPU-second, the CPU the other parts use
+ * during the run (nothing calls them).
  */
-async function qpsThroughApi(): Promise<void> {
+async function qpsAsLoaded(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'palisade-dnsperf-api-'));
   const children: ChildProcess[] = [];
   const roles: RunningServer[] = [];
@@ -332,57 +336,74 @@ async function qpsThroughApi(): Promise<void> {
   const backend = createServer((_req, res) => res.end('ok'));
   await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
   const backendPort = (backend.address() as { port: number }).port;
-  const seededDir = seededStore(ZONES);
   try {
     const queries = join(dir, 'queries.txt');
-    // BENCH_QUERIES=few: the default mode's file (few distinct questions), for comparison.
-    const text = process.env.BENCH_QUERIES === 'few' ? queryFile(ZONES, 200_000) : distinctQueryFile(ZONES, 200_000);
+    const lines = 200_000;
+    const text = distinctQueryFile(ZONES, lines);
     writeFileSync(queries, text);
-    const nxShare = (text.match(/^nx/gm)?.length ?? 0) / 200_000;
+    const distinct = distinctLines(text);
+    const covered = new Set([...text.matchAll(/\bz(\d+)\.example /g)].map((m) => m[1])).size;
+    // What users' resolvers ask: many distinct questions, every zone (the file is ours: a wrong one is a bug).
+    if (covered !== ZONES || (ZONES >= 1000 && distinct < 50_000)) throw new Error(`query file: ${distinct} distinct questions over ${covered} of ${ZONES} zones`);
+    const nxShare = (text.match(/^nx/gm)?.length ?? 0) / lines;
     console.log(
-      `DNS benchmark, zones loaded through the API: ${ZONES} zones × 20 records, 200k-line query mix with ${distinctLines(text)} distinct questions (${(nxShare * 100).toFixed(1)}% NXDOMAIN), ${SECONDS} s per run, ${ROUNDS} interleaved rounds; servers on CPU ${SERVER_CPU}, dnsperf on CPU ${CLIENT_CPU}`,
+      `DNS benchmark, zones loaded through the API: ${ZONES} zones × 20 records, ${lines / 1000}k-line query file with ${distinct} distinct questions over all ${covered} zones (${(nxShare * 100).toFixed(1)}% NXDOMAIN), ${SECONDS} s per run, ${ROUNDS} interleaved rounds; every server on CPU ${SERVER_CPU}, dnsperf -c 20 -q 200 -T 1 on CPU ${CLIENT_CPU}`,
     );
-    const servers: Array<Server & { others?: () => Record<string, number>; output?: () => string }> = [];
-    mkdirSync(join(dir, 'nsd'));
-    const n = await nsd(join(dir, 'nsd'), workloadZones(ZONES), 1, SERVER_CPU);
-    children.push(n.child);
-    servers.push({ name: 'NSD 4.6, 1 server process', port: n.port, pids: () => processTree(n.child.pid!) });
-
-    const startServeOn = async (dataDir: string) => {
-      const serve = await startServe(
-        {
-          PALISADE_DATA_DIR: dataDir,
-          PALISADE_API_PORT: String(await freePort()),
-          PALISADE_DNS_PORT: String(await freePort()),
-          PALISADE_EDGE_HTTP_PORT: String(await freePort()),
-          PALISADE_EDGE_HTTPS_PORT: String(await freePort()),
-          PALISADE_DNS_RRL_RATE: '0',
-          PALISADE_ALLOW_PRIVATE_BACKENDS: 'true',
-          ...(process.env.BENCH_SERVE_ENV ? (JSON.parse(process.env.BENCH_SERVE_ENV) as Record<string, string>) : {}),
-        },
-        120_000,
-      );
-      roles.push(serve);
-      return serve;
-    };
-    const addServe = (name: string, serve: RunningServer) => {
-      const dnsPart = partPid(serve, 'dns');
-      pin(dnsPart, SERVER_CPU);
-      const others = { api: partPid(serve, 'api'), edge: partPid(serve, 'edge'), supervisor: serve.child.pid! };
-      servers.push({ name, port: serve.dnsPort, pids: () => [dnsPart], output: serve.output, others: () => Object.fromEntries(Object.entries(others).map(([k, pid]) => [k, cpuSeconds([pid])])) });
-    };
+    const servers: Array<Server & { peer?: 'nsd' | 'pdns'; floor?: boolean; others?: () => Record<string, number>; output?: () => string }> = [];
+    const zones = workloadZones(ZONES);
+    if (!onPath('nsd')) console.log('  NSD (nsd) is not on this machine: no NSD figures or ratios');
+    else {
+      mkdirSync(join(dir, 'nsd'));
+      const n = await nsd(join(dir, 'nsd'), zones, 1, SERVER_CPU);
+      children.push(n.child);
+      servers.push({ name: 'NSD 4.6, 1 server process', port: n.port, pids: () => processTree(n.child.pid!), peer: 'nsd' });
+    }
+    if (!onPath('pdns_server')) console.log('  PowerDNS (pdns_server) is not on this machine: no PowerDNS figures or ratios');
+    else {
+      mkdirSync(join(dir, 'pdns'));
+      const p = await pdns(join(dir, 'pdns'), zones, 1).catch((error: unknown) => console.log(`  PowerDNS did not start (${(error as Error).message.split('\n')[0]}): no PowerDNS figures or ratios`));
+      if (p) {
+        children.push(p.child);
+        pin(p.child.pid!, SERVER_CPU);
+        servers.push({ name: 'PowerDNS 4.7 bind, 1 receiver', port: p.port, pids: () => processTree(p.child.pid!), peer: 'pdns' });
+      }
+    }
 
     const apiDir = join(dir, 'serve-api');
     mkdirSync(apiDir);
     const env = { PALISADE_DATA_DIR: apiDir };
     const key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).stdout) as { key: { api_key: string } }).key.api_key;
-    const throughApi = await startServeOn(apiDir);
+    const serve = await startServe(
+      {
+        ...env,
+        PALISADE_API_PORT: String(await freePort()),
+        PALISADE_DNS_PORT: String(await freePort()),
+        PALISADE_EDGE_HTTP_PORT: String(await freePort()),
+        PALISADE_EDGE_HTTPS_PORT: String(await freePort()),
+        PALISADE_DNS_RRL_RATE: '0',
+        PALISADE_ALLOW_PRIVATE_BACKENDS: 'true',
+        ...(process.env.BENCH_SERVE_ENV ? (JSON.parse(process.env.BENCH_SERVE_ENV) as Record<string, string>) : {}),
+      },
+      120_000,
+    );
+    roles.push(serve);
     const started = Date.now();
     // BENCH_BACKEND=HOST:PORT: the domains' backend instead of the bench's own (e.g. one that is down).
-    await seedThroughApi(throughApi.url, key, ZONES, process.env.BENCH_BACKEND ?? `127.0.0.1:${backendPort}`);
+    await seedThroughApi(serve.url, key, ZONES, process.env.BENCH_BACKEND ?? `127.0.0.1:${backendPort}`);
     console.log(`  loaded ${ZONES} zones through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    addServe('palisade serve (dns part), zones via API', throughApi);
-    addServe('palisade serve (dns part), seeded store', await startServeOn(seededDir));
+    const dnsPart = partPid(serve, 'dns');
+    pin(dnsPart, SERVER_CPU);
+    const others = { api: partPid(serve, 'api'), edge: partPid(serve, 'edge'), supervisor: serve.child.pid! };
+    servers.push({
+      name: 'palisade serve (dns part), RRL off',
+      port: serve.dnsPort,
+      pids: () => [dnsPart],
+      output: serve.output,
+      others: () => Object.fromEntries(Object.entries(others).map(([k, pid]) => [k, cpuSeconds([pid])])),
+    });
+    const bare = await harness(true, './dns/bare-socket.ts');
+    children.push(bare.child);
+    servers.push({ name: 'diagnostic: bare dgram socket, reply ID-patched', port: bare.port, pids: () => processTree(bare.child.pid!), diagnostic: true, floor: true });
 
     // Settle (the edge's first health checks, the feed), then warm every server over the whole mix.
     await new Promise((r) => setTimeout(r, 3000));
@@ -394,34 +415,47 @@ async function qpsThroughApi(): Promise<void> {
         const before = s.others?.();
         const r = measure(s, queries, SECONDS);
         const after = s.others?.();
-        const others = before && after ? Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k]!])) : undefined;
-        runs.get(s.name)!.push({ ...r, others });
-        const otherText = others ? `  other parts' CPU-s: ${Object.entries(others).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}` : '';
+        const spent = before && after ? Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k]!])) : undefined;
+        runs.get(s.name)!.push({ ...r, others: spent });
+        const otherText = spent ? `  other parts' CPU-s: ${Object.entries(spent).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}` : '';
         console.log(`  ${s.name.padEnd(46)} ${fmtRun(r)}${otherText}`);
         // A server that stopped answering: what it said of itself (warnings and errors).
         if (r.lostPct > 50 && s.output) console.log(s.output().split('\n').filter((l) => !/"level":(10|20|30),/.test(l)).slice(-15).join('\n'));
       }
     }
     console.log(`\nmedian of ${ROUNDS} rounds (range):`);
-    const nsdRuns = runs.get(servers[0]!.name)!;
     for (const s of servers) {
       const rs = runs.get(s.name)!;
+      const [qLo, qHi] = spread(rs.map((r) => r.qps));
       const [cLo, cHi] = spread(rs.map((r) => r.perCpuSecond));
-      const ratios = rs.map((r, i) => r.perCpuSecond / nsdRuns[i]!.perCpuSecond);
-      const others = rs[0]!.others ? `  other parts' CPU-s per run: ${Object.keys(rs[0]!.others).map((k) => `${k} ${median(rs.map((r) => r.others![k]!)).toFixed(2)}`).join(', ')}` : '';
+      const spent = rs[0]!.others ? `  other parts' CPU-s per run: ${Object.keys(rs[0]!.others).map((k) => `${k} ${median(rs.map((r) => r.others![k]!)).toFixed(2)}`).join(', ')}` : '';
       console.log(
-        `  ${s.name.padEnd(46)} ${Math.round(median(rs.map((r) => r.qps))).toString().padStart(7)} qps  ${Math.round(median(rs.map((r) => r.perCpuSecond))).toString().padStart(7)} q/CPU-s (${Math.round(cLo)}–${Math.round(cHi)}) ${median(ratios).toFixed(2)}× NSD  lost ${median(rs.map((r) => r.lostPct)).toFixed(2)}%  unexpected rcodes ${rs.reduce((sum, r) => sum + r.unexpected, 0)}${others}`,
+        `  ${s.name.padEnd(46)} ${Math.round(median(rs.map((r) => r.qps))).toString().padStart(7)} qps (${Math.round(qLo)}–${Math.round(qHi)})  ${Math.round(median(rs.map((r) => r.perCpuSecond))).toString().padStart(7)} q/CPU-s (${Math.round(cLo)}–${Math.round(cHi)})  lost ${median(rs.map((r) => r.lostPct)).toFixed(2)}%  unexpected rcodes ${rs.reduce((sum, r) => sum + r.unexpected, 0)}${spent}`,
       );
     }
+    const ours = servers.find((s) => s.name.startsWith('palisade serve'))!;
+    const oursRuns = runs.get(ours.name)!;
+    const ratio = (other: Run[], key: 'qps' | 'perCpuSecond') => {
+      const each = oursRuns.map((r, i) => r[key] / other[i]![key]);
+      const [lo, hi] = spread(each);
+      return `${median(each).toFixed(2)} (${lo.toFixed(2)}–${hi.toFixed(2)})`;
+    };
+    console.log('\nratios of palisade serve, round by round (median, min–max):');
+    for (const s of servers.filter((x) => x.peer || x.floor)) {
+      const rs = runs.get(s.name)!;
+      const faults = [...oursRuns, ...rs].filter((r) => r.unexpected > 0 || r.lostPct > 1).length;
+      if (faults > 0) console.log(`  /${s.name.padEnd(46)} NO RATIO — ${faults} runs with unexpected rcodes or > 1% lost`);
+      else console.log(`  /${s.name.padEnd(46)} qps ${ratio(rs, 'qps')}, per CPU-s ${ratio(rs, 'perCpuSecond')}`);
+    }
+    console.log('  targets (issue 45): ≥ 0.8× NSD and ≥ 0.9× PowerDNS qps; per CPU-s within 10% of the bare dgram socket');
   } finally {
     for (const child of children) await stop(child);
     for (const role of roles) await stopProcess(role);
     backend.close();
-    rmSync(seededDir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (MODE === 'latency') await latency();
-else if (process.env.BENCH_SEED === 'api') await qpsThroughApi();
-else await qps();
+else if (process.env.BENCH_SEED === 'store') await qps();
+else await qpsAsLoaded();

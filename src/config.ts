@@ -19,6 +19,12 @@ export interface CertConfig {
   /** The ACME directory URL; unset = no issuance (tasks fail saying so). */
   directoryUrl?: string;
   email?: string;
+  /**
+   * The CA's issuer domain as CAA records name it (RFC 8659 §4.2: `0 issue "letsencrypt.org"`):
+   * an order CAA forbids it is never placed. Default: the registrable domain of the directory's
+   * host (acme-v02.api.letsencrypt.org → letsencrypt.org).
+   */
+  caaIdentity?: string;
   /** Extra CA certificates (PEM) trusted for the directory's HTTPS. */
   caPem?: string;
   /** PALISADE_SECRET_KEY: seals private keys at rest. */
@@ -41,6 +47,19 @@ export interface CertConfig {
   pollMinMs: number;
   /** ACME orders one account's domains may take per hour (the CA's limits are the service's, shared). */
   ordersPerUserHour: number;
+}
+
+/** PALISADE_ACME_CAA_IDENTITY, or the registrable domain of PALISADE_ACME_DIRECTORY's host. */
+function caaIdentity(env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const given = env.PALISADE_ACME_CAA_IDENTITY;
+  if (given !== undefined && given !== '') {
+    const name = normaliseDomainName(given);
+    if (name.ok) return name.value;
+    problems.push(`PALISADE_ACME_CAA_IDENTITY=${given}: must be the CA's issuer domain name as CAA records name it (e.g. letsencrypt.org): ${name.message}`);
+    return undefined;
+  }
+  const host = /^https?:\/\/(\[[^\]]+\]|[^/:?#]+)/.exec(env.PALISADE_ACME_DIRECTORY ?? '')?.[1]?.toLowerCase();
+  return host === undefined ? undefined : isIP(host) || host.startsWith('[') ? host : registrableDomainOf(host);
 }
 
 export interface NotifyConfig {
@@ -495,6 +514,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     certs: {
       directoryUrl: env.PALISADE_ACME_DIRECTORY || undefined,
       email: env.PALISADE_ACME_EMAIL || undefined,
+      caaIdentity: caaIdentity(env, problems),
       caPem: fileText('PALISADE_ACME_CA_FILE', env.PALISADE_ACME_CA_FILE, problems),
       secretKey: longHexSecret('PALISADE_SECRET_KEY', env.PALISADE_SECRET_KEY ?? fileText('PALISADE_SECRET_KEY_FILE', env.PALISADE_SECRET_KEY_FILE, problems)?.trim(), problems),
       resolver: hostPorts('PALISADE_ACME_RESOLVER', env.PALISADE_ACME_RESOLVER, problems)[0],

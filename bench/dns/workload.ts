@@ -79,10 +79,24 @@ export function zoneFile(zone: Zone): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A dnsperf query file: `name type` lines in a fixed pseudo-random order. */
+/**
+ * A full-period pseudo-random generator (mulberry32): `rnd(n)` is in [0, n). Not the low bits of
+ * an LCG taken modulo n, which cycle with a short period (the query file reached 129 of 1,000 zones).
+ */
+function generator(seed: number): (n: number) => number {
+  let state = seed >>> 0;
+  return (n) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) % n;
+  };
+}
+
+/** A dnsperf query file: `name type` lines in a fixed pseudo-random order, over every zone. */
 export function queryFile(zones: number, lines: number): string {
-  let seed = 42;
-  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+  const rnd = generator(42);
   const out: string[] = [];
   for (let i = 0; i < lines; i++) {
     const z = zoneName(rnd(zones));
@@ -102,21 +116,17 @@ export function queryFile(zones: number, lines: number): string {
   return `${out.join('\n')}\n`;
 }
 
+/** Missing names per zone the distinct query file asks for. */
+const NX_NAMES = 1000;
+
 /**
  * A dnsperf query file of many distinct questions over every zone, as a resolver population asks
  * them: 80% questions with an answer (every name and type the zones hold, `A` for CNAMEs),
- * 20% NXDOMAIN (one of 50 missing names per zone). A full-period generator (mulberry32), not the
- * low bits of an LCG, so the zones and names are all reached.
+ * 20% NXDOMAIN (one of NX_NAMES missing names per zone). With 1,000 zones and 200,000 lines:
+ * ~59,000 distinct questions, every zone asked.
  */
 export function distinctQueryFile(zones: number, lines: number, seed = 42): string {
-  let state = seed >>> 0;
-  const rnd = (n: number) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) % n);
-  };
+  const rnd = generator(seed);
   const questions = (i: number) => {
     const z = zoneName(i);
     const seen = new Set<string>();
@@ -128,7 +138,7 @@ export function distinctQueryFile(zones: number, lines: number, seed = 42): stri
   for (let n = 0; n < lines; n++) {
     const i = rnd(zones);
     if (rnd(100) < 80) out.push(perZone[i]![rnd(perZone[i]!.length)]!);
-    else out.push(`nx${rnd(50)}.${zoneName(i)} A`);
+    else out.push(`nx${rnd(NX_NAMES)}.${zoneName(i)} A`);
   }
   return `${out.join('\n')}\n`;
 }

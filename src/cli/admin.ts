@@ -17,7 +17,7 @@ import { normaliseDomainName } from '../model/names.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { Ownership } from '../ownership/ownership.ts';
 import { StoreError } from '../store/errors.ts';
-import { checkEntry, readEntries, SECONDARIES_FILE, writeEntries, type SecondaryEntry } from '../dns/transfer/secondaries.ts';
+import { checkEntry, keyNameOf, keyNameTaken, readEntries, SECONDARIES_FILE, writeEntries, type SecondaryEntry } from '../dns/transfer/secondaries.ts';
 import { parseTsigKey } from '../dns/transfer/tsig.ts';
 import { importZoneFile } from '../zonefile/import.ts';
 
@@ -59,7 +59,8 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
                 [--zone DOMAIN…] [--no-catalog]
                                            a secondary name server allowed to transfer zones (AXFR/IXFR with that TSIG
                                            key) and sent NOTIFY on every change: every zone, or only the --zone ones;
-                                           the catalog zone unless --no-catalog. Kept in the data directory of the
+                                           the catalog zone (listing only those zones) unless --no-catalog. The key
+                                           name must be one no other secondary uses. Kept in the data directory of the
                                            name server this runs beside; its DNS processes read it within a second
   secondary list                           (secrets not shown)
   secondary remove NAME`;
@@ -377,6 +378,8 @@ export async function runAdmin(store: Store, argv: string[], out: Out, options: 
       if (problem) throw new UsageError(problem);
       const entries = readEntries(file);
       if (entries.some((e) => e.name === entry.name)) throw new UsageError(`a secondary named ${entry.name} exists; remove it first`);
+      const sharing = keyNameTaken(entries, entry);
+      if (sharing) throw new UsageError(`the TSIG key ${keyNameOf(entry)} is secondary ${sharing.name}'s; each secondary needs a key name of its own (its messages are known by it)`);
       writeEntries(file, [...entries, entry]);
       return out(shownSecondary(entry));
     }

@@ -32,6 +32,6 @@ export class Notifications {
   }
 
   metrics(): string {
-    return this.intake.metrics() + this.events.metrics();
+    return this.intake.metrics() + this.tracker.metrics() + this.events.metrics();
   }
 }

@@ -11,6 +11,7 @@ import type { Store } from '../store/types.ts';
 import type { EventSink } from '../model/event.ts';
 import { failoverWanted, healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
 import type { DomainHealth } from './report.ts';
+import { metricHeader } from '../common/prometheus.ts';
 
 /** A node's heartbeat is written at most this often (its reports may come every second). */
 const HEARTBEAT_WRITE_MS = 30_000;
@@ -20,6 +21,12 @@ export class HealthTracker {
   private readonly known = new Map<string, Map<number, DomainHealth>>();
   private readonly heardAt = new Map<number, number>();
   private readonly heartbeatWritten = new Map<number, number>();
+  /**
+   * Store writes by what they keep — `health` a domain's document, `watch` the look-again index,
+   * `failover` a domain's switch (a change in the feed), `heartbeat` a node's — and the looks
+   * made again: a round that changes nothing should write nothing.
+   */
+  readonly counts = { looks: 0, writes: { health: 0, watch: 0, failover: 0, heartbeat: 0 } };
 
   constructor(
     private readonly store: Store,
@@ -36,6 +43,7 @@ export class HealthTracker {
     this.heardAt.set(node, now);
     if (now - (this.heartbeatWritten.get(node) ?? 0) < HEARTBEAT_WRITE_MS) return;
     this.heartbeatWritten.set(node, now);
+    this.counts.writes.heartbeat++;
     await this.store.putDoc('health', `node|${node}`, { at: now });
   }
 
@@ -62,6 +70,7 @@ export class HealthTracker {
     if (!head) return;
     const owner = head.domain.ownerId;
     const now = Date.now();
+    this.counts.writes.health++;
     const change = await this.store.updateDoc<HealthDoc>('health', domain, (doc) => withVerdict(doc && doc.owner === owner ? doc : undefined, { domain, owner }, node, state, now, this.live));
     this.remember(domain, node, state);
     if (change.after && change.after !== change.before) await this.changed(change.before?.owner === owner ? change.before : undefined, change.after);
@@ -72,12 +81,24 @@ export class HealthTracker {
    * failover switch the store could not take before).
    */
   async resettle(domain: string): Promise<void> {
+    this.counts.looks++;
     const now = Date.now();
+    // Most looks change nothing (the nodes still say what they said): a read tells, and only a
+    // change is written — in one atomic step that decides again on what the store holds then.
+    const stored = await this.store.getDoc<HealthDoc>('health', domain);
+    if (!stored) return this.unwatch(domain);
+    if (settle(stored, now, this.live) === undefined) return this.switchStill(stored);
+    this.counts.writes.health++;
     const change = await this.store.updateDoc<HealthDoc>('health', domain, (doc) => (doc ? settle(doc, now, this.live) : undefined));
     const doc = change.after;
-    if (!doc) return void (await this.store.deleteDoc('notice', `watch|${domain}`));
+    if (!doc) return this.unwatch(domain);
     if (doc !== change.before) return this.changed(change.before, doc);
-    if ((await this.switchFailover(doc)) && doc.state === 'up' && !doc.flapping) await this.store.deleteDoc('notice', `watch|${domain}`);
+    return this.switchStill(doc);
+  }
+
+  /** An unchanged domain: its failover switch made if still owed (the store refused it before); no longer watched once up and switched. */
+  private async switchStill(doc: HealthDoc): Promise<void> {
+    if ((await this.switchFailover(doc)) && doc.state === 'up' && !doc.flapping) await this.unwatch(doc.domain);
   }
 
   /** Domains to look at again. */
@@ -93,6 +114,16 @@ export class HealthTracker {
     this.known.delete(domain);
   }
 
+  private async watch(domain: string): Promise<void> {
+    this.counts.writes.watch++;
+    await this.store.putDoc('notice', `watch|${domain}`, 1);
+  }
+
+  private async unwatch(domain: string): Promise<void> {
+    this.counts.writes.watch++;
+    await this.store.deleteDoc('notice', `watch|${domain}`);
+  }
+
   private remember(domain: string, node: number, state: DomainHealth): void {
     const nodes = this.known.get(domain);
     if (nodes) nodes.set(node, state);
@@ -102,8 +133,8 @@ export class HealthTracker {
   private async changed(before: HealthDoc | undefined, after: HealthDoc): Promise<void> {
     // Switched (or nothing to switch) and up: nothing to look at again; otherwise the periodic look does.
     const switched = (before?.state === after.state && before.flapping === after.flapping) || (await this.switchFailover(after));
-    if (after.state !== 'up' || after.flapping || !switched) await this.store.putDoc('notice', `watch|${after.domain}`, 1);
-    else if (before && (before.state !== 'up' || before.flapping)) await this.store.deleteDoc('notice', `watch|${after.domain}`);
+    if (after.state !== 'up' || after.flapping || !switched) await this.watch(after.domain);
+    else if (before && (before.state !== 'up' || before.flapping)) await this.unwatch(after.domain);
     const nodes = Object.fromEntries(Object.entries(after.nodes).map(([n, v]) => [n, v.state]));
     for (const type of healthEvents(before, after)) {
       await this.events.emit(after.owner, type, after.domain, { state: after.state, since: new Date(after.since).toISOString(), nodes });
@@ -123,6 +154,7 @@ export class HealthTracker {
       const head = await this.store.getZoneHead(doc.domain);
       if (!head || head.domain.ownerId !== doc.owner) return true;
       if ((head.domain.failover_active ?? false) === wanted(head.domain)) return true;
+      this.counts.writes.failover++;
       await this.store.updateZone(doc.domain, doc.owner, (zone) => {
         const next = wanted(zone.domain);
         return (zone.domain.failover_active ?? false) === next ? undefined : { domain: { ...zone.domain, failover_active: next } };
@@ -133,5 +165,16 @@ export class HealthTracker {
       this.log.warn({ err: (error as Error).message, domain: doc.domain, failover: want }, 'dns failover could not be switched; trying again shortly');
       return false;
     }
+  }
+
+  metrics(): string {
+    const { looks, writes } = this.counts;
+    return [
+      ...metricHeader('palisade_uptime_looks_total', 'counter', 'Domains not up (or flapping) looked at again without a report.'),
+      `palisade_uptime_looks_total ${looks}`,
+      ...metricHeader('palisade_uptime_store_writes_total', 'counter', "Store writes of the health tracker, by what they keep: a domain's health document, the look-again index, a domain's DNS failover switch, a node's heartbeat."),
+      ...Object.entries(writes).map(([what, n]) => `palisade_uptime_store_writes_total{doc="${what}"} ${n}`),
+      '',
+    ].join('\n');
   }
 }

@@ -3,7 +3,6 @@
 // sampled; /metrics answers only an operator (a token, or loopback when none is set).
 // The rate limits of the front door are in rate-limit.test.ts (they measure time).
 import { request as httpRequest } from 'node:http';
-import { networkInterfaces } from 'node:os';
 import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
@@ -14,6 +13,8 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/index.ts';
 import { startApi, type TestApi } from '../helpers/api-server.ts';
 import { testConfig } from '../helpers/config.ts';
+import { createNetns, type TestNetns } from '../helpers/netns.ts';
+import { startServe, stopProcess, stopStarted } from '../helpers/spawn-palisade.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 interface Raw {
@@ -167,26 +168,36 @@ describe('/metrics', () => {
     expect(proxied.headers.get('content-type')).toContain('application/problem+json');
   });
 
-  const external = Object.values(networkInterfaces())
-    .flat()
-    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  // "Another address" is a real one: the API runs inside a network namespace of the test's own
+  // and is asked from this side of a veth pair, so the request comes from a non-loopback address.
+  let netns: TestNetns;
+  beforeAll(() => {
+    netns = createNetns();
+  });
+  afterAll(async () => {
+    await stopStarted();
+    netns?.remove();
+  });
+  const apiInNetns = (env: Record<string, string>) =>
+    startServe({ PALISADE_DATA_DIR: tempDir(), PALISADE_API_HOST: netns.nsAddress, PALISADE_API_PLAIN_HTTP: 'true', ...env }, undefined, 'api', netns.prefix);
 
-  it.skipIf(!external)('refuses another address when no operator token is set', async () => {
-    const server = await loggedApp({}, external);
+  it('refuses another address when no operator token is set', async () => {
+    const server = await apiInNetns({});
     try {
+      expect(new URL(server.url).hostname).toBe(netns.nsAddress);
       const res = await fetch(`${server.url}/metrics`);
       expect(res.status).toBe(403);
       expect(((await res.json()) as { detail: string }).detail).toContain('PALISADE_METRICS_TOKEN');
       // The API itself answers there.
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     } finally {
-      await server.close();
+      await stopProcess(server);
     }
   });
 
-  it.skipIf(!external)('with PALISADE_METRICS_TOKEN, answers the bearer of the token from anywhere and no one else', async () => {
+  it('with PALISADE_METRICS_TOKEN, answers the bearer of the token from anywhere and no one else', async () => {
     const token = 'metrics-token-0123456789abcdef';
-    const server = await loggedApp({ PALISADE_METRICS_TOKEN: token }, external);
+    const server = await apiInNetns({ PALISADE_METRICS_TOKEN: token });
     const local = await startApi({ PALISADE_METRICS_TOKEN: token });
     try {
       for (const base of [server.url, local.url]) {
@@ -200,7 +211,7 @@ describe('/metrics', () => {
         expect(ok.headers.get('content-type'), base).toContain('text/plain');
       }
     } finally {
-      await server.close();
+      await stopProcess(server);
       await local.close();
     }
   });

@@ -24,6 +24,7 @@ describe('palisade admin secondary', () => {
       [['secondary', 'add', '--name', 'x', '--address', '192.0.2.1', '--tsig-key', `hmac-md5:k:${SECRET}`], /not supported/],
       [['secondary', 'add', '--name', 'x', '--tsig-key', `k:${SECRET}`], /at least one address/],
       [['secondary', 'add', '--name', 'knot1', '--address', '192.0.2.1', '--tsig-key', `k:${SECRET}`], /exists/],
+      [['secondary', 'add', '--name', 'x', '--address', '192.0.2.1', '--tsig-key', `XFR:${Buffer.alloc(32, 2).toString('base64')}`], /key xfr is secondary knot1's/],
       [['secondary', 'remove', 'nobody'], /no secondary/],
     ];
     for (const [args, message] of bad) {

@@ -43,6 +43,8 @@ export interface KnotOptions {
   catalog?: string;
   /** The port to listen on (default: a free one). */
   port?: number;
+  /** Sends NOTIFY (signed) back to the primary for every zone it holds, the catalog included, after each change. */
+  notifyPrimary?: boolean;
 }
 
 export async function startKnot(options: KnotOptions): Promise<KnotSecondary> {
@@ -83,6 +85,7 @@ export async function startKnot(options: KnotOptions): Promise<KnotSecondary> {
     '    zonefile-sync: -1',
     '    zonefile-load: none',
     '    journal-content: none',
+    ...(options.notifyPrimary ? ['    notify: primary'] : []),
     'zone:',
     ...(options.zones ?? []).map((z) => zone(z)),
     ...(options.catalog ? [zone(options.catalog, '    catalog-role: interpret\n    catalog-template: secondary\n')] : []),

@@ -32,8 +32,10 @@ export interface RunningServer {
 }
 
 /** Spawns `palisade ROLE` and waits until its output matches `ready` (its "serving" log line). */
-async function spawnRole(role: string, env: Record<string, string>, ready: RegExp, timeoutMs: number) {
-  const child = spawn(...tiedToWorker(process.execPath, [BIN, role]), { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...OWNERSHIP_OFF, ...TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function spawnRole(role: string, env: Record<string, string>, ready: RegExp, timeoutMs: number, prefix: readonly string[] = []) {
+  // A prefix runs the role through another command (`ip netns exec NAME`), which execs it in place.
+  const [command, args] = prefix.length > 0 ? [prefix[0]!, [...prefix.slice(1), process.execPath, BIN, role]] : [process.execPath, [BIN, role]];
+  const child = spawn(...tiedToWorker(command, args), { env: { ...process.env, PALISADE_LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...OWNERSHIP_OFF, ...TEST_SECRET_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -64,12 +66,13 @@ export async function stopStarted(signal: NodeJS.Signals = 'SIGKILL'): Promise<v
 }
 
 /** Starts `palisade serve` (or `api`) on random loopback ports and waits until it says where it listens. */
-export async function startServe(env: Record<string, string>, timeoutMs = START_TIMEOUT_MS, role: 'serve' | 'api' = 'serve'): Promise<RunningServer> {
+export async function startServe(env: Record<string, string>, timeoutMs = START_TIMEOUT_MS, role: 'serve' | 'api' = 'serve', prefix: readonly string[] = []): Promise<RunningServer> {
   const { match, ...rest } = await spawnRole(
     role,
     { PALISADE_API_PORT: '0', PALISADE_DNS_PORT: '0', PALISADE_EDGE_HTTP_PORT: '0', PALISADE_EDGE_HTTPS_PORT: '0', ...env },
     /"api":"(https?:\/\/[^"]+)"(?:,"dns":"[^"]*:(\d+)")?(?:,"edge":\{"http":"(http:\/\/[^"]+)","https":"(https:\/\/[^"]+)"\})?/,
     timeoutMs,
+    prefix,
   );
   return { ...rest, url: match[1]!, dnsPort: Number(match[2]), edgeUrl: match[3], edgeHttpsUrl: match[4] };
 }

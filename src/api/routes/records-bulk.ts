@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, invalidFields, unprocessable, type FieldError } from '../../errors.ts';
-import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
+import { buildRecord, checkRecordInZone, DnsRecord, orphanedDs, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
 import { hasPriority, recordTypeNumber } from '../../model/record-types.ts';
 import { DomainParams, errorResponses } from '../schemas.ts';
 import { bodySchemaErrors } from '../validation.ts';
@@ -114,6 +114,18 @@ export const bulkRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
         for (const { item, record } of written) {
           const others = atName.get(record.name)!.filter((r) => r !== record);
           problems.push(...prefixed(item, checkRecordInZone(record, others)));
+        }
+        // Names a removed or moved record leaves: no DS may stay there without an NS.
+        const left = new Map<string, string>();
+        remove.forEach((id, i) => view.byId(id) && left.set(view.byId(id)!.name, `delete.${i}`));
+        updated.forEach(({ item, record }) => {
+          const was = before.get(record.id)!;
+          if (was.name !== record.name || was.type !== record.type) left.set(was.name, `${item}.type`);
+        });
+        for (const [owner, field] of left) {
+          const now = atName.get(owner) ?? view.at(owner).filter((r) => !removed.has(r.id) && !changedIds.has(r.id)).concat(written.map((w) => w.record).filter((r) => r.name === owner));
+          const orphan = orphanedDs(now, field);
+          if (orphan) problems.push(orphan);
         }
         if (problems.length > 0) throw unprocessable(problems);
         const changed = updated.filter((u) => JSON.stringify(u.record) !== JSON.stringify(before.get(u.record.id)));

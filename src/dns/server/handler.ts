@@ -147,13 +147,15 @@ export class QueryHandler {
     const cookie = withCookie ? this.cookieReply(packet.subarray(fast.cookie!.at, fast.cookie!.at + 8), fast.cookie!.length > 8 ? packet.subarray(fast.cookie!.at + 8, fast.cookie!.at + fast.cookie!.length) : undefined, client.address) : undefined;
     this.metrics.cacheHits++;
     const out = Buffer.allocUnsafe(source.length + echo);
-    source.copy(out);
+    // Typed-array set and a byte loop, not Buffer.copy: these are a few dozen to a few hundred
+    // octets, where Buffer.copy's call into the runtime cost more than the copying (~9% of a hit).
+    out.set(source);
     // The asker's ID, RD and CD bits, and its question bytes (letter case) replace the first asker's.
     out[0] = packet[0]!;
     out[1] = packet[1]!;
     out[2] = (out[2]! & 0xfe) | (packet[2]! & 0x01);
     out[3] = (out[3]! & 0xef) | (packet[3]! & 0x10);
-    packet.copy(out, 12, 12, fast.questionEnd);
+    for (let i = 12, end = fast.questionEnd; i < end; i++) out[i] = packet[i]!;
     // The OPT (with no options) is the stored answer's last record: its RDLENGTH ends the buffer.
     if (echo > 0) out.writeUInt16BE(echo, source.length - 2);
     if (ecs) {

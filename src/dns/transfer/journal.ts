@@ -98,6 +98,8 @@ function rdataBytes(r: RData): number {
       return stringBytes(r.mname) + stringBytes(r.rname);
     case 13:
       return stringBytes(r.cpu) + stringBytes(r.os);
+    case 0:
+      return BUFFER_BYTES + r.data.length;
   }
 }
 

@@ -2,7 +2,7 @@
 // spread over messages of at most MESSAGE_BYTES (compression pointers reach 16 KiB), the question
 // in the first. An IXFR answer (RFC 1995) is the same frame around the differences. Also the
 // single messages a transfer needs: errors and NOTIFY (RFC 1996).
-import { CLASS, QTYPE } from '../wire/constants.ts';
+import { CLASS, EDNS_PAYLOAD, QTYPE } from '../wire/constants.ts';
 import { writeRdata } from '../wire/rdata.ts';
 import { WireWriter } from '../wire/writer.ts';
 import type { RData, RRset } from '../zone/types.ts';
@@ -78,6 +78,21 @@ export function emptyResponse(id: number, rcode: number, question: Buffer | unde
   header(w, id, rcode, question !== undefined, opcode, aa);
   if (question) w.bytes(question);
   return w.finish();
+}
+
+/**
+ * The message with an OPT record added (our payload size, EDNS version 0, the request's DO bit):
+ * what a request that had one gets back, refusals included (RFC 6891 §7). Before any TSIG,
+ * which must stay the last record.
+ */
+export function withOpt(message: Buffer, dnssecOk: boolean): Buffer {
+  const opt = Buffer.alloc(11);
+  opt.writeUInt16BE(QTYPE.OPT, 1);
+  opt.writeUInt16BE(EDNS_PAYLOAD, 3);
+  opt.writeUInt32BE(dnssecOk ? 0x8000 : 0, 5);
+  const out = Buffer.concat([message, opt]);
+  out.writeUInt16BE(message.readUInt16BE(10) + 1, 10);
+  return out;
 }
 
 /** A NOTIFY request for `zone` with its SOA in the answer (RFC 1996 §3.7: a hint of the serial). */

@@ -5,14 +5,17 @@
 //
 // Order of checks, as RFC 8945 §5.2 asks: the TSIG first (unknown key: BADKEY; wrong MAC: BADSIG,
 // both unsigned; clock off by more than the fudge: BADTIME, signed), then who may transfer what:
-// a transfer needs TCP, a TSIG with the key of a secondary listed at the client's address, and a
-// zone that secondary takes; anyone else is REFUSED, as before transfers existed.
+// a transfer needs TCP, a TSIG with the key (name and secret) of a secondary listed at the
+// client's address, and a zone that secondary takes; anyone else is REFUSED, as before transfers
+// existed. Every answer made here carries an OPT when the request had one (RFC 6891 §7); every
+// refusal and TSIG failure is logged (RefusalLog: a line per client per minute).
 import { QTYPE, RCODE } from '../wire/constants.ts';
-import { skipName, WireFormatError } from '../wire/query.ts';
+import { queryOpt, skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import type { RRset } from '../zone/types.ts';
-import { emptyResponse, recordsOf, transferMessages, type Question } from './messages.ts';
+import { emptyResponse, recordsOf, transferMessages, withOpt, type Question } from './messages.ts';
 import type { IxfrJournal } from './journal.ts';
+import type { RefusalLog } from './refusal-log.ts';
 import type { Secondaries } from './secondaries.ts';
 import { findTsig, RCODE_NOTAUTH, readName, sign, TSIG_ERROR, TSIG_TYPE, unsigned, unsignedError, verifyRequest, type TsigKey, type TsigRecord } from './tsig.ts';
 import { catalogContent, servedContent, type ZoneContent } from './zone-content.ts';
@@ -30,7 +33,11 @@ export interface TransferOptions {
   now?: () => number;
   /** Counts for the metrics. */
   counters?: TransferCounters;
+  /** Where refusals and TSIG failures are logged (a line per client per minute). */
+  refusals?: RefusalLog;
 }
+
+const TSIG_ERROR_NAME: Record<number, string> = Object.fromEntries(Object.entries(TSIG_ERROR).map(([name, code]) => [code, name]));
 
 export class TransferCounters {
   axfr = 0;
@@ -125,40 +132,45 @@ export class TransferResponder {
     const request = readRequest(packet);
     if (!request) return undefined;
     const question = request.question?.wire;
+    // Every answer made here carries an OPT when the request had one (RFC 6891 §7), refusals too.
+    const opt = queryOpt(packet);
+    const edns = (message: Buffer) => (opt ? withOpt(message, opt.dnssecOk) : message);
     let tsig: TsigRecord | undefined;
     try {
       tsig = findTsig(packet);
     } catch (error) {
       if (!(error instanceof WireFormatError)) throw error;
-      return [emptyResponse(request.id, RCODE.FORMERR, question, request.opcode)];
+      return [edns(emptyResponse(request.id, RCODE.FORMERR, question, request.opcode))];
     }
     const now = this.now();
+    const q = request.question;
     let key: TsigKey | undefined;
     if (tsig) {
-      key = this.options.secondaries.key(tsig.keyName);
-      const verdict = key ? verifyRequest(packet, tsig, key, now) : { ok: false as const, error: TSIG_ERROR.BADKEY };
+      const verdict = this.verify(packet, tsig, now);
       if (!verdict.ok) {
         this.counters.tsigFailures++;
-        const base = emptyResponse(request.id, RCODE_NOTAUTH, question, request.opcode);
+        this.options.refusals?.note({ client, kind: 'tsig', reason: TSIG_ERROR_NAME[verdict.error] ?? String(verdict.error), key: tsig.keyName, zone: q?.qname });
+        const base = edns(emptyResponse(request.id, RCODE_NOTAUTH, question, request.opcode));
         if (verdict.error === TSIG_ERROR.BADTIME) {
           // §5.2.3: signed, the server's time in Other Data.
           const other = Buffer.alloc(6);
           other.writeUInt16BE(Math.floor(now / 2 ** 32), 0);
           other.writeUInt32BE(now % 2 ** 32, 2);
-          return [sign(base, key!, tsig.timeSigned, { requestMac: tsig.mac, error: TSIG_ERROR.BADTIME, other }).message];
+          return [sign(base, verdict.key!, tsig.timeSigned, { requestMac: tsig.mac, error: TSIG_ERROR.BADTIME, other }).message];
         }
         return [unsignedError(base, tsig, verdict.error, now)];
       }
+      key = verdict.key;
     }
-    const q = request.question;
     const transfer = q && request.opcode === 0 && (q.qtype === QTYPE.AXFR || q.qtype === QTYPE.IXFR);
     if (!transfer) {
       // A signed query of any other kind (a secondary's SOA query): the usual answer, signed.
       if (!tsig || !key) return undefined;
-      // The catalog zone is no zone of the index: its SOA (what a secondary's refresh asks) is ours to give.
-      if (q && this.options.catalog !== undefined && q.qname === this.options.catalog && q.qclass === 1 && this.options.secondaries.allows(client, tsig.keyName, q.qname, true)) {
-        const soa = this.content(q.qname, true)!.soa;
-        const reply = q.qtype === QTYPE.SOA ? transferMessages(q, recordsOf([soa]))[0]! : emptyResponse(request.id, RCODE.NOERROR, question, 0, true);
+      // The catalog zone is no zone of the index: its SOA (what a secondary's refresh asks) is ours
+      // to give. Only to a query: a NOTIFY (or any other opcode) for it is answered as for any zone.
+      if (q && request.opcode === 0 && this.options.catalog !== undefined && q.qname === this.options.catalog && q.qclass === 1 && this.options.secondaries.allows(client, key, q.qname, true)) {
+        const soa = this.content(q.qname, true, client, key)!.soa;
+        const reply = edns(q.qtype === QTYPE.SOA ? transferMessages(q, recordsOf([soa]))[0]! : emptyResponse(request.id, RCODE.NOERROR, question, 0, true));
         return [sign(reply, key, now, { requestMac: tsig.mac }).message];
       }
       const bare = unsigned(packet, tsig);
@@ -166,20 +178,24 @@ export class TransferResponder {
       const response = plain(bare);
       return response ? [sign(response, key, now, { requestMac: tsig.mac }).message] : undefined;
     }
-    const refuse = (rcode: number = RCODE.REFUSED) => {
+    const refuse = (reason: string, rcode: number = RCODE.REFUSED) => {
       this.counters.refused++;
-      const base = emptyResponse(request.id, rcode, question);
+      this.options.refusals?.note({ client, kind: 'refused', reason, zone: q.qname, key: tsig?.keyName });
+      const base = edns(emptyResponse(request.id, rcode, question));
       return [tsig && key ? sign(base, key, now, { requestMac: tsig.mac }).message : base];
     };
     const catalog = this.options.catalog !== undefined && q.qname === this.options.catalog;
-    if (transport !== 'tcp' || !tsig || !key || q.qclass !== 1 || !this.options.secondaries.allows(client, tsig.keyName, q.qname, catalog)) return refuse();
-    const content = this.content(q.qname, catalog);
-    if (!content) return refuse(RCODE_NOTAUTH);
+    if (transport !== 'tcp') return refuse('not over TCP');
+    if (!tsig || !key) return refuse('not signed (TSIG)');
+    if (q.qclass !== 1) return refuse('class not IN');
+    if (!this.options.secondaries.allows(client, key, q.qname, catalog)) return refuse(catalog ? 'the catalog is not offered to a secondary at this address with this key' : 'no secondary at this address with this key takes the zone');
+    const content = this.content(q.qname, catalog, client, key);
+    if (!content) return refuse('zone not served', RCODE_NOTAUTH);
     let messages: Buffer[];
     if (q.qtype === QTYPE.IXFR) {
       this.counters.ixfr++;
       const since = clientSerial(packet, q.end);
-      if (since === undefined) return refuse(RCODE.FORMERR);
+      if (since === undefined) return refuse("IXFR without the client's SOA", RCODE.FORMERR);
       messages = this.ixfr(q, content, since);
     } else {
       this.counters.axfr++;
@@ -196,8 +212,28 @@ export class TransferResponder {
     return signed;
   }
 
-  private content(name: string, catalog: boolean): ZoneContent | undefined {
-    if (catalog) return catalogContent(name, this.options.catalogSerial?.() ?? 0, () => this.options.index.zoneNames());
+  /**
+   * A message's TSIG checked against every key of its name (a hand-written file may give one name
+   * to two secondaries): the key whose MAC matches is who signed it. BADKEY when no key has the name.
+   */
+  private verify(packet: Buffer, tsig: TsigRecord, now: number): { ok: true; key: TsigKey } | { ok: false; error: number; key?: TsigKey } {
+    const keys = this.options.secondaries.keysNamed(tsig.keyName);
+    let failure: { ok: false; error: number; key?: TsigKey } = { ok: false, error: TSIG_ERROR.BADKEY };
+    for (const key of keys) {
+      const verdict = verifyRequest(packet, tsig, key, now);
+      if (verdict.ok) return { ok: true, key };
+      // BADTIME: the MAC matched this key (answered signed with it); else the first key's error.
+      if (verdict.error === TSIG_ERROR.BADTIME || key === keys[0]) failure = { ...verdict, key };
+    }
+    return failure;
+  }
+
+  /** A zone's content; the catalog as the client (at `client`, signing with `key`) may see it: only the zones it may transfer. */
+  private content(name: string, catalog: boolean, client: string, key: TsigKey): ZoneContent | undefined {
+    if (catalog) {
+      const listed = this.options.secondaries.catalogFilter(client, key);
+      return catalogContent(name, this.options.catalogSerial?.() ?? 0, () => [...this.options.index.zoneNames()].filter(listed));
+    }
     const zone = this.options.index.get(name);
     return zone && servedContent(zone);
   }

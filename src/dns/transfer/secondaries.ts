@@ -38,6 +38,22 @@ export function checkEntry(entry: SecondaryEntry): string | undefined {
   return undefined;
 }
 
+/** The TSIG key name of an entry (lower case), or undefined when its key does not read. */
+export function keyNameOf(entry: SecondaryEntry): string | undefined {
+  const key = parseTsigKey(entry.tsigKey);
+  return typeof key === 'string' ? undefined : key.name;
+}
+
+/**
+ * The entry already using `entry`'s TSIG key name, if any. Each secondary needs a key name of its
+ * own: the name is how a signed message says who sent it, and two secondaries under one name
+ * would each be taken for the other.
+ */
+export function keyNameTaken(entries: readonly SecondaryEntry[], entry: SecondaryEntry): SecondaryEntry | undefined {
+  const name = keyNameOf(entry);
+  return entries.find((e) => e.name !== entry.name && keyNameOf(e) === name);
+}
+
 export function readEntries(file: string): SecondaryEntry[] {
   let text: string;
   try {
@@ -57,14 +73,25 @@ export function writeEntries(file: string, entries: readonly SecondaryEntry[]): 
   renameSync(temp, file);
 }
 
+/** Whether two keys are the same key: name and secret (an algorithm is all HMAC-SHA256). */
+export const sameKey = (a: TsigKey, b: TsigKey) => a.name === b.name && a.secret.equals(b.secret);
+
 /** IPv4-mapped IPv6 addresses (how a dual-stack socket shows IPv4 clients) as plain IPv4. */
 const plain = (address: string) => (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address).toLowerCase();
+
+/** Whether a secondary takes a zone (none listed: every zone). */
+const takes = (s: Secondary, zone: string) => s.zones.length === 0 || s.zones.includes(zone);
 
 /** The list as the DNS server uses it, kept current with its file. */
 export class Secondaries {
   private list: Secondary[] = [];
-  private keys = new Map<string, TsigKey>();
+  /** The entries the list was made from (to tell a change from a rewrite of the same list). */
+  private entries: SecondaryEntry[] = [];
+  /** By key name: the distinct keys of that name (more than one only in a file written by hand). */
+  private keys = new Map<string, TsigKey[]>();
   private watching = false;
+  /** Called after each read of the file that changed the list. */
+  onChange: () => void = () => {};
 
   constructor(
     private readonly file: string | undefined,
@@ -88,9 +115,19 @@ export class Secondaries {
       const { tsigKey, ...rest } = entry;
       list.push({ ...rest, addresses: rest.addresses.map(plain), zones: rest.zones.map((z) => z.toLowerCase()), key: parseTsigKey(tsigKey) as TsigKey });
     }
+    const changed = JSON.stringify(entries) !== JSON.stringify(this.entries);
+    this.entries = entries;
     this.list = list;
-    this.keys = new Map(list.map((s) => [s.key.name, s.key]));
+    const keys = new Map<string, TsigKey[]>();
+    for (const { key } of list) {
+      const named = keys.get(key.name) ?? [];
+      if (!named.some((k) => sameKey(k, key))) named.push(key);
+      keys.set(key.name, named);
+    }
+    this.keys = keys;
+    if (changed) this.onChange();
   }
+
 
   /** Reads the file again; a file that does not read keeps the list as it was (and says why). */
   reload(): void {
@@ -118,19 +155,42 @@ export class Secondaries {
     return this.list;
   }
 
-  key(name: string): TsigKey | undefined {
-    return this.keys.get(name);
+  /** The keys named `name` (a message's TSIG is checked against each: the one whose MAC matches says who signed). */
+  keysNamed(name: string): readonly TsigKey[] {
+    return this.keys.get(name) ?? [];
   }
 
-  /** Whether a client at `address`, signed with `keyName`, may transfer `zone`. */
-  allows(address: string, keyName: string, zone: string, catalog: boolean): boolean {
+  /** Key names that more than one secondary uses (a file written by hand): worth a warning. */
+  sharedKeyNames(): string[] {
+    const seen = new Map<string, number>();
+    for (const s of this.list) seen.set(s.key.name, (seen.get(s.key.name) ?? 0) + 1);
+    return [...seen].filter(([, n]) => n > 1).map(([name]) => name);
+  }
+
+  /** The secondaries a client at `address` signing with `key` (name and secret) is. */
+  private matching(address: string, key: TsigKey): Secondary[] {
     const from = plain(address);
-    return this.list.some((s) => s.key.name === keyName && s.addresses.includes(from) && (catalog ? s.catalog : s.zones.length === 0 || s.zones.includes(zone)));
+    return this.list.filter((s) => sameKey(s.key, key) && s.addresses.includes(from));
+  }
+
+  /** Whether a client at `address`, signed with `key`, may transfer `zone` (`catalog`: the catalog zone). */
+  allows(address: string, key: TsigKey, zone: string, catalog: boolean): boolean {
+    return this.matching(address, key).some((s) => (catalog ? s.catalog : takes(s, zone)));
+  }
+
+  /**
+   * What the catalog zone lists for that client: whether a served zone is one it may transfer (and
+   * that a secondary offered the catalog takes). Nothing else: a list of zones is a list of other
+   * customers' domains.
+   */
+  catalogFilter(address: string, key: TsigKey): (zone: string) => boolean {
+    const offered = this.matching(address, key).filter((s) => s.catalog);
+    return (zone) => offered.some((s) => takes(s, zone));
   }
 
   /** The secondaries to NOTIFY of a change of `zone`. */
   takers(zone: string, catalog: boolean): Secondary[] {
-    return this.list.filter((s) => (catalog ? s.catalog : s.zones.length === 0 || s.zones.includes(zone)));
+    return this.list.filter((s) => (catalog ? s.catalog : takes(s, zone)));
   }
 
   /** The file's modification time (for tests and health). */

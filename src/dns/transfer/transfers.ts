@@ -7,6 +7,7 @@ import type { ZoneData } from '../zone/types.ts';
 import { CatalogSerial } from './catalog-serial.ts';
 import { IxfrJournal, type JournalLimits } from './journal.ts';
 import { NotifySender } from './notify.ts';
+import { RefusalLog, WINDOW_MS } from './refusal-log.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
 import { catalogContent } from './zone-content.ts';
@@ -37,6 +38,7 @@ export class Transfers {
   private readonly queued = new Map<string, ZoneData | undefined>();
   private flushScheduled = false;
   private unwatch: (() => void) | undefined;
+  private readonly refusalFlush: NodeJS.Timeout;
 
   constructor(
     private readonly settings: TransferSettings,
@@ -45,11 +47,27 @@ export class Transfers {
     log: Logger,
   ) {
     this.secondaries = settings.secondaries ?? new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
-    this.secondaries.watch();
     this.journal = new IxfrJournal(settings.journal);
     this.catalogSerial = new CatalogSerial(revision);
-    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal });
+    const refusals = new RefusalLog(({ message, fields }) => log.warn(fields, message));
+    this.refusalFlush = setInterval(() => refusals.flush(), WINDOW_MS / 6).unref();
+    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal, refusals });
     this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' })) : undefined;
+    const warnShared = () => {
+      for (const name of this.secondaries.sharedKeyNames()) log.warn({ key: name }, 'dns: several secondaries use one TSIG key name: each is told by its secret, but give each a name of its own (palisade admin secondary add refuses a name in use)');
+    };
+    warnShared();
+    // Who takes which zones changed: each secondary's catalog (the zones it may transfer) may have
+    // too, so its serial moves and the secondaries hear of it.
+    this.secondaries.onChange = () => {
+      warnShared();
+      this.catalogSerial.changed();
+      if (this.notifier && settings.catalog) {
+        this.queued.set(`\n${settings.catalog}`, undefined);
+        this.schedule();
+      }
+    };
+    this.secondaries.watch();
     const served = new Set<string>();
     // The serial and SOA each zone was last seen at (what a journal step goes from).
     const lastSeen = new Map<string, { serial: number; soa: ZoneData['soa'] }>();
@@ -102,6 +120,7 @@ export class Transfers {
   }
 
   close(): void {
+    clearInterval(this.refusalFlush);
     this.unwatch?.();
     this.secondaries.close();
     this.notifier?.close();

@@ -261,6 +261,11 @@ function findOpt(buf: Buffer, qdcount: number): ErrorOpt | undefined {
   return undefined;
 }
 
+/** A message's OPT as an error answer needs it (see findOpt), for answers made outside parseQuery (zone transfers, TSIG). */
+export function queryOpt(buf: Buffer): ErrorOpt | undefined {
+  return buf.length < 12 ? undefined : findOpt(buf, buf.readUInt16BE(4));
+}
+
 /** The ECS address as text, zero-filled past the prefix ("192.0.2.0", "2001:db8::"). */
 export function subnetAddress(subnet: ClientSubnet): string {
   return subnetText(subnet.family, subnet.address);
