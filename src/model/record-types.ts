@@ -16,6 +16,8 @@ export const RECORD_TYPES = {
   43: { name: 'DS', dnsType: 43 },
   44: { name: 'SSHFP', dnsType: 44 },
   52: { name: 'TLSA', dnsType: 52 },
+  64: { name: 'SVCB', dnsType: 64 },
+  65: { name: 'HTTPS', dnsType: 65 },
   257: { name: 'CAA', dnsType: 257 },
 } as const;
 
@@ -36,6 +38,8 @@ export const TYPE = {
   DS: 43,
   SSHFP: 44,
   TLSA: 52,
+  SVCB: 64,
+  HTTPS: 65,
   CAA: 257,
 } as const satisfies Record<
   RecordTypeName,

@@ -6,6 +6,7 @@ import { normaliseTargetName, type Checked } from './names.ts';
 import { TYPE, type RecordTypeNumber } from './record-types.ts';
 import { isQuotedTxt, parseQuotedTxt } from './txt-strings.ts';
 import { VALUE_TYPES, valueType } from './values/index.ts';
+import { canonicalSvcb } from './values/svcb.ts';
 
 const ok = (value: string): Checked<string> => ({ ok: true, value });
 const fail = (message: string): Checked<string> => ({ ok: false, message });
@@ -88,6 +89,9 @@ const parsers: Partial<Record<RecordTypeNumber, (value: string, zone: string) =>
     const target = hostValue(targetText, zone);
     return target.ok ? ok(`${weight} ${port} ${target.value}`) : target;
   },
+  // SVCB and HTTPS (RFC 9460): ./values/svcb.ts.
+  [TYPE.SVCB]: canonicalSvcb,
+  [TYPE.HTTPS]: canonicalSvcb,
 };
 
 export function canonicalRecordValue(type: RecordTypeNumber, value: string, zone: string): Checked<string> {

@@ -33,7 +33,8 @@ const fields = {
       'Record data, by type. A: an IPv4 address. AAAA: an IPv6 address. CNAME, NS: a host name. MX: the exchange host name, or "." for a null MX (RFC 7505); the preference goes in `priority`. ' +
       'TXT: plain text (sent in 255-octet strings), or zone-file form, quoted strings sent as they are ("v=spf1 …" "include:…"; inside quotes \\" \\\\ \\DDD); at most 4,000 octets. ' +
       'SOA: "rname refresh retry expire minimum" (mname and serial are the service\'s). SRV: "weight port target" ("." as target: no service); the priority goes in `priority`. ' +
-      valueHelp(),
+      valueHelp() +
+      ' SVCB, HTTPS (RFC 9460): "SvcPriority TargetName SvcParams", all in `value` ("1 . alpn=h2,h3 ipv4hint=192.0.2.1"; "0 cdn.example.net." for AliasMode); keys mandatory, alpn, no-default-alpn, port, ipv4hint, ech (base64), ipv6hint, dohpath, keyNNNNN; stored as NSD and BIND print it (`1 . alpn="h2,h3" ipv4hint=192.0.2.1`).',
   }),
   ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
   priority: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), {

@@ -51,12 +51,34 @@ function plainTxt(quoted: string): string | undefined {
   return text;
 }
 
+/**
+ * SVCB/HTTPS data as the API takes it: the target made absolute, the params as written. The
+ * tokenizer splits `alpn="h2,h3"` at its quote; a quoted token right after `key=` is its value.
+ */
+function svcbText(d: readonly Token[], zone: string): string | undefined {
+  if (d.length < 2 || d[0]!.quoted) return undefined;
+  const target = dataName(d[1], zone, zone);
+  if (target === undefined) return undefined;
+  let text = `${d[0]!.text} ${target}`;
+  for (let i = 2; i < d.length; i++) {
+    const before = d[i - 1]!;
+    const joined = i > 2 && d[i]!.quoted && !before.quoted && before.text.endsWith('=');
+    text += joined ? d[i]!.text : ` ${d[i]!.text}`;
+  }
+  return text;
+}
+
 /** The API's `value` (and priority) for one zone-file record's data, or a message. */
 function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { value: string; priority?: number } | string {
   const d = r.rdata;
   const count = (n: number) => (d.length === n ? undefined : `${r.type} takes ${n} data field${n > 1 ? 's' : ''}, not ${d.length}`);
   const num = (t: Token | undefined) => (t && !t.quoted && /^\d{1,5}$/.test(t.text) && Number(t.text) <= 65535 ? Number(t.text) : undefined);
   switch (type) {
+    case TYPE.SVCB:
+    case TYPE.HTTPS: {
+      const text = svcbText(d, zone);
+      return text === undefined ? `${r.type} takes "SvcPriority TargetName SvcParams…"` : { value: text };
+    }
     case TYPE.A:
     case TYPE.AAAA:
       return count(1) ?? (d[0]!.quoted ? 'an address is not quoted' : { value: d[0]!.text });

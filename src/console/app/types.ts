@@ -159,6 +159,8 @@ export const RECORD_TYPES = [
   'SSHFP',
   'NAPTR',
   'DS',
+  'SVCB',
+  'HTTPS',
 ] as const;
 
 export const EVENT_TYPES = [

@@ -212,15 +212,15 @@ export class QueryHandler {
     const spec = this.respond(packet, query, client);
     const full = encodeResponse(spec);
     const limit = transport === 'tcp' ? TCP_LIMIT : udpLimit(query.edns);
-    // Any answer over 512 octets may meet a client that needs the TC=1 form: make it once, now.
-    const truncated = full.length > 512 ? encodeResponse({ ...spec, tc: true }) : undefined;
+    // Any answer over 512 octets may meet a client that needs a smaller form: make it once, now.
+    const truncated = full.length > 512 ? smallerForm(spec) : undefined;
     const fast = this.cache && (spec.cacheable || spec.place) ? fastKey(packet) : undefined;
     if (this.cache && fast) {
       // Stored without the ECS and COOKIE options (the cached path adds each asker's own).
       const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
       const entry: CachedAnswer = {
         full: plain ? encodeResponse(plain) : full,
-        truncated: plain && truncated ? encodeResponse({ ...plain, tc: true }) : truncated,
+        truncated: plain && truncated ? smallerForm(plain) : truncated,
         zones: spec.zones,
         generation: this.index.generation,
       };
@@ -300,6 +300,21 @@ export class QueryHandler {
 }
 
 const NOWHERE: ClientLocation = {};
+
+/**
+ * The form for a client whose size the full answer exceeds. An authoritative answer's ADDITIONAL
+ * (addresses of MX, SRV and SVCB/HTTPS targets) is optional (RFC 2181 §9, RFC 9460 §4.1): left
+ * out whole when that fits 512 octets, with no TC. Otherwise, and for referrals (whose glue is
+ * needed), the TC=1 form.
+ */
+function smallerForm(spec: ResponseSpec): Buffer {
+  // No AUTHORITY: a referral (after a CNAME it stays AA=1) carries NS glue, which is not optional.
+  if (spec.aa && spec.answer.length > 0 && spec.authority.length === 0 && spec.additional.length > 0) {
+    const bare = encodeResponse({ ...spec, additional: [] });
+    if (bare.length <= 512) return bare;
+  }
+  return encodeResponse({ ...spec, tc: true });
+}
 
 const wrap = (response: Buffer | undefined): Buffer[] | undefined => (response ? [response] : undefined);
 

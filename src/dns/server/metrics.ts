@@ -3,7 +3,7 @@
 import { QTYPE, RCODE_NAME, qtypeName } from '../wire/constants.ts';
 
 const TRANSPORTS = ['udp', 'tcp'] as const;
-const TRACKED_QTYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.CNAME, QTYPE.MX, QTYPE.NS, QTYPE.TXT, QTYPE.SOA, QTYPE.SRV, QTYPE.ANY, QTYPE.DS, QTYPE.HINFO];
+const TRACKED_QTYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.CNAME, QTYPE.MX, QTYPE.NS, QTYPE.TXT, QTYPE.SOA, QTYPE.SRV, QTYPE.ANY, QTYPE.DS, QTYPE.HINFO, QTYPE.SVCB, QTYPE.HTTPS];
 const QTYPE_SLOT = new Map<number, number>(TRACKED_QTYPES.map((t, i) => [t, i]));
 const OTHER_SLOT = TRACKED_QTYPES.length;
 /** Upper bounds in seconds. */

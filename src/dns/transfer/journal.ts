@@ -78,6 +78,9 @@ const stringBytes = (s: string) => STRING_BYTES + s.length;
 
 function rdataBytes(r: RData): number {
   switch (r.type) {
+    case 64:
+    case 65:
+      return stringBytes(r.target) + BUFFER_BYTES + r.params.length;
     case 1:
       return 0;
     case 28:

@@ -14,6 +14,7 @@ import { valueType } from '../../model/values/index.ts';
 import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
+import { svcbKey, svcbRdata } from './svcb.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
 
 export interface ZoneBuildContext {
@@ -40,6 +41,9 @@ export const FAILOVER_TTL = 30;
 function rdataOf(record: RecordState): RData {
   const v = record.value;
   switch (record.type) {
+    case TYPE.SVCB:
+    case TYPE.HTTPS:
+      return svcbRdata(RECORD_TYPES[record.type].dnsType, v);
     case TYPE.A:
       return { type: 1, address: ipv4ToInt(v) };
     case TYPE.AAAA:
@@ -71,6 +75,9 @@ function rdataOf(record: RecordState): RData {
  */
 export function rdataKey(r: RData): string {
   switch (r.type) {
+    case 64:
+    case 65:
+      return svcbKey(r);
     case 1:
       return String(r.address);
     case 28:

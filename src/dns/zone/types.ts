@@ -2,7 +2,18 @@
 import type { DomainState } from '../../model/domain.ts';
 import type { RecordState } from '../../model/record.ts';
 
+/** SVCB and HTTPS RDATA (RFC 9460 §2.2): the SvcParams kept in wire form, keys increasing. */
+export interface SvcbRData {
+  type: 64 | 65;
+  priority: number;
+  /** Absolute, lower case, no final dot; "" is the root. */
+  target: string;
+  /** The SvcParams as sent. */
+  params: Buffer;
+}
+
 export type RData =
+  | SvcbRData // SVCB 64, HTTPS 65 (svcb.ts)
   | { type: 1; address: number } // A: the 4 octets as one int32 (no Buffer per record: millions are held)
   | { type: 28; address: Buffer } // AAAA: 16 octets
   | { type: 5; target: string } // CNAME
