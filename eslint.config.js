@@ -66,6 +66,17 @@ function rootFileConfig(file) {
   return { files: [`src/${file}`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
 
+/**
+ * A sub-folder's own bound inside its layer: the folder's layer patterns and its own (a later config
+ * object replaces a rule's options whole, so the layer's are carried along).
+ */
+function subfolderRules(folder, sub, except, patterns) {
+  const layer = importRules(folder);
+  return { files: SOURCES(`src/${folder}/${sub}`), ignores: except.map((file) => `src/${folder}/${sub}/${file}`), rules: { 'no-restricted-imports': ['error', { patterns: [...layer, ...patterns] }] } };
+}
+
+const WAF_MESSAGE = 'src/edge/waf may import only its own files, model/, lru-cache and node: built-ins; only stages.ts reaches the rest of the edge (see src/edge/waf/README.md).';
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -81,6 +92,10 @@ export default tseslint.config(
   },
   ...Object.keys(LAYERS).flatMap(folderConfigs),
   ...Object.keys(ROOT_LAYERS).map(rootFileConfig),
+  subfolderRules('edge', 'waf', ['stages.ts'], [
+    { regex: '^\\.\\./(?!\\.\\./)', message: WAF_MESSAGE },
+    { regex: '^\\.\\./\\.\\./(?!model/)', message: WAF_MESSAGE },
+  ]),
   {
     // Tests read JSON answers of many shapes; typing each would add noise, not safety.
     files: ['test/**/*.ts'],

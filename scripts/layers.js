@@ -7,6 +7,8 @@
 // anything; nothing imports it but main.ts.
 export const LAYERS = {
   common: [],
+  // The settings' declarations and loader: the parts' defaults and parsers they take, nothing that runs.
+  config: ['model', 'common', 'errors.ts', 'geo/default-db.ts', 'dns/server/tcp.ts', 'dns/transfer/journal.ts', 'dns/transfer/notify-source.ts', 'dns/transfer/slots.ts', 'store/redis/connection.ts'],
   model: ['errors.ts', 'common'],
   geo: ['model', 'common'],
   store: ['model', 'common', 'errors.ts'],
@@ -25,12 +27,13 @@ export const LAYERS = {
 
 export const FOLDERS = [...Object.keys(LAYERS), 'roles'];
 
-// The files at src/ and what each may import. config.ts reads every part's settings, so it sits
-// above the parts whose defaults and parsers it takes (and below roles, which hands them out).
+// The files at src/ and what each may import. config.ts is the entry of config/, which reads every
+// part's settings: it sits above the parts whose defaults and parsers it takes (and below roles,
+// which hands them out). log.ts takes its output format from config/logging.ts.
 export const ROOT_LAYERS = {
   'errors.ts': [],
-  'log.ts': ['common'],
-  'config.ts': ['model', 'common', 'errors.ts', 'geo/default-db.ts', 'dns/server/tcp.ts', 'dns/transfer/journal.ts', 'store/redis/connection.ts'],
+  'log.ts': ['common', 'config/logging.ts'],
+  'config.ts': ['config'],
   'main.ts': ['config.ts', 'errors.ts', 'log.ts', 'roles'],
 };
 export const ROOT_FILES = Object.keys(ROOT_LAYERS);

@@ -6,20 +6,21 @@ import { isatty } from 'node:tty';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { prettyLine } from './common/log-pretty.ts';
 import { standardOutput } from './common/log-output.ts';
+import { logOutput } from './config/logging.ts';
 
 export type LogFormat = 'auto' | 'json' | 'pretty';
 
-/** PALISADE_LOG_FORMAT, read here so that every role and the tests' own loggers agree. */
-function chosenFormat(): 'json' | 'pretty' {
-  const wanted = process.env.PALISADE_LOG_FORMAT ?? 'auto';
-  if (wanted === 'json' || wanted === 'pretty') return wanted;
+/** PALISADE_LOG_FORMAT (declared in config/logging.ts), read here so that every role and the tests' own loggers agree. */
+function chosenFormat(format: 'auto' | 'json' | 'pretty'): 'json' | 'pretty' {
+  if (format === 'json' || format === 'pretty') return format;
   return isatty(1) ? 'pretty' : 'json';
 }
 
 function destination(): DestinationStream {
   const out = standardOutput();
-  if (chosenFormat() === 'json') return out;
-  const colour = isatty(1) && !process.env.NO_COLOR;
+  const wanted = logOutput();
+  if (chosenFormat(wanted.format) === 'json') return out;
+  const colour = isatty(1) && wanted.colour;
   return { write: (line: string) => out.write(prettyLine(line, colour)) };
 }
 

@@ -1,5 +1,5 @@
 // The `palisade` command: one package, several roles (serve, api, admin …).
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, ROLES, settingsHelp, type Role } from './config.ts';
 import { StartupError } from './roles/startup-error.ts';
 // Each role loads only its own modules: an operator command must not pay for the proxy, the
 // name server and the API's schemas at every start (that doubled its start-up time).
@@ -13,12 +13,19 @@ const USAGE = `usage: palisade <role>
   edge     an edge node's reverse proxy fed by a remote API (PALISADE_EDGE_NODE, PALISADE_SYNC_URL, _TOKEN, _SECRET)
   admin    operator commands (palisade admin --help)
 
-Configuration comes from the environment; see the README.`;
+Configuration comes from the environment (the README's "Configuration"); palisade <role> --help
+lists one role's settings.`;
+
+const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
 
 async function main(argv: string[]): Promise<number> {
   const [role = 'serve', ...rest] = argv;
-  if (role === '--help' || role === '-h' || role === 'help') {
-    console.log(USAGE);
+  if (isHelp(role)) {
+    console.log(`${USAGE}\n\n${settingsHelp()}`);
+    return 0;
+  }
+  if (role !== 'admin' && (ROLES as readonly string[]).includes(role) && isHelp(rest[0])) {
+    console.log(`usage: palisade ${role}\n\n${settingsHelp(role as Role)}`);
     return 0;
   }
   const config = loadConfig();

@@ -16,6 +16,7 @@ import { certificateNames, issuanceReason, MAX_CERTIFICATE_NAMES } from './cert-
 import { Dns01Publisher, Http01Publisher } from './challenges.ts';
 import { isDue, OrderBudget, pickRuns } from './fair-share.ts';
 import { challengeFor, judgeHttp01, resolveAddresses, servingNodes } from './preflight.ts';
+import { caaProblems } from './caa-check.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TaskBook } from './task-book.ts';
 import type { EventSink } from '../model/event.ts';
@@ -220,6 +221,11 @@ export class CertWorker {
       }
       if (!config.directoryUrl) throw new FinalError('no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset): certificates cannot be issued', names.map((name) => ({ name, type: 'palisade:no-ca', detail: 'no ACME CA is configured' })));
       if (!box || !this.account) throw new FinalError('PALISADE_SECRET_KEY is not set: private keys cannot be stored', names.map((name) => ({ name, type: 'palisade:no-secret-key', detail: 'private keys cannot be stored sealed' })));
+      if (task.challenge === 'dns-01' && config.caaIdentity) {
+        // Our name servers answer the CA's CAA lookups: read the same records from the store.
+        const problems = await caaProblems(domain.domain, names, config.caaIdentity, (owner) => store.getRecordsAt(domain.domain, owner));
+        if (problems.length > 0) throw new IssueError(`not ordered: CAA forbids our CA: ${problems.map((p) => p.detail).join('; ')}`, problems);
+      }
       const publisher = await this.publisher(domain, names, task.challenge!);
       const client = await this.account.get();
       const issued = await orderCertificate(client, names, publisher, async () => {

@@ -80,6 +80,9 @@ export class DnsServer {
           journalBytes: j.bytes,
           journalEntries: j.entries,
           journalEvicted: j.evicted,
+          transfersRunning: transfers.slots.running,
+          transfersWaiting: transfers.slots.waiting,
+          transfersQueued: transfers.slots.queued,
         };
       };
     }

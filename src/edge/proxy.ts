@@ -48,11 +48,31 @@ export interface BodyWatch {
   end(): boolean;
 }
 
-/** What the caller does with a backend's response as it starts: add headers, tap the body (the cache). */
-export type ResponseHook = (status: number, headers: Record<string, string | string[]>) => BodyTap | undefined;
-
 /** Where the body goes instead of straight into the response (the bandwidth limit). */
 export type Sink = (res: ServerResponse) => Writable;
+
+/**
+ * One request as the proxy needs it: the request context (stage/context.ts) is one. Everything
+ * per request comes in this one object; the response phase's filters are its methods.
+ */
+export interface ProxyRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly domain: DomainState;
+  /** The canonical Host the client asked for (X-Forwarded-Host). */
+  readonly host: string;
+  readonly scheme: 'http' | 'https';
+  /** The client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
+  readonly client: string;
+  /** The request body when it was read already (the WAF inspected it). */
+  readonly inspectedBody?: Buffer | undefined;
+  /** The rest of a body past the WAF's inspection limit, watched on its way. */
+  readonly bodyWatch?: BodyWatch | undefined;
+  /** The response phase on the backend's head: headers added in place, the body tapped (the cache). */
+  responseHead?(status: number, headers: Record<string, string | string[]>): BodyTap | undefined;
+  /** The response phase's sink for the body (the bandwidth limit), if one applies. */
+  responseSink?(): Sink | undefined;
+}
 
 export interface ProxyOptions {
   connectTimeoutMs: number;
@@ -144,25 +164,29 @@ export class Proxy {
   /** Backends as parsed, by their text (parsed once, not per request). */
   private readonly backendOf = boundedMemo(parseBackend, 10_000);
 
-  /** `client`: the client's address as the edge determined it (the TCP peer, or from a trusted proxy). */
-  /** `body`: the request body when it was read already (the WAF inspected it). */
-  async forward(req: IncomingMessage, res: ServerResponse, domain: DomainState, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, body?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
+  /** Carries the request to the backend, or the failover while it is down (and, a bodiless one whose connect failed, there at once). */
+  async forward(x: ProxyRequest): Promise<ProxyOutcome> {
+    const { req, domain } = x;
     const backend = this.backendOf(domain.backend);
     const failover = domain.failover ? this.backendOf(domain.failover) : undefined;
     if (!backend) return { status: 502, via: 'unreachable' };
+    const body = x.inspectedBody;
     const bodyless = body !== undefined || ((req.method === 'GET' || req.method === 'HEAD') && !req.headers['content-length'] && !req.headers['transfer-encoding']);
+    const sink = x.responseSink?.();
     if (failover && this.health.serving(backend, failover) === failover) {
-      const outcome = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body, watch);
+      const outcome = await this.attempt(x, failover, sink, x.bodyWatch);
       return outcome.via === 'backend' ? { ...outcome, via: 'failover' } : outcome;
     }
-    const first = await this.attempt(req, res, backend, host, scheme, client, hook, sink, body, watch);
+    const first = await this.attempt(x, backend, sink, x.bodyWatch);
     if ((first.via !== 'unreachable' && first.via !== 'refused') || !failover || !bodyless) return first;
-    const second = await this.attempt(req, res, failover, host, scheme, client, hook, sink, body);
+    const second = await this.attempt(x, failover, sink, undefined);
     return second.via === 'backend' ? { ...second, via: 'failover' } : second;
   }
 
   /** One try at one backend; resolves once the response has been passed on (or has failed). */
-  private attempt(req: IncomingMessage, res: ServerResponse, backend: Backend, host: string, scheme: 'http' | 'https', client: string, hook?: ResponseHook, sink?: Sink, read?: Buffer, watch?: BodyWatch): Promise<ProxyOutcome> {
+  private attempt(x: ProxyRequest, backend: Backend, sink: Sink | undefined, watch: BodyWatch | undefined): Promise<ProxyOutcome> {
+    const { req, res, host, scheme, client } = x;
+    const read = x.inspectedBody;
     const started = performance.now();
     if (backendRefusal(backend, this.options.allowPrivateBackends)) return Promise.resolve({ status: 502, via: 'refused' });
     // The client left while an earlier stage waited (the WAF reading the body, a fill lock): its
@@ -182,7 +206,7 @@ export class Proxy {
         (statusCode, answer) => {
           const out = forwardable(answer);
           out.via = answer.via ? `${String(answer.via)}, ${VIA}` : VIA;
-          const tap = hook?.(statusCode, out);
+          const tap = x.responseHead?.(statusCode, out);
           try {
             res.writeHead(statusCode, out);
           } catch (error) {

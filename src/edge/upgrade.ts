@@ -46,6 +46,8 @@ function rawHead(status: number, message: string, headers: IncomingMessage['rawH
  * Carries the upgrade to `backend`. `res` is the response bound to the client's socket (for any
  * answer but 101); `forwarded` the request headers to send, forwarding headers included.
  * Resolves once the backend has answered (or failed); on 101 the sockets stay joined after.
+ * Kept as one function (past 80 lines): its listeners, timers and the settle-once flag are one
+ * exchange's state, and every path out must let go of all of them together.
  */
 export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: Duplex, clientHead: Buffer, backend: Backend, forwarded: Record<string, string | string[]>, options: UpgradeOptions): Promise<ProxyOutcome> {
   return new Promise((resolve) => {

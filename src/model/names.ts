@@ -14,7 +14,12 @@ function toAscii(input: string): Checked<string> {
   if (input.length === 0) return fail('must not be empty');
   if (input.length > 1024) return fail('is too long');
   if (/[\s/\\@:]/.test(input)) return fail('contains characters not allowed in a domain name');
-  const ascii = domainToASCII(input.endsWith('.') ? input.slice(0, -1) : input);
+  const name = input.endsWith('.') ? input.slice(0, -1) : input;
+  // Plain ASCII needs no IDNA, and must not get it: the URL host parser reads all-numeric names
+  // as IPv4 addresses ("10" → "0.0.0.10"), the very owners of reverse zones. A-labels ("xn--")
+  // still go through it, which checks their Punycode.
+  if (/^[\x21-\x7e]*$/.test(name) && !/(^|\.)xn--/i.test(name)) return ok(name.toLowerCase());
+  const ascii = domainToASCII(name);
   if (ascii === '') return fail('is not a valid domain name (IDNA conversion failed)');
   return ok(ascii);
 }

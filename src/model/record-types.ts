@@ -1,5 +1,6 @@
-// The API's record type numbers (1–8) and their DNS names and wire type codes.
-// The API numbers are the service's own, not DNS TYPE values: 7 is SOA here, 6 in DNS.
+// The API's record type numbers and their DNS names and wire type codes. The first eight (1–8)
+// are the service's own numbers, not DNS TYPE values (7 is SOA here, 6 in DNS); every type added
+// since is numbered by its IANA TYPE code (all above 8), its value rules in ./values/.
 
 export const RECORD_TYPES = {
   1: { name: 'A', dnsType: 1 },
@@ -10,12 +11,37 @@ export const RECORD_TYPES = {
   6: { name: 'TXT', dnsType: 16 },
   7: { name: 'SOA', dnsType: 6 },
   8: { name: 'SRV', dnsType: 33 },
+  12: { name: 'PTR', dnsType: 12 },
+  35: { name: 'NAPTR', dnsType: 35 },
+  43: { name: 'DS', dnsType: 43 },
+  44: { name: 'SSHFP', dnsType: 44 },
+  52: { name: 'TLSA', dnsType: 52 },
+  64: { name: 'SVCB', dnsType: 64 },
+  65: { name: 'HTTPS', dnsType: 65 },
+  257: { name: 'CAA', dnsType: 257 },
 } as const;
 
 export type RecordTypeNumber = keyof typeof RECORD_TYPES;
 export type RecordTypeName = (typeof RECORD_TYPES)[RecordTypeNumber]['name'];
 
-export const TYPE = { A: 1, AAAA: 2, CNAME: 3, MX: 4, NS: 5, TXT: 6, SOA: 7, SRV: 8 } as const satisfies Record<
+export const TYPE = {
+  A: 1,
+  AAAA: 2,
+  CNAME: 3,
+  MX: 4,
+  NS: 5,
+  TXT: 6,
+  SOA: 7,
+  SRV: 8,
+  PTR: 12,
+  NAPTR: 35,
+  DS: 43,
+  SSHFP: 44,
+  TLSA: 52,
+  SVCB: 64,
+  HTTPS: 65,
+  CAA: 257,
+} as const satisfies Record<
   RecordTypeName,
   RecordTypeNumber
 >;
@@ -27,6 +53,12 @@ export function typeName(type: number): RecordTypeName {
 }
 
 const BY_NAME = new Map<string, RecordTypeNumber>(Object.entries(RECORD_TYPES).map(([number, { name }]) => [name, Number(number) as RecordTypeNumber]));
+
+/** The API's type numbers, in order. */
+export const TYPE_NUMBERS: readonly RecordTypeNumber[] = [...BY_NAME.values()].sort((a, b) => a - b);
+
+/** Whether a number is one of the API's type numbers. */
+export const isRecordTypeNumber = (type: number): type is RecordTypeNumber => Object.hasOwn(RECORD_TYPES, type);
 
 /** The mnemonics the API accepts for `type`, in either case ("A", "mx"). */
 export const TYPE_MNEMONIC_PATTERN = `^(${[...BY_NAME.keys()].flatMap((n) => [n, n.toLowerCase()]).join('|')})$`;

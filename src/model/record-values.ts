@@ -5,6 +5,8 @@ import { canonicalIp } from './ip.ts';
 import { normaliseTargetName, type Checked } from './names.ts';
 import { TYPE, type RecordTypeNumber } from './record-types.ts';
 import { isQuotedTxt, parseQuotedTxt } from './txt-strings.ts';
+import { VALUE_TYPES, valueType } from './values/index.ts';
+import { canonicalSvcb } from './values/svcb.ts';
 
 const ok = (value: string): Checked<string> => ({ ok: true, value });
 const fail = (message: string): Checked<string> => ({ ok: false, message });
@@ -33,7 +35,8 @@ function uint16(text: string): number | undefined {
   return /^\d{1,5}$/.test(text) && Number(text) <= 65535 ? Number(text) : undefined;
 }
 
-const parsers: Record<RecordTypeNumber, (value: string, zone: string) => Checked<string>> = {
+// The first eight types; those added since are in ./values/, one file each.
+const parsers: Partial<Record<RecordTypeNumber, (value: string, zone: string) => Checked<string>>> = {
   [TYPE.A]: (value) => {
     const ip = canonicalIp(value);
     return ip?.family === 4 ? ok(ip.address) : fail('must be an IPv4 address');
@@ -86,11 +89,19 @@ const parsers: Record<RecordTypeNumber, (value: string, zone: string) => Checked
     const target = hostValue(targetText, zone);
     return target.ok ? ok(`${weight} ${port} ${target.value}`) : target;
   },
+  // SVCB and HTTPS (RFC 9460): ./values/svcb.ts.
+  [TYPE.SVCB]: canonicalSvcb,
+  [TYPE.HTTPS]: canonicalSvcb,
 };
 
 export function canonicalRecordValue(type: RecordTypeNumber, value: string, zone: string): Checked<string> {
-  return parsers[type](value, zone);
+  const parse = parsers[type] ?? valueType(type)?.canonical;
+  if (!parse) return fail(`of type ${type} has no rules`);
+  return parse(value, zone);
 }
+
+/** The value forms of the types in ./values/, in words, for the API's description. */
+export const valueHelp = (): string => [...VALUE_TYPES.values()].map((t) => t.help).join(' ');
 
 export interface SoaFields {
   rname: string;

@@ -5,8 +5,8 @@ import type { FieldError } from '../errors.ts';
 import { geoTargetById } from './geo-targets.ts';
 import { EXPECTED, Nullable, sortedUnique } from './common.ts';
 import { normaliseOwnerName } from './names.ts';
-import { canonicalRecordValue } from './record-values.ts';
-import { hasPriority, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, typeName, type RecordTypeNumber } from './record-types.ts';
+import { canonicalRecordValue, valueHelp } from './record-values.ts';
+import { hasPriority, isRecordTypeNumber, RECORD_TYPES, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, TYPE_NUMBERS, typeName, type RecordTypeNumber } from './record-types.ts';
 
 export const TTL_MIN = 30;
 export const TTL_MAX = 604_800;
@@ -23,16 +23,18 @@ const fields = {
     maxLength: 253,
     description: '"@" for the apex, a name relative to the domain ("www", "_sip._tcp", "*.dev"), or a full name inside the domain',
   }),
-  type: Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
+  type: Type.Union([Type.Integer({ enum: [...TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], {
     [EXPECTED]: TYPE_EXPECTED,
-    description: '1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT, 7 SOA, 8 SRV; the mnemonic ("MX") is accepted too. Responses give the number and `type_name`.',
+    description: `${TYPE_EXPECTED.replace(/^a record type, by name or number: /, '')}. 1–8 are the service's own numbers; the types added since go by their IANA TYPE code. The mnemonic ("MX") is accepted too. Responses give the number and \`type_name\`.`,
   }),
   value: Type.String({
     maxLength: 4096,
     description:
       'Record data, by type. A: an IPv4 address. AAAA: an IPv6 address. CNAME, NS: a host name. MX: the exchange host name, or "." for a null MX (RFC 7505); the preference goes in `priority`. ' +
       'TXT: plain text (sent in 255-octet strings), or zone-file form, quoted strings sent as they are ("v=spf1 …" "include:…"; inside quotes \\" \\\\ \\DDD); at most 4,000 octets. ' +
-      'SOA: "rname refresh retry expire minimum" (mname and serial are the service\'s). SRV: "weight port target" ("." as target: no service); the priority goes in `priority`.',
+      'SOA: "rname refresh retry expire minimum" (mname and serial are the service\'s). SRV: "weight port target" ("." as target: no service); the priority goes in `priority`. ' +
+      valueHelp() +
+      ' SVCB, HTTPS (RFC 9460): "SvcPriority TargetName SvcParams", all in `value` ("1 . alpn=h2,h3 ipv4hint=192.0.2.1"; "0 cdn.example.net." for AliasMode); keys mandatory, alpn, no-default-alpn, port, ipv4hint, ech (base64), ipv6hint, dohpath, keyNNNNN; stored as NSD and BIND print it (`1 . alpn="h2,h3" ipv4hint=192.0.2.1`).',
   }),
   ttl: Type.Integer({ minimum: TTL_MIN, maximum: TTL_MAX, description: `Seconds, ${TTL_MIN}–${TTL_MAX}; default ${TTL_DEFAULT}` }),
   priority: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), {
@@ -109,7 +111,7 @@ export function buildRecord(input: RecordCreate, id: number, zone: string, error
   const type = recordTypeNumber(input.type);
   const name = normaliseOwnerName(input.name, zone);
   if (!name.ok) errors.push({ field: 'name', message: `"${input.name}" ${name.message}` });
-  const value = RECORD_TYPES[type] ? canonicalRecordValue(type, input.value, zone) : undefined;
+  const value = isRecordTypeNumber(type) ? canonicalRecordValue(type, input.value, zone) : undefined;
   if (value && !value.ok) errors.push({ field: 'value', message: `${typeName(type)} value ${value.message}` });
   const priority = input.priority ?? null;
   if (hasPriority(type) && priority === null) errors.push({ field: 'priority', message: `${typeName(type)} records need a priority (0–65535)` });
@@ -129,6 +131,16 @@ export function buildRecord(input: RecordCreate, id: number, zone: string, error
   };
 }
 
+/**
+ * When the records left at a name would hold a DS but no NS (the delegation removed from under
+ * it), the error that refuses the change; `field` names what caused it.
+ */
+export function orphanedDs(left: readonly RecordState[], field: string): FieldError | undefined {
+  const ds = left.find((r) => r.type === TYPE.DS);
+  if (!ds || left.some((r) => r.type === TYPE.NS)) return undefined;
+  return { field, message: `"${ds.name}" would keep DS record ${ds.id} without NS records; a DS belongs at a delegation (remove the DS first)` };
+}
+
 const sameTargets = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 const overlaps = (a: number[], b: number[]) => (a.length === 0 && b.length === 0) || a.some((x) => b.includes(x));
 
@@ -146,7 +158,8 @@ export function checkRecordInZone(record: RecordState, others: readonly RecordSt
     if (record.name !== '@') errors.push({ field: 'name', message: 'an SOA record can only be at the apex ("@")' });
     if (others.some((r) => r.type === TYPE.SOA)) errors.push({ field: 'type', message: 'the zone already has an SOA record; update that one' });
   }
-  if ((record.type === TYPE.SOA || record.type === TYPE.NS) && record.target.length > 0) {
+  // DS travels with its delegation, which is the same everywhere.
+  if ((record.type === TYPE.SOA || record.type === TYPE.NS || record.type === TYPE.DS) && record.target.length > 0) {
     errors.push({ field: 'target', message: `${t} records cannot be geo-targeted` });
   }
   if (record.type === TYPE.CNAME) {
@@ -157,6 +170,11 @@ export function checkRecordInZone(record: RecordState, others: readonly RecordSt
   } else {
     const cname = atName.find((r) => r.type === TYPE.CNAME);
     if (cname) errors.push({ field: 'name', message: `"${record.name}" is a CNAME (record ${cname.id}); a CNAME cannot share a name with other data` });
+  }
+  if (record.type === TYPE.DS) {
+    // RFC 4034 §5: a DS is the parent's record of a delegated child, served from the parent side of the cut.
+    if (record.name === '@') errors.push({ field: 'name', message: 'a DS record cannot be at the apex: the apex DS belongs in the parent zone (give it to your registrar)' });
+    else if (!atName.some((r) => r.type === TYPE.NS)) errors.push({ field: 'name', message: `a DS record belongs at a delegation: "${record.name}" has no NS records (add the NS set first)` });
   }
   if (record.type === TYPE.MX) {
     // RFC 7505 §3: a null MX is the only MX at its name.

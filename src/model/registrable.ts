@@ -4,12 +4,13 @@
 // Refused for everyone: public suffixes (ICANN and private sections of the Public Suffix List,
 // bundled with `tldts`, nothing fetched at run time), names under a top-level label the list does
 // not know (`localdomain`, `internal`, `local`…), special-use names (RFC 6761, RFC 7686, RFC 9476:
-// `arpa` and all under it, `onion`, `localhost`, `invalid`, `alt`), and labels that mix scripts.
+// `arpa` and all under it but reverse zones (reverse-zones.ts), `onion`, `localhost`, `invalid`, `alt`), and labels that mix scripts.
 // `.test` and `.example` (RFC 2606) stay allowed for tests and documentation.
 // Refused for customers: the operator's reserved zones, at, under and above (a zone above one of
 // ours would answer for our name servers' names).
 import { getDomain, parse } from 'tldts';
 import { mixedScriptLabel } from './mixed-script.ts';
+import { isReverseZone, reverseZoneProblem } from './reverse-zones.ts';
 
 const SPECIAL_USE = new Set(['arpa', 'onion', 'localhost', 'invalid', 'local', 'alt', 'internal', 'localdomain']);
 const TESTING = new Set(['test', 'example']);
@@ -31,10 +32,13 @@ export const isAtOrUnder = (a: string, b: string): boolean => a === b || a.endsW
 /** Why `name` (already lower-case ASCII, checked as a domain name) cannot be registered, or undefined. */
 export function registrationProblem(name: string, policy: RegistrationPolicy): RegistrationProblem | undefined {
   const tld = name.slice(name.lastIndexOf('.') + 1);
-  if (SPECIAL_USE.has(tld)) {
+  if (isReverseZone(name)) {
+    const problem = reverseZoneProblem(name);
+    if (problem) return { code: 'DOMAIN_NOT_REGISTRABLE', message: problem };
+  } else if (SPECIAL_USE.has(tld)) {
     return { code: 'DOMAIN_NOT_REGISTRABLE', message: `${name} is under .${tld}, a special-use name that is never delegated on the public Internet` };
   }
-  if (!TESTING.has(tld)) {
+  if (!TESTING.has(tld) && !isReverseZone(name)) {
     const parsed = parse(name, { allowPrivateDomains: true });
     if (!parsed.isIcann && !parsed.isPrivate) {
       return { code: 'DOMAIN_NOT_REGISTRABLE', message: `${name} is not under a known top-level domain (.${tld} is not in the Public Suffix List)` };

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { join } from 'node:path';
 import { DnsServer, type DnsServerOptions } from '../dns/dns-server.ts';
+import { notifySources } from '../dns/transfer/notify-source.ts';
 import { SECONDARIES_FILE } from '../dns/transfer/secondaries.ts';
 import { BUNDLED_GEOIP_DB } from '../geo/default-db.ts';
 import { GeoLocator } from '../geo/locator.ts';
@@ -44,7 +45,7 @@ export function newDnsServer(
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),
     rateLimit: config.dns.rateLimit,
     // Every process answers transfers from its own index; the secondaries are the data directory's.
-    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify, journal: config.dns.ixfrJournal },
+    transfers: { secondariesFile: join(config.dataDir, SECONDARIES_FILE), catalog: config.dns.catalogZone || undefined, notify, journal: config.dns.ixfrJournal, notifySources: notifySources(config.dns.host, config.dns.notifySource), perSecondary: config.dns.transfersPerSecondary },
     log: log.child({ component: 'dns' }),
     ...overrides,
   });

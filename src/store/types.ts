@@ -20,7 +20,7 @@ import type { ZoneStore } from './contract/zones.ts';
 
 export type { MutationContext, Page, PageRequest } from './contract/common.ts';
 export type { UserPatch, UserStore } from './contract/users.ts';
-export type { ClaimRef, RecordDelta, RecordEdit, RecordMutation, RecordView, Zone, ZoneHead, ZoneMutation, ZoneStore } from './contract/zones.ts';
+export type { ClaimRef, RecordChangeSet, RecordDelta, RecordEdit, RecordMutation, RecordView, Zone, ZoneHead, ZoneMutation, ZoneStore } from './contract/zones.ts';
 export type { IpEntryChange, IpListMutation, IpListStore, IpListSummary } from './contract/iplists.ts';
 export type { NodeStore } from './contract/nodes.ts';
 export type { ConsumerState, ConsumerStore } from './contract/consumers.ts';

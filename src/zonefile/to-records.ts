@@ -1,10 +1,11 @@
-// Zone-file records → the service's records: the eight types it serves, each value in the form
+// Zone-file records → the service's records: the types it serves, each value in the form
 // the API takes (checked by the same rules as one record sent alone). What the service manages
 // itself (the apex SOA and NS set) and types it does not serve are set aside with their line, not
 // refused: an exported file holds them, and a file from elsewhere often does too.
 import type { FieldError } from '../errors.ts';
 import { buildRecord, checkRecordInZone, TTL_MAX, TTL_MIN, type RecordCreate, type RecordState } from '../model/record.ts';
-import { TYPE, type RecordTypeNumber } from '../model/record-types.ts';
+import { RECORD_TYPES, recordTypeNumber, TYPE, type RecordTypeNumber } from '../model/record-types.ts';
+import { valueType } from '../model/values/index.ts';
 import { parseQuotedTxt, TXT_STRING_MAX } from '../model/txt-strings.ts';
 import { Slices } from './slices.ts';
 import type { Token } from './tokens.ts';
@@ -22,7 +23,9 @@ export interface ConvertResult {
   errors: LineError[];
 }
 
-const TYPES: Record<string, RecordTypeNumber> = { A: TYPE.A, AAAA: TYPE.AAAA, CNAME: TYPE.CNAME, MX: TYPE.MX, NS: TYPE.NS, TXT: TYPE.TXT, SOA: TYPE.SOA, SRV: TYPE.SRV };
+/** The served types by mnemonic (every type the API knows). */
+const TYPES = new Map<string, RecordTypeNumber>(Object.values(RECORD_TYPES).map(({ name }) => [name, recordTypeNumber(name)]));
+const SERVED = [...TYPES.keys()].filter((t) => t !== 'SOA').join(', ');
 
 /** A name in record data, absolute with its final dot (so the record rules never read it as relative). */
 function dataName(token: Token | undefined, zone: string, origin: string): string | undefined {
@@ -48,12 +51,34 @@ function plainTxt(quoted: string): string | undefined {
   return text;
 }
 
+/**
+ * SVCB/HTTPS data as the API takes it: the target made absolute, the params as written. The
+ * tokenizer splits `alpn="h2,h3"` at its quote; a quoted token right after `key=` is its value.
+ */
+function svcbText(d: readonly Token[], zone: string): string | undefined {
+  if (d.length < 2 || d[0]!.quoted) return undefined;
+  const target = dataName(d[1], zone, zone);
+  if (target === undefined) return undefined;
+  let text = `${d[0]!.text} ${target}`;
+  for (let i = 2; i < d.length; i++) {
+    const before = d[i - 1]!;
+    const joined = i > 2 && d[i]!.quoted && !before.quoted && before.text.endsWith('=');
+    text += joined ? d[i]!.text : ` ${d[i]!.text}`;
+  }
+  return text;
+}
+
 /** The API's `value` (and priority) for one zone-file record's data, or a message. */
 function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { value: string; priority?: number } | string {
   const d = r.rdata;
   const count = (n: number) => (d.length === n ? undefined : `${r.type} takes ${n} data field${n > 1 ? 's' : ''}, not ${d.length}`);
   const num = (t: Token | undefined) => (t && !t.quoted && /^\d{1,5}$/.test(t.text) && Number(t.text) <= 65535 ? Number(t.text) : undefined);
   switch (type) {
+    case TYPE.SVCB:
+    case TYPE.HTTPS: {
+      const text = svcbText(d, zone);
+      return text === undefined ? `${r.type} takes "SvcPriority TargetName SvcParams…"` : { value: text };
+    }
     case TYPE.A:
     case TYPE.AAAA:
       return count(1) ?? (d[0]!.quoted ? 'an address is not quoted' : { value: d[0]!.text });
@@ -80,8 +105,14 @@ function valueOf(r: ZoneFileRecord, type: RecordTypeNumber, zone: string): { val
       const quoted = d.map((t) => (t.quoted ? t.text : `"${t.text.replace(/"/g, '\\"')}"`)).join(' ');
       return { value: plainTxt(quoted) ?? quoted };
     }
-    default:
-      return 'not taken';
+    default: {
+      // The types in ../model/values: the data as written, names made absolute, checked by the type's rules.
+      const kind = valueType(type);
+      if (!kind) return 'not taken';
+      if (d.length === 0) return `${r.type} needs data`;
+      const names = new Set(kind.nameFields);
+      return { value: d.map((t, i) => (names.has(i) ? (dataName(t, zone, zone) ?? t.text) : t.text)).join(' ') };
+    }
   }
 }
 
@@ -103,9 +134,9 @@ export async function toRecords(parsed: readonly ZoneFileRecord[], zone: string,
       errors.push({ line: r.line, message: `${r.owner || '.'} is outside the zone ${zone}` });
       continue;
     }
-    const type = TYPES[r.type];
+    const type = TYPES.get(r.type);
     if (type === undefined) {
-      skipped.push({ line: r.line, message: `${r.type} records are not served here (A, AAAA, CNAME, MX, NS, TXT, SRV are; SOA and the apex NS set are the service's)` });
+      skipped.push({ line: r.line, message: `${r.type} records are not served here (${SERVED} are; SOA and the apex NS set are the service's)` });
       continue;
     }
     if (type === TYPE.SOA) {

@@ -5,6 +5,7 @@
 import type { RecordState } from '../model/record.ts';
 import { TYPE, typeName } from '../model/record-types.ts';
 import { isQuotedTxt, quoteTxtString, txtStrings } from '../model/txt-strings.ts';
+import { valueType } from '../model/values/index.ts';
 import { GEO_COMMENT } from './tokens.ts';
 
 export interface ZoneFileHead {
@@ -31,8 +32,10 @@ export function recordData(r: RecordState): string {
     case TYPE.TXT:
       // Quoted strings are kept as the customer split them; plain text as the strings it is served as.
       return `TXT ${isQuotedTxt(r.value) ? r.value : txtStrings(r.value).map(quoteTxtString).join(' ')}`;
-    default:
-      return `${typeName(r.type)} ${r.value}`;
+    default: {
+      const kind = valueType(r.type);
+      return `${typeName(r.type)} ${kind ? kind.zoneData(r.value) : r.value}`;
+    }
   }
 }
 

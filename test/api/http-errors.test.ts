@@ -53,7 +53,7 @@ describe('HTTP-level errors are problem+json and change nothing', () => {
     await api.request('POST', '/domains', { key, body: { domain: 'words.example', backend: '198.51.100.1' } });
     const type = await api.request('POST', '/domains/words.example/dnsrecords', { key, body: { name: 'www', type: 'XYZ', value: '192.0.2.1' } });
     expect(type.status).toBe(400);
-    expect(type.body.errors).toEqual([{ field: 'type', message: 'must be a record type, by name or number: A (1), AAAA (2), CNAME (3), MX (4), NS (5), TXT (6), SOA (7), SRV (8)' }]);
+    expect(type.body.errors).toEqual([{ field: 'type', message: 'must be a record type, by name or number: A (1), AAAA (2), CNAME (3), MX (4), NS (5), TXT (6), SOA (7), SRV (8), PTR (12), NAPTR (35), DS (43), SSHFP (44), TLSA (52), SVCB (64), HTTPS (65), CAA (257)' }]);
     const number = await api.request('POST', '/domains/words.example/dnsrecords', { key, body: { name: 'www', type: 99, value: '192.0.2.1' } });
     expect(number.body.errors[0].message).toContain('A (1), AAAA (2)');
     const exclusions = await api.request('PATCH', '/domains/words.example', { key, body: { waf_exclusions: '942100' } });

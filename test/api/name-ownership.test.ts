@@ -53,8 +53,10 @@ describe('domain ownership', () => {
     ['com.au', 'public suffix'],
     ['github.io', 'public suffix'],
     ['blogspot.com', 'public suffix'],
-    ['1.0.0.127.in-addr.arpa', 'special-use'],
-    ['ip6.arpa', 'special-use'],
+    // Reverse zones are registrable (a network's whole octets or nibbles), but not these.
+    ['1.0.0.127.in-addr.arpa', '1 to 3 octets'],
+    ['127.in-addr.arpa', 'loopback'],
+    ['ip6.arpa', '1 to 31 nibbles'],
     ['home.arpa', 'special-use'],
     ['localhost.localdomain', 'special-use'],
     ['foo.localhost', 'special-use'],

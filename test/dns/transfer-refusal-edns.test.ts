@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig, type DigResult } from '../helpers/dig.ts';
 import { mdig } from '../helpers/mdig.ts';
-import { startNsdPrimary, type NsdPrimary } from '../helpers/nsd-primary.ts';
+import { minimalZone, startNsdPrimary, type NsdPrimary } from '../helpers/nsd-primary.ts';
 import { runAdminCli, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
@@ -27,7 +27,7 @@ beforeAll(async () => {
     fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
   expect((await api('POST', '/domains', { domain: ZONE, backend: '198.51.100.1' })).status).toBe(201);
   expect((await api('POST', `/domains/${ZONE}/activatens`)).status).toBe(200);
-  nsd = await startNsdPrimary({ zone: ZONE, key: { name: 'xfr-key', secret }, xfrFrom: '127.0.0.2' });
+  nsd = await startNsdPrimary({ zones: { [ZONE]: minimalZone(ZONE) }, key: { name: 'xfr-key', secret }, xfrFrom: '127.0.0.2' });
 }, 120_000);
 
 afterAll(async () => {

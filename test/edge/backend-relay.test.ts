@@ -48,7 +48,7 @@ async function edge(before: (req: IncomingMessage, res: ServerResponse) => Promi
   const server = createServer((req, res) => {
     void before(req, res).then(async () => {
       const started = performance.now();
-      const outcome = await proxy.forward(req, res, domain(), 'example.test', 'http', '127.0.0.1');
+      const outcome = await proxy.forward({ req, res, domain: domain(), host: 'example.test', scheme: 'http', client: '127.0.0.1' });
       outcomes.push({ ...outcome, ms: performance.now() - started });
     });
   });

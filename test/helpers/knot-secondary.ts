@@ -43,6 +43,8 @@ export interface KnotOptions {
   catalog?: string;
   /** The port to listen on (default: a free one). */
   port?: number;
+  /** The primary's address: where transfers are asked, and the only address NOTIFY is taken from (default 127.0.0.1). */
+  primaryAddress?: string;
   /** Sends NOTIFY (signed) back to the primary for every zone it holds, the catalog included, after each change. */
   notifyPrimary?: boolean;
 }
@@ -52,6 +54,7 @@ export async function startKnot(options: KnotOptions): Promise<KnotSecondary> {
   const dir = tempDir('palisade-knot-');
   mkdirSync(join(dir, 'zones'));
   const port = options.port ?? (await freePort());
+  const primary = options.primaryAddress ?? '127.0.0.1';
   const zone = (name: string, extra = '') => `  - domain: ${name}\n    master: primary\n    acl: notify_from_primary\n    template: secondary\n${extra}`;
   const conf = [
     'server:',
@@ -68,11 +71,11 @@ export async function startKnot(options: KnotOptions): Promise<KnotSecondary> {
     `    secret: ${options.key.secret}`,
     'remote:',
     '  - id: primary',
-    `    address: 127.0.0.1@${options.primaryPort}`,
+    `    address: ${primary}@${options.primaryPort}`,
     `    key: ${options.key.name}`,
     'acl:',
     '  - id: notify_from_primary',
-    '    address: 127.0.0.1',
+    `    address: ${primary}`,
     `    key: ${options.key.name}`,
     '    action: notify',
     'template:',

@@ -1,5 +1,7 @@
-// A real NSD serving one zone of its own on loopback, as the reference for how an authoritative
-// server answers transfer requests it refuses and messages whose TSIG fails (NSD 4).
+// A real NSD (Debian nsd) on loopback serving zone files of its own, as the reference our answers
+// are compared with: the same zone file loaded here and imported into the service must give the
+// same answers to `dig`; and how an authoritative server answers transfer requests it refuses and
+// messages whose TSIG fails (NSD 4), when given a key and the one address it transfers to.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -14,12 +16,24 @@ export interface NsdPrimary {
   stop(): Promise<void>;
 }
 
-/** NSD serving `zone` (an SOA, an NS and its address), transfers allowed only to `xfrFrom` signed with `key`. */
-export async function startNsdPrimary(options: { zone: string; key: { name: string; secret: string }; xfrFrom: string }): Promise<NsdPrimary> {
+export interface NsdPrimaryOptions {
+  /** Zone name → zone file text. */
+  zones: Record<string, string>;
+  /** Transfers allowed only to `xfrFrom`, signed with `key`; absent: none allowed. */
+  key?: { name: string; secret: string };
+  xfrFrom?: string;
+}
+
+/** A zone file of one SOA, one NS and its address, for a zone NSD only has to hold. */
+export function minimalZone(zone: string): string {
+  return [`$ORIGIN ${zone}.`, '$TTL 300', '@ SOA ns1 hostmaster 1 3600 600 86400 300', '@ NS ns1', 'ns1 A 192.0.2.1', ''].join('\n');
+}
+
+export async function startNsdPrimary(options: NsdPrimaryOptions): Promise<NsdPrimary> {
   if (!existsSync(NSD)) throw new Error(`${NSD} is not installed (Debian: apt-get install nsd)`);
   const dir = tempDir('palisade-nsd-primary-');
   const port = await freePort();
-  writeFileSync(join(dir, 'zone'), [`$ORIGIN ${options.zone}.`, '$TTL 300', '@ SOA ns1 hostmaster 1 3600 600 86400 300', '@ NS ns1', 'ns1 A 192.0.2.1', ''].join('\n'));
+  const { key, xfrFrom } = options;
   const conf = [
     'server:',
     `  ip-address: 127.0.0.1@${port}`,
@@ -33,16 +47,11 @@ export async function startNsdPrimary(options: { zone: string; key: { name: stri
     '  verbosity: 2',
     'remote-control:',
     '  control-enable: no',
-    'key:',
-    `  name: ${options.key.name}`,
-    '  algorithm: hmac-sha256',
-    `  secret: "${options.key.secret}"`,
-    'zone:',
-    `  name: ${options.zone}`,
-    '  zonefile: zone',
-    `  provide-xfr: ${options.xfrFrom} ${options.key.name}`,
+    ...(key ? ['key:', `  name: ${key.name}`, '  algorithm: hmac-sha256', `  secret: "${key.secret}"`] : []),
+    ...Object.keys(options.zones).flatMap((zone) => ['zone:', `  name: ${zone}`, `  zonefile: "${zone}.zone"`, ...(key && xfrFrom ? [`  provide-xfr: ${xfrFrom} ${key.name}`] : [])]),
     '',
   ].join('\n');
+  for (const [zone, text] of Object.entries(options.zones)) writeFileSync(join(dir, `${zone}.zone`), text);
   const file = join(dir, 'nsd.conf');
   writeFileSync(file, conf);
   const child = spawn(NSD, ['-d', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -50,8 +59,10 @@ export async function startNsdPrimary(options: { zone: string; key: { name: stri
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = once(child, 'exit');
+  // Serving once every zone is read (NSD 4 says so per zone at verbosity 2).
+  const zones = Object.keys(options.zones);
   const started = Date.now();
-  while (!/zone .* read with success|serial 1 is updated|nsd started/.test(out)) {
+  while (!zones.every((zone) => out.includes(`zone ${zone} read with success`)) && !/nsd started/.test(out)) {
     if (child.exitCode !== null) throw new Error(`nsd exited:\n${out}`);
     if (Date.now() - started > 20_000) throw new Error(`nsd did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -71,7 +71,7 @@ describe('zone-file parser', () => {
   it('converts to the service\'s records, setting aside what it manages or does not serve', async () => {
     const converted = await toRecords((await parse(FULL)).records, zone);
     expect(converted.errors).toEqual([]);
-    expect(converted.skipped.map((s) => s.line)).toEqual([4, 6, 7, 24]);
+    expect(converted.skipped.map((s) => s.line)).toEqual([4, 6, 7]);
     const values = converted.records.map(({ line, record: r }) => `${line} ${r.name} ${r.type} ${r.value} ${r.priority ?? '-'} ${r.ttl}`);
     expect(values).toEqual([
       '8 @ 1 192.0.2.1 - 600',
@@ -88,6 +88,7 @@ describe('zone-file parser', () => {
       '21 host.sub2 1 192.0.2.3 - 3600',
       '22 sub2 1 192.0.2.4 - 3600',
       '23 escape.sub2 1 192.0.2.5 - 3600',
+      '24 caa.sub2 257 0 issue "letsencrypt.org" - 3600',
     ]);
   });
 

@@ -5,8 +5,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound, unprocessable, type FieldError } from '../../errors.ts';
 import { normaliseOwnerName } from '../../model/names.ts';
-import { buildRecord, checkRecordInZone, DnsRecord, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
-import { hasPriority, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN } from '../../model/record-types.ts';
+import { buildRecord, checkRecordInZone, DnsRecord, orphanedDs, RecordCreate, RecordPatch, renderRecord, type RecordState } from '../../model/record.ts';
+import { hasPriority, recordTypeNumber, TYPE, TYPE_MNEMONIC_PATTERN, TYPE_NUMBERS } from '../../model/record-types.ts';
 import { decodeIdCursor } from '../../store/cursor.ts';
 import type { RecordView, Zone } from '../../store/types.ts';
 import { nextLink, pageById, pageRequest } from '../paging.ts';
@@ -65,7 +65,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
           {
             ...PageQuery,
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Only records at this name' })),
-            type: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 8 }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], { description: 'Only records of this type (number or mnemonic)' })),
+            type: Type.Optional(Type.Union([Type.Integer({ enum: [...TYPE_NUMBERS] }), Type.String({ pattern: TYPE_MNEMONIC_PATTERN })], { description: 'Only records of this type (number or mnemonic)' })),
           },
           { additionalProperties: false },
         ),
@@ -155,6 +155,9 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const merged: RecordCreate = { ...current, ...request.body, type, priority };
         updated = checked(merged, id, name);
         const problems = checkRecordInZone(updated, neighbours(view, updated, id));
+        // An NS moved away (or made another type) must not leave a DS behind at its old name.
+        const left = updated.name === current.name && updated.type === current.type ? undefined : orphanedDs(view.at(current.name).filter((r) => r.id !== id), 'type');
+        if (left) problems.push(left);
         if (problems.length > 0) throw unprocessable(problems);
         if (JSON.stringify(updated) === JSON.stringify(current)) return undefined;
         return { put: [updated], del: [] };
@@ -165,12 +168,15 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/domains/:domain/dnsrecords/:id',
-    { schema: { tags, summary: 'Remove a DNS record', params: RecordParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
+    { schema: { tags, summary: 'Remove a DNS record', description: 'An NS record whose name also holds a DS cannot be removed while it is the last NS there (422): remove the DS first.', params: RecordParams, response: { 204: Type.Null(), ...errorResponses(404, 422) } } },
     async (request, reply) => {
       const name = zoneName(request.params.domain);
       const { id } = request.params;
       await app.store.changeRecords(name, request.user.id, (view) => {
-        if (!view.byId(id) || view.byId(id)!.acme) throw notFound(`record ${id}`);
+        const current = view.byId(id);
+        if (!current || current.acme) throw notFound(`record ${id}`);
+        const left = orphanedDs(view.at(current.name).filter((r) => r.id !== id), 'id');
+        if (left) throw unprocessable([left]);
         return { put: [], del: [id] };
       });
       return reply.code(204).send(null);

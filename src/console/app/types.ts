@@ -144,7 +144,24 @@ export interface Uptime {
   day: UptimeSeries;
 }
 
-export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV'] as const;
+export const RECORD_TYPES = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'MX',
+  'NS',
+  'TXT',
+  'SOA',
+  'SRV',
+  'CAA',
+  'PTR',
+  'TLSA',
+  'SSHFP',
+  'NAPTR',
+  'DS',
+  'SVCB',
+  'HTTPS',
+] as const;
 
 export const EVENT_TYPES = [
   'backend.down',

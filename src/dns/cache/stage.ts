@@ -8,7 +8,7 @@ import type { DnsStage } from '../chain/stage.ts';
 import type { ClientLocation } from '../engine/types.ts';
 import type { DnsMetrics } from '../metrics/dns-metrics.ts';
 import { EDNS_OPTION } from '../wire/constants.ts';
-import { encodeResponse, udpLimit } from '../wire/response.ts';
+import { encodeResponse, smallerForm, udpLimit } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from '../chain/fast-key.ts';
 import { AnswerCache, type CachedAnswer } from './answer-cache.ts';
@@ -92,7 +92,7 @@ export function answerCacheStage(index: ZoneIndex, metrics: DnsMetrics, settings
       const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
       const entry: CachedAnswer = {
         full: plain ? encodeResponse(plain) : encoded.full,
-        truncated: plain && encoded.truncated ? encodeResponse({ ...plain, tc: true }) : encoded.truncated,
+        truncated: plain && encoded.truncated ? smallerForm(plain) : encoded.truncated,
         zones: spec.zones,
         generation: index.generation,
       };

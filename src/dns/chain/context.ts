@@ -8,6 +8,16 @@ import type { FastQuery } from './fast-key.ts';
 
 export type Transport = 'udp' | 'tcp';
 
+/**
+ * A reply of many messages made one at a time (a zone transfer, ../transfer/stream.ts): the TCP
+ * listener starts it (it may wait for its turn), takes its messages in its slices, and closes it.
+ */
+export interface MessageStream {
+  start(ready: () => void): void;
+  next(): Buffer | undefined;
+  close(): void;
+}
+
 export interface ClientAddress {
   address: string;
 }
@@ -40,8 +50,8 @@ export class QueryContext {
   encoded: { full: Buffer; truncated: Buffer | undefined } | undefined = undefined;
   /** The response to send; undefined sends nothing. */
   response: Buffer | undefined = undefined;
-  /** A zone transfer's messages (the first is `response`). */
-  messages: Buffer[] | undefined = undefined;
+  /** A zone transfer's messages: all made (the first is also `response`), or made as TCP sends them. */
+  messages: Buffer[] | MessageStream | undefined = undefined;
   /** The cached path answered: the full path does not run. */
   answered = false;
   /** The query type, when a stage knows it without reading the response again (metrics). */

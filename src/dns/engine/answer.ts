@@ -67,11 +67,37 @@ function addAddresses(walk: Walk, zone: ZoneData, targets: Iterable<string>, all
 
 function additionalFor(walk: Walk, zone: ZoneData, set: RRset): void {
   const targets: string[] = [];
+  if (set.type === QTYPE.SVCB || set.type === QTYPE.HTTPS) svcbTargets(walk, zone, set, targets);
   for (const r of set.rdata) {
     if (r.type === QTYPE.MX) targets.push(r.exchange);
     else if (r.type === QTYPE.SRV) targets.push(r.target);
   }
   if (targets.length > 0) addAddresses(walk, zone, targets, false);
+}
+
+/**
+ * RFC 9460 §4.1, as BIND does (NSD 4.6 adds none): a ServiceMode record's target ("." is the owner) is looked
+ * up for A/AAAA; an AliasMode target's own SVCB/HTTPS set goes in too (one step, no chase), with
+ * the addresses of its targets. Only in-zone names outside delegations, each once.
+ */
+function svcbTargets(walk: Walk, zone: ZoneData, set: RRset, targets: string[]): void {
+  const aliases: string[] = [];
+  for (const r of set.rdata) {
+    if (!('params' in r)) continue;
+    if (r.priority > 0) targets.push(r.target === '' ? set.name : r.target);
+    else if (r.target !== '' && r.target !== set.name) {
+      targets.push(r.target);
+      aliases.push(r.target);
+    }
+  }
+  for (const alias of new Set(aliases)) {
+    if (!(alias === zone.apex || isBelow(alias, zone.apex)) || findCut(zone, alias, set.type)) continue;
+    const node = zone.nodes.get(alias);
+    const aliased = node && choose(typeSet(node, set.type), walk);
+    if (!aliased) continue;
+    walk.answer.additional.push(aliased);
+    for (const r of aliased.rdata) if ('params' in r && r.priority > 0) targets.push(r.target === '' ? alias : r.target);
+  }
 }
 
 function referral(walk: Walk, zone: ZoneData, cut: string): void {

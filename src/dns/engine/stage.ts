@@ -8,7 +8,7 @@ import type { DnsStage } from '../chain/stage.ts';
 import type { DnsMetrics } from '../metrics/dns-metrics.ts';
 import { CLASS, QTYPE, RCODE } from '../wire/constants.ts';
 import { subnetAddress, type Query } from '../wire/query.ts';
-import { encodeResponse, udpLimit } from '../wire/response.ts';
+import { encodeResponse, smallerForm, udpLimit } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import { answer as answerQuestion } from './answer.ts';
 import type { ClientLocation } from './types.ts';
@@ -55,8 +55,8 @@ export function engineStage(index: ZoneIndex, metrics: DnsMetrics, settings: Eng
       next(ctx);
       const full = encodeResponse(spec);
       const limit = ctx.transport === 'tcp' ? TCP_LIMIT : udpLimit(query.edns);
-      // Any answer over 512 octets may meet a client that needs the TC=1 form: make it once, now.
-      const truncated = full.length > 512 ? encodeResponse({ ...spec, tc: true }) : undefined;
+      // Any answer over 512 octets may meet a client that needs a smaller form: make it once, now.
+      const truncated = full.length > 512 ? smallerForm(spec) : undefined;
       ctx.encoded = { full, truncated };
       metrics.cacheMisses++;
       ctx.response = full.length <= limit ? full : truncated;

@@ -3,7 +3,7 @@
 import { QTYPE, RCODE_NAME, qtypeName } from '../wire/constants.ts';
 
 const TRANSPORTS = ['udp', 'tcp'] as const;
-const TRACKED_QTYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.CNAME, QTYPE.MX, QTYPE.NS, QTYPE.TXT, QTYPE.SOA, QTYPE.SRV, QTYPE.ANY, QTYPE.DS, QTYPE.HINFO];
+const TRACKED_QTYPES = [QTYPE.A, QTYPE.AAAA, QTYPE.CNAME, QTYPE.MX, QTYPE.NS, QTYPE.TXT, QTYPE.SOA, QTYPE.SRV, QTYPE.ANY, QTYPE.DS, QTYPE.HINFO, QTYPE.SVCB, QTYPE.HTTPS];
 const QTYPE_SLOT = new Map<number, number>(TRACKED_QTYPES.map((t, i) => [t, i]));
 const OTHER_SLOT = TRACKED_QTYPES.length;
 /** Upper bounds in seconds. */
@@ -46,7 +46,7 @@ export class DnsMetrics {
   revisionApplied = () => 0;
   rateLimited = () => 0;
   /** Zone transfers (../transfer): set by the DNS server when transfers are on. */
-  transfers = () => ({ axfr: 0, ixfr: 0, ixfrFull: 0, refused: 0, tsigFailures: 0, notifySent: 0, notifyAnswered: 0, notifyWaiting: 0, journalBytes: 0, journalEntries: 0, journalEvicted: 0 });
+  transfers = () => ({ axfr: 0, ixfr: 0, ixfrFull: 0, refused: 0, tsigFailures: 0, notifySent: 0, notifyAnswered: 0, notifyWaiting: 0, journalBytes: 0, journalEntries: 0, journalEvicted: 0, transfersRunning: 0, transfersWaiting: 0, transfersQueued: 0 });
 
   /** Counts one response; `qtype` when the caller knows it, else it is read from the response. */
   observe(response: Buffer, ms: number, transport: 'udp' | 'tcp', qtype = qtypeOf(response)): void {
@@ -127,6 +127,9 @@ function transferGauges(t: ReturnType<DnsMetrics['transfers']>): Array<[string, 
     ['palisade_dns_notify_sent_total', 'counter', 'NOTIFY messages sent to secondaries (retries included).', t.notifySent],
     ['palisade_dns_notify_answered_total', 'counter', 'NOTIFY messages answered (properly signed).', t.notifyAnswered],
     ['palisade_dns_notify_waiting', 'gauge', 'NOTIFY messages waiting for an answer.', t.notifyWaiting],
+    ['palisade_dns_transfers_running', 'gauge', 'Zone transfers being sent.', t.transfersRunning],
+    ['palisade_dns_transfers_waiting', 'gauge', 'Zone transfers waiting for their secondary to have fewer running (PALISADE_DNS_TRANSFERS_PER_SECONDARY).', t.transfersWaiting],
+    ['palisade_dns_transfers_queued_total', 'counter', 'Zone transfers that had to wait their turn.', t.transfersQueued],
     ['palisade_dns_ixfr_journal_bytes', 'gauge', 'Bytes (estimated) of zone differences kept for IXFR, every DNS process added up.', t.journalBytes],
     ['palisade_dns_ixfr_journal_entries', 'gauge', 'Zone changes kept for IXFR, every DNS process added up.', t.journalEntries],
     ['palisade_dns_ixfr_journal_evicted_total', 'counter', 'Zone changes dropped from the IXFR journal to stay within its bounds (a secondary behind them gets the whole zone).', t.journalEvicted],

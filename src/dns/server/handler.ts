@@ -2,7 +2,7 @@
 // for packets we never answer). It makes the query's context, reads the packet just enough for a
 // cache key, runs the stages' cached path and, when that did not answer, their full path. Every
 // exception is caught here: a packet can cost us a SERVFAIL, never the process.
-import { QueryContext, type ClientAddress, type Transport } from '../chain/context.ts';
+import { QueryContext, type ClientAddress, type MessageStream, type Transport } from '../chain/context.ts';
 import { fastKey } from '../chain/fast-key.ts';
 import { compose, type DnsStage, type Next } from '../chain/stage.ts';
 import type { DnsMetrics } from '../metrics/dns-metrics.ts';
@@ -43,8 +43,8 @@ export class QueryHandler {
     return this.run(packet, transport, client, true).response;
   }
 
-  /** Like handle(), but a zone transfer's several messages too (TCP). */
-  handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | undefined {
+  /** Like handle(), but a zone transfer's several messages too (TCP): a stream, made a message at a time. */
+  handleAll(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | Buffer[] | MessageStream | undefined {
     const ctx = this.run(packet, transport, client, true);
     return ctx.messages ?? ctx.response;
   }
@@ -62,6 +62,7 @@ export class QueryHandler {
       this.fullPath(ctx);
     } catch (error) {
       this.metrics.internalErrors++;
+      if (ctx.messages && !Array.isArray(ctx.messages)) ctx.messages.close();
       ctx.messages = undefined;
       ctx.response = servfail(packet);
       if (ctx.response) this.metrics.observe(ctx.response, performance.now() - ctx.started, transport);

@@ -11,10 +11,10 @@
 // takes another's history only once it holds no more than that other. A change larger than a
 // bound is not kept at all (nor, since IXFR must chain, the zone's history before it). Every
 // eviction is O(1) (linked queues) plus O(log accounts) to re-rank the account.
-import { QTYPE } from '../wire/constants.ts';
 import { rdataKey } from '../zone/build.ts';
 import type { NameNode, RData, RRset, ZoneData } from '../zone/types.ts';
 import { LargestFirst, type Sized } from './largest-first.ts';
+import { transferredSets } from './zone-content.ts';
 
 export interface JournalLimits {
   /** Bytes of one zone's changes (PALISADE_DNS_IXFR_ZONE_BYTES). */
@@ -78,6 +78,9 @@ const stringBytes = (s: string) => STRING_BYTES + s.length;
 
 function rdataBytes(r: RData): number {
   switch (r.type) {
+    case 64:
+    case 65:
+      return stringBytes(r.target) + BUFFER_BYTES + r.params.length;
     case 1:
       return 0;
     case 28:
@@ -95,6 +98,8 @@ function rdataBytes(r: RData): number {
       return stringBytes(r.mname) + stringBytes(r.rname);
     case 13:
       return stringBytes(r.cpu) + stringBytes(r.os);
+    case 0:
+      return BUFFER_BYTES + r.data.length;
   }
 }
 
@@ -107,11 +112,10 @@ function rdataBytes(r: RData): number {
 const removedBytes = (set: RRset): number => RR_BYTES + stringBytes(set.name) + set.rdata.reduce((sum, r) => sum + RDATA_BYTES + rdataBytes(r), 0);
 const ADDED_BYTES = RR_BYTES;
 
-/** Each RR a name serves to a client anywhere (the general variants), but the SOA, by type, TTL and data. */
+/** Each RR a transfer carries of a name (zone-content.ts: the general variants, or a geo-only name's stand-in), but the SOA, by type, TTL and data. */
 function rrsOf(node: NameNode | undefined): Map<string, RRset> {
   const out = new Map<string, RRset>();
-  for (const set of node ?? []) {
-    if (set.type === QTYPE.SOA) continue;
+  for (const set of node ? transferredSets(node) : []) {
     for (const r of set.rdata) out.set(`${set.type}\n${set.ttl}\n${rdataKey(r)}`, { name: set.name, type: set.type, ttl: set.ttl, rdata: [r] });
   }
   return out;

@@ -39,32 +39,38 @@ function record(w: WireWriter, name: string, type: number, ttl: number, r: RData
 
 /**
  * The messages of a transfer answer: `records` in order (each an owner, type, TTL and one RDATA),
- * packed into as few messages as MESSAGE_BYTES allows.
+ * packed into as few messages as MESSAGE_BYTES allows, made one at a time as they are asked for.
  */
-export function transferMessages(question: Question, records: Iterable<{ set: RRset; rdata: RData }>): Buffer[] {
-  const out: Buffer[] = [];
+export function* transferMessageStream(question: Question, records: Iterable<{ set: RRset; rdata: RData }>): Generator<Buffer, void, undefined> {
   let w: WireWriter | undefined;
   let count = 0;
-  const finish = () => {
-    w!.setU16(6, count);
-    out.push(w!.finish());
-    w = undefined;
-  };
+  let first = true;
   for (const { set, rdata } of records) {
-    if (w && w.offset > MESSAGE_BYTES) finish();
+    if (w && w.offset > MESSAGE_BYTES) {
+      w.setU16(6, count);
+      yield w.finish();
+      w = undefined;
+    }
     if (!w) {
       w = new WireWriter();
       count = 0;
-      const first = out.length === 0;
       header(w, question.id, 0, first);
       if (first) w.bytes(question.wire);
       if (first) w.registerName(question.qname, 12, question.wire);
+      first = false;
     }
     record(w, set.name, set.type, set.ttl, rdata);
     count++;
   }
-  if (w) finish();
-  return out;
+  if (w) {
+    w.setU16(6, count);
+    yield w.finish();
+  }
+}
+
+/** All the messages of a transfer answer at once (small answers: an IXFR's SOA alone). */
+export function transferMessages(question: Question, records: Iterable<{ set: RRset; rdata: RData }>): Buffer[] {
+  return [...transferMessageStream(question, records)];
 }
 
 /** Each RDATA of each set as one record, in order. */

@@ -2,10 +2,13 @@
 // address, signed with its TSIG key, sent again (1 s, doubling to 60 s) until answered; a newer
 // change of the zone replaces the one waiting. Bounded: at most MAX_PENDING notices wait at once
 // (past that the oldest are dropped: the secondaries' own refresh timers still find the change).
+// Sent from the name server's own address per family (see notify-source.ts): a secondary's ACL
+// names it.
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { notifyMessage, OPCODE_NOTIFY } from './messages.ts';
+import type { NotifySources } from './notify-source.ts';
 import type { Secondaries, Secondary } from './secondaries.ts';
 import { sign, verifyResponse } from './tsig.ts';
 import type { RRset } from '../zone/types.ts';
@@ -44,16 +47,28 @@ export class NotifySender {
     private readonly now: () => number = () => Math.floor(Date.now() / 1000),
     /** The first wait for an answer (doubling to MAX_RETRY_MS): shorter in tests. */
     private readonly firstRetryMs = FIRST_RETRY_MS,
+    /** The source address per family (absent: the wildcard, the kernel's choice). */
+    private readonly sources: NotifySources = {},
   ) {}
 
   private socket(address: string): Socket {
     const six = isIPv6(address);
     let socket = six ? this.v6 : this.v4;
     if (!socket) {
-      socket = createSocket(six ? 'udp6' : 'udp4');
-      socket.on('message', (message) => this.onAnswer(message));
-      socket.on('error', (error) => this.log.warn({ err: error }, 'notify: socket error'));
-      socket.unref();
+      const made = createSocket(six ? 'udp6' : 'udp4');
+      const source = six ? this.sources.v6 : this.sources.v4;
+      // Sends wait for the bind (dgram queues them); one that fails (an address not on this host)
+      // drops them: the socket is made again at the next retry.
+      if (source) made.bind(0, source);
+      made.on('message', (message) => this.onAnswer(message));
+      made.on('error', (error) => {
+        this.log.warn({ err: error, source: source ?? 'any' }, 'notify: socket error (sent again at the next retry)');
+        if (this.v4 === made) this.v4 = undefined;
+        if (this.v6 === made) this.v6 = undefined;
+        made.close();
+      });
+      made.unref();
+      socket = made;
       if (six) this.v6 = socket;
       else this.v4 = socket;
     }

@@ -13,10 +13,12 @@ import { QTYPE, RCODE } from '../wire/constants.ts';
 import { queryOpt, skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import type { RRset } from '../zone/types.ts';
-import { emptyResponse, recordsOf, transferMessages, withOpt, type Question } from './messages.ts';
+import { emptyResponse, recordsOf, transferMessages, transferMessageStream, withOpt, type Question } from './messages.ts';
 import type { IxfrJournal } from './journal.ts';
 import type { RefusalLog } from './refusal-log.ts';
 import type { Secondaries } from './secondaries.ts';
+import type { TransferSlots } from './slots.ts';
+import { TransferStream } from './stream.ts';
 import { findTsig, RCODE_NOTAUTH, readName, sign, TSIG_ERROR, TSIG_TYPE, unsigned, unsignedError, verifyRequest, type TsigKey, type TsigRecord } from './tsig.ts';
 import { catalogContent, servedContent, type ZoneContent } from './zone-content.ts';
 
@@ -33,6 +35,8 @@ export interface TransferOptions {
   now?: () => number;
   /** Counts for the metrics. */
   counters?: TransferCounters;
+  /** Transfers running at once per secondary; absent: no bound. */
+  slots?: TransferSlots;
   /** Where refusals and TSIG failures are logged (a line per client per minute). */
   refusals?: RefusalLog;
 }
@@ -124,11 +128,18 @@ export class TransferResponder {
     }
   }
 
+  /** Like respond(), with a transfer's messages all made at once (tests, tools). */
+  answer(packet: Buffer, transport: 'udp' | 'tcp', client: string, plain: (query: Buffer) => Buffer | undefined): Buffer[] | undefined {
+    const answer = this.respond(packet, transport, client, plain);
+    return answer instanceof TransferStream ? answer.all() : answer;
+  }
+
   /**
-   * The answer (one or more messages) to a packet `wants` took. `plain` answers a query as the
+   * The answer to a packet `wants` took: one or more messages, or a transfer's messages to be made
+   * one at a time (a stream, which waits for its secondary's slot). `plain` answers a query as the
    * server does without TSIG (the query given without its TSIG record).
    */
-  answer(packet: Buffer, transport: 'udp' | 'tcp', client: string, plain: (query: Buffer) => Buffer | undefined): Buffer[] | undefined {
+  respond(packet: Buffer, transport: 'udp' | 'tcp', client: string, plain: (query: Buffer) => Buffer | undefined): Buffer[] | TransferStream | undefined {
     const request = readRequest(packet);
     if (!request) return undefined;
     const question = request.question?.wire;
@@ -191,25 +202,18 @@ export class TransferResponder {
     if (!this.options.secondaries.allows(client, key, q.qname, catalog)) return refuse(catalog ? 'the catalog is not offered to a secondary at this address with this key' : 'no secondary at this address with this key takes the zone');
     const content = this.content(q.qname, catalog, client, key);
     if (!content) return refuse('zone not served', RCODE_NOTAUTH);
-    let messages: Buffer[];
+    let records: Iterable<RRset>;
     if (q.qtype === QTYPE.IXFR) {
       this.counters.ixfr++;
       const since = clientSerial(packet, q.end);
       if (since === undefined) return refuse("IXFR without the client's SOA", RCODE.FORMERR);
-      messages = this.ixfr(q, content, since);
+      records = this.ixfr(content, since);
     } else {
       this.counters.axfr++;
-      messages = this.axfr(q, content);
+      records = this.axfr(content);
     }
-    // Every message signed, each with the MAC before it (§5.3.1).
-    const signed: Buffer[] = [];
-    let mac = tsig.mac;
-    for (let i = 0; i < messages.length; i++) {
-      const s = sign(messages[i]!, key, now, i === 0 ? { requestMac: mac } : { priorMac: mac });
-      signed.push(s.message);
-      mac = s.mac;
-    }
-    return signed;
+    const messages = transferMessageStream(q, recordsOf(records));
+    return new TransferStream(messages, key, tsig.mac, () => this.now(), tsig.keyName, this.options.slots);
   }
 
   /**
@@ -232,31 +236,35 @@ export class TransferResponder {
   private content(name: string, catalog: boolean, client: string, key: TsigKey): ZoneContent | undefined {
     if (catalog) {
       const listed = this.options.secondaries.catalogFilter(client, key);
-      return catalogContent(name, this.options.catalogSerial?.() ?? 0, () => [...this.options.index.zoneNames()].filter(listed));
+      // The names as they are now (the transfer is sent over time).
+      const zones = [...this.options.index.zoneNames()].filter(listed);
+      return catalogContent(name, this.options.catalogSerial?.() ?? 0, () => zones);
     }
     const zone = this.options.index.get(name);
     return zone && servedContent(zone);
   }
 
-  private axfr(q: Question, content: ZoneContent): Buffer[] {
-    const soa = content.soa;
-    return transferMessages(q, recordsOf([soa, ...content.sets(), soa]));
+  /** The SOA, every other set, the SOA again (RFC 5936 §2.2). */
+  private *axfr(content: ZoneContent): Generator<RRset> {
+    yield content.soa;
+    yield* content.sets();
+    yield content.soa;
   }
 
-  private ixfr(q: Question, content: ZoneContent, since: number): Buffer[] {
+  private ixfr(content: ZoneContent, since: number): Iterable<RRset> {
     const soa = content.soa;
     // Up to date (or ahead of us): our SOA alone (RFC 1995 §2).
-    if (!newer(content.serial, since)) return transferMessages(q, recordsOf([soa]));
+    if (!newer(content.serial, since)) return [soa];
     const steps = this.options.journal?.since(content.apex, since, content.serial);
     if (!steps) {
       // That history is not held: the whole zone, in AXFR form, which RFC 1995 §4 allows.
       this.counters.ixfrFull++;
-      return this.axfr(q, content);
+      return this.axfr(content);
     }
     // RFC 1995 §4: our SOA; per change the old SOA, what went, the new SOA, what came; our SOA.
     const sets: RRset[] = [soa];
     for (const step of steps) sets.push(step.fromSoa, ...step.removed, step.toSoa, ...step.added);
     sets.push(soa);
-    return transferMessages(q, recordsOf(sets));
+    return sets;
   }
 }

@@ -7,9 +7,11 @@ import type { ZoneData } from '../zone/types.ts';
 import { CatalogSerial } from './catalog-serial.ts';
 import { IxfrJournal, type JournalLimits } from './journal.ts';
 import { NotifySender } from './notify.ts';
+import type { NotifySources } from './notify-source.ts';
 import { RefusalLog, WINDOW_MS } from './refusal-log.ts';
 import { TransferResponder } from './responder.ts';
 import { Secondaries } from './secondaries.ts';
+import { DEFAULT_TRANSFERS_PER_SECONDARY, TransferSlots } from './slots.ts';
 import { catalogContent } from './zone-content.ts';
 
 export interface TransferSettings {
@@ -23,6 +25,10 @@ export interface TransferSettings {
   notify: boolean;
   /** Bytes of IXFR history kept per zone, per account and in all (default: JOURNAL_LIMITS). */
   journal?: JournalLimits;
+  /** Where NOTIFY leaves from, per family (see notify-source.ts); absent: the wildcard address. */
+  notifySources?: NotifySources;
+  /** Zone transfers one secondary (its TSIG key) may have running at once; more wait their turn (default 2). */
+  perSecondary?: number;
 }
 
 export class Transfers {
@@ -30,6 +36,7 @@ export class Transfers {
   readonly responder: TransferResponder;
   readonly catalogSerial: CatalogSerial;
   readonly journal: IxfrJournal;
+  readonly slots: TransferSlots;
   readonly notifier: NotifySender | undefined;
   /**
    * Zones to NOTIFY once the current batch is applied (the latest state of each); the catalog is
@@ -49,10 +56,17 @@ export class Transfers {
     this.secondaries = settings.secondaries ?? new Secondaries(settings.secondariesFile, (error) => log.error({ err: error }, 'dns: the secondaries file does not read; the list stays as it was'));
     this.journal = new IxfrJournal(settings.journal);
     this.catalogSerial = new CatalogSerial(revision);
+    let lastQueuedLog = 0;
+    this.slots = new TransferSlots(settings.perSecondary ?? DEFAULT_TRANSFERS_PER_SECONDARY, (secondary, waiting) => {
+      // At most a line a second: a secondary may ask for thousands of zones at once.
+      if (Date.now() - lastQueuedLog < 1000) return;
+      lastQueuedLog = Date.now();
+      log.info({ key: secondary, waiting, perSecondary: this.slots.perSecondary }, 'dns: a secondary has the most zone transfers it may run at once (PALISADE_DNS_TRANSFERS_PER_SECONDARY); its further ones wait their turn');
+    });
     const refusals = new RefusalLog(({ message, fields }) => log.warn(fields, message));
     this.refusalFlush = setInterval(() => refusals.flush(), WINDOW_MS / 6).unref();
-    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal, refusals });
-    this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' })) : undefined;
+    this.responder = new TransferResponder({ secondaries: this.secondaries, index, catalog: settings.catalog, catalogSerial: () => this.catalogSerial.current(), journal: this.journal, refusals, slots: this.slots });
+    this.notifier = settings.notify ? new NotifySender(this.secondaries, log.child({ component: 'notify' }), undefined, undefined, settings.notifySources) : undefined;
     const warnShared = () => {
       for (const name of this.secondaries.sharedKeyNames()) log.warn({ key: name }, 'dns: several secondaries use one TSIG key name: each is told by its secret, but give each a name of its own (palisade admin secondary add refuses a name in use)');
     };

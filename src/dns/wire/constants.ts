@@ -12,6 +12,8 @@ export const QTYPE = {
   SRV: 33,
   OPT: 41,
   DS: 43,
+  SVCB: 64,
+  HTTPS: 65,
   AXFR: 252,
   IXFR: 251,
   ANY: 255,

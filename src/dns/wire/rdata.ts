@@ -1,6 +1,8 @@
 // RDATA encoders, one per type, side by side. Names in CNAME, NS, MX and SOA data may be
-// compressed (RFC 1035 well-known types); SRV targets never are (RFC 2782).
+// compressed (RFC 1035 well-known types); SRV targets never are (RFC 2782), nor the names in the
+// types encoded by ../../model/values (PTR, NAPTR: sent as RFC 3597 opaque data).
 import type { RData } from '../zone/types.ts';
+import { writeSvcbRdata } from './svcb-rdata.ts';
 import type { WireWriter } from './writer.ts';
 
 function characterString(w: WireWriter, text: string | Buffer): void {
@@ -11,6 +13,9 @@ function characterString(w: WireWriter, text: string | Buffer): void {
 
 export function writeRdata(w: WireWriter, r: RData): void {
   switch (r.type) {
+    case 64:
+    case 65:
+      return writeSvcbRdata(w, r);
     case 1:
       return w.u32(r.address >>> 0);
     case 28:
@@ -40,5 +45,7 @@ export function writeRdata(w: WireWriter, r: RData): void {
     case 13:
       characterString(w, r.cpu);
       return characterString(w, r.os);
+    case 0:
+      return w.bytes(r.data);
   }
 }

@@ -122,3 +122,18 @@ export function udpLimit(edns: { udpSize: number } | undefined): number {
   if (!edns) return 512;
   return Math.min(Math.max(edns.udpSize, 512), EDNS_PAYLOAD);
 }
+
+/**
+ * The form for a client whose size the full answer exceeds. An authoritative answer's ADDITIONAL
+ * (addresses of MX, SRV and SVCB/HTTPS targets) is optional (RFC 2181 §9, RFC 9460 §4.1): left
+ * out whole when that fits 512 octets, with no TC. Otherwise, and for referrals (whose glue is
+ * needed), the TC=1 form.
+ */
+export function smallerForm(spec: ResponseSpec): Buffer {
+  // No AUTHORITY: a referral (after a CNAME it stays AA=1) carries NS glue, which is not optional.
+  if (spec.aa && spec.answer.length > 0 && spec.authority.length === 0 && spec.additional.length > 0) {
+    const bare = encodeResponse({ ...spec, additional: [] });
+    if (bare.length <= 512) return bare;
+  }
+  return encodeResponse({ ...spec, tc: true });
+}

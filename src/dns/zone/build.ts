@@ -10,9 +10,11 @@ import type { RecordState } from '../../model/record.ts';
 import { APEX_NS_TTL, parseSoaValue, SOA_DEFAULTS } from '../../model/record-values.ts';
 import { txtStrings } from '../../model/txt-strings.ts';
 import { RECORD_TYPES, TYPE } from '../../model/record-types.ts';
+import { valueType } from '../../model/values/index.ts';
 import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
+import { svcbKey, svcbRdata } from './svcb.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
 
 export interface ZoneBuildContext {
@@ -39,6 +41,9 @@ export const FAILOVER_TTL = 30;
 function rdataOf(record: RecordState): RData {
   const v = record.value;
   switch (record.type) {
+    case TYPE.SVCB:
+    case TYPE.HTTPS:
+      return svcbRdata(RECORD_TYPES[record.type].dnsType, v);
     case TYPE.A:
       return { type: 1, address: ipv4ToInt(v) };
     case TYPE.AAAA:
@@ -56,8 +61,11 @@ function rdataOf(record: RecordState): RData {
       const [weight, port, target] = v.split(' ');
       return { type: 33, priority: record.priority ?? 0, weight: Number(weight), port: Number(port), target: target === '.' ? '' : target! };
     }
-    default:
-      throw new Error(`no RDATA for API type ${record.type}`);
+    default: {
+      const kind = valueType(record.type);
+      if (!kind) throw new Error(`no RDATA for API type ${record.type}`);
+      return { type: 0, data: kind.rdata(v) };
+    }
   }
 }
 
@@ -67,6 +75,9 @@ function rdataOf(record: RecordState): RData {
  */
 export function rdataKey(r: RData): string {
   switch (r.type) {
+    case 64:
+    case 65:
+      return svcbKey(r);
     case 1:
       return String(r.address);
     case 28:
@@ -81,6 +92,8 @@ export function rdataKey(r: RData): string {
       return r.strings.map((b) => b.toString('latin1')).join('\u0100');
     case 33:
       return `${r.priority} ${r.weight} ${r.port} ${r.target}`;
+    case 0:
+      return r.data.toString('latin1');
     default:
       return JSON.stringify(r);
   }

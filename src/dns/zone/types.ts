@@ -2,7 +2,18 @@
 import type { DomainState } from '../../model/domain.ts';
 import type { RecordState } from '../../model/record.ts';
 
+/** SVCB and HTTPS RDATA (RFC 9460 §2.2): the SvcParams kept in wire form, keys increasing. */
+export interface SvcbRData {
+  type: 64 | 65;
+  priority: number;
+  /** Absolute, lower case, no final dot; "" is the root. */
+  target: string;
+  /** The SvcParams as sent. */
+  params: Buffer;
+}
+
 export type RData =
+  | SvcbRData // SVCB 64, HTTPS 65 (svcb.ts)
   | { type: 1; address: number } // A: the 4 octets as one int32 (no Buffer per record: millions are held)
   | { type: 28; address: Buffer } // AAAA: 16 octets
   | { type: 5; target: string } // CNAME
@@ -11,7 +22,8 @@ export type RData =
   | { type: 16; strings: Buffer[] } // TXT: character-strings of ≤ 255 octets
   | { type: 33; priority: number; weight: number; port: number; target: string } // SRV
   | { type: 6; mname: string; rname: string; serial: number; refresh: number; retry: number; expire: number; minimum: number } // SOA
-  | { type: 13; cpu: string; os: string }; // HINFO (RFC 8482 answers to ANY)
+  | { type: 13; cpu: string; os: string } // HINFO (RFC 8482 answers to ANY)
+  | { type: 0; data: Buffer }; // a type of ../../model/values (CAA, DS…): its RDATA as encoded there, the TYPE in its RRset
 
 /** Records of one owner, type and geo variant: served together with one TTL (RFC 2181 §5.2). */
 export interface RRset {

@@ -12,20 +12,18 @@
 // its key and the domain's settings revision it was filled under (a file from before a change is
 // never served) after the body, and its expiry as its mtime; the primary's janitor
 // (cache-janitor.ts) deletes expired files and keeps the directory within its bound.
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, rename, rmSync, unlink, utimes, type WriteStream } from 'node:fs';
-import { open, rename as renameAsync, utimes as utimesAsync, writeFile } from 'node:fs/promises';
+import { createReadStream, mkdirSync, rmSync, unlink } from 'node:fs';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
-import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { variantKey } from './cache-rules.ts';
+import { fileHash, flatten, hashKey, readShared, sharedPath, trailer, writeShared, type Entry, type FileMeta } from './cache-entry.ts';
+import { CacheFill } from './cache-fill.ts';
 
-/** Responses up to this size are kept in memory; beyond it only on disk (cachelargefiles) or not at all. */
-export const LARGE_FILE_BYTES = 8 * 1_048_576;
-/** The largest file cached on disk (Cloudflare's cap). */
-export const MAX_FILE_BYTES = 512 * 1_048_576;
+export { hashKey, LARGE_FILE_BYTES, MAX_FILE_BYTES, sharedPath } from './cache-entry.ts';
+export { CacheFill } from './cache-fill.ts';
+
 /** How long a miss waits for another request's fill of the same key. */
 const LOCK_WAIT_MS = 5000;
 
@@ -33,21 +31,6 @@ export type CacheStatus = 'HIT' | 'MISS' | 'EXPIRED' | 'BYPASS';
 
 export interface FillLock {
   release(): void;
-}
-
-interface Entry {
-  domain: string;
-  status: number;
-  headers: Record<string, string | string[]>;
-  /** The same headers without Content-Length, flattened [name, value, …] once, for fast hits. */
-  flat: string[];
-  body?: Buffer;
-  file?: string;
-  size: number;
-  storedAt: number;
-  expiresAt: number;
-  /** The Age the origin gave, in seconds. */
-  age: number;
 }
 
 export interface EdgeCacheOptions {
@@ -77,48 +60,6 @@ export interface Settled {
   entry?: Entry;
   fresh: boolean;
   lock?: FillLock;
-}
-
-/** The end of a shared cache file: meta length (uint32) and this mark. */
-const FILE_MARK = 0x504c5331; // "PLS1"
-/** Metadata of a shared cache file (after the body). */
-interface FileMeta {
-  key: string;
-  domain: string;
-  revision: number;
-  status: number;
-  headers: Record<string, string | string[]>;
-  size: number;
-  storedAt: number;
-  expiresAt: number;
-  age: number;
-  /** A primary key's record of its variants' Vary (no body, no response). */
-  vary?: string[];
-}
-
-export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
-
-/** The file of a variant: the primary key's own when the response varies by nothing, else its key's. */
-const fileHash = (varyKey: string, key: string, vary: readonly string[]): string => hashKey(vary.length === 0 ? varyKey : key);
-
-/** Where a shared entry lives: two levels by hash (the janitor walks these). */
-export const sharedPath = (dir: string, hash: string): string => join(dir, hash.slice(0, 2), hash);
-
-function flatten(headers: Record<string, string | string[]>): string[] {
-  const flat: string[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (name === 'content-length') continue;
-    for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
-  }
-  return flat;
-}
-
-function trailer(meta: FileMeta): Buffer {
-  const json = Buffer.from(JSON.stringify(meta));
-  const end = Buffer.alloc(8);
-  end.writeUInt32BE(json.length, 0);
-  end.writeUInt32BE(FILE_MARK, 4);
-  return Buffer.concat([json, end]);
 }
 
 export class EdgeCache {
@@ -424,144 +365,9 @@ export class EdgeCache {
   }
 }
 
-/** One response being stored while it streams to the client. */
-export class CacheFill {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  private file: WriteStream | undefined;
-  private tempPath = '';
-  private abandoned = false;
-  private readonly expected: number | undefined;
-
-  constructor(
-    private readonly dir: string,
-    private readonly domain: string,
-    private readonly status: number,
-    private readonly headers: Record<string, string | string[]>,
-    private readonly ttlMs: number,
-    private readonly age: number,
-    private readonly largeFiles: boolean,
-    private readonly finish: (entry: Entry | undefined) => void,
-    /** Shared: where a large file goes when complete, and the trailer it gets first. */
-    private readonly place?: { path: string; trailer: (entry: Omit<Entry, 'flat'>) => Buffer },
-  ) {
-    const length = headers['content-length'];
-    this.expected = length === undefined ? undefined : Number(length);
-    if (this.expected !== undefined && this.expected > LARGE_FILE_BYTES) {
-      if (!largeFiles || this.expected > MAX_FILE_BYTES) this.abandon();
-      else this.toFile();
-    }
-  }
-
-  private toFile(): void {
-    this.tempPath = join(this.dir, `tmp-${randomBytes(12).toString('hex')}`);
-    this.file = createWriteStream(this.tempPath);
-    this.file.on('error', () => this.abandon());
-    for (const chunk of this.chunks) this.file.write(chunk);
-    this.chunks = [];
-  }
-
-  chunk(data: Buffer): void {
-    if (this.abandoned) return;
-    this.size += data.length;
-    if (this.file) {
-      if (this.size > MAX_FILE_BYTES) return this.abandon();
-      this.file.write(data);
-      return;
-    }
-    this.chunks.push(data);
-    if (this.size > LARGE_FILE_BYTES) {
-      if (this.largeFiles) this.toFile();
-      else this.abandon();
-    }
-  }
-
-  /** The response ended; `complete` false when it was cut short. */
-  end(complete: boolean): void {
-    if (this.abandoned) return;
-    if (!complete || (this.expected !== undefined && this.expected !== this.size)) return this.abandon();
-    const flat = flatten(this.headers);
-    const entry = { domain: this.domain, status: this.status, headers: { ...this.headers, 'content-length': String(this.size) }, flat, size: this.size, storedAt: Date.now(), expiresAt: Date.now() + this.ttlMs, age: this.age };
-    if (!this.file) {
-      this.finish({ ...entry, body: Buffer.concat(this.chunks, this.size) });
-      this.chunks = [];
-      return;
-    }
-    const temp = this.tempPath;
-    const final = this.place?.path ?? temp.replace(/tmp-([^/]+)$/, 'obj-$1');
-    if (this.place) this.file.write(this.place.trailer(entry));
-    this.file.end(() => {
-      if (this.abandoned) return;
-      const moveIn = () =>
-        rename(temp, final, (error) => {
-          if (error) return this.abandon();
-          this.finish({ ...entry, file: final });
-        });
-      // Shared: the expiry is the file's mtime (what the janitor reads).
-      if (this.place) utimes(temp, new Date(), new Date(entry.expiresAt), () => moveIn());
-      else moveIn();
-    });
-  }
-
-  abandon(): void {
-    if (this.abandoned) return;
-    this.abandoned = true;
-    this.chunks = [];
-    if (this.file) {
-      const temp = this.tempPath;
-      this.file.destroy();
-      unlink(temp, () => undefined);
-    }
-    this.finish(undefined);
-  }
-}
-
 /** Resolves when `promise` does or at `deadline`, whichever is first. */
 async function within(promise: Promise<void>, deadline: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
   clearTimeout(timer);
-}
-
-/** Writes a shared file whole: a temp file, its mtime the expiry, moved in place. */
-async function writeShared(dir: string, hash: string, data: Buffer, expiresAt: number): Promise<void> {
-  const temp = join(dir, `tmp-${randomBytes(12).toString('hex')}`);
-  try {
-    await writeFile(temp, data);
-    await utimesAsync(temp, new Date(), new Date(expiresAt));
-    await renameAsync(temp, sharedPath(dir, hash));
-  } catch (error) {
-    unlink(temp, () => undefined);
-    throw error;
-  }
-}
-
-/** A shared file read: its meta (undefined when absent, damaged, or of another settings revision) and its body when small. */
-async function readShared(dir: string, hash: string, revision: number): Promise<{ meta: FileMeta; body?: Buffer; file: string } | undefined> {
-  const file = sharedPath(dir, hash);
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size < 8) return undefined;
-    // Small entries are read whole at once; of a large one only the trailer.
-    const whole = size <= LARGE_FILE_BYTES + 65_536;
-    const tailLength = whole ? size : Math.min(size, 65_536 + 8);
-    const tail = Buffer.allocUnsafe(tailLength);
-    const { bytesRead } = await handle.read(tail, 0, tailLength, size - tailLength);
-    if (bytesRead !== tailLength || tail.readUInt32BE(tailLength - 4) !== FILE_MARK) return undefined;
-    const metaLength = tail.readUInt32BE(tailLength - 8);
-    if (metaLength > tailLength - 8) return undefined;
-    const meta = JSON.parse(tail.subarray(tailLength - 8 - metaLength, tailLength - 8).toString()) as FileMeta;
-    if (meta.revision !== revision || meta.size !== size - 8 - metaLength) return undefined;
-    return { meta, file, body: whole && !meta.vary ? tail.subarray(0, meta.size) : undefined };
-  } catch {
-    return undefined;
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
 }

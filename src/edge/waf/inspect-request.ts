@@ -1,6 +1,7 @@
-// baseprotection's verdict on one request, given the domain's settings: protocol checks, the
-// body read for inspection (body-inspection.ts), then the rules (inspect.ts). The edge server
-// only acts on the verdict: refuse, log, or forward (with the body read, if it was read whole).
+// baseprotection's verdict on one request, given the domain's settings, in the two phases the chain
+// runs it in: the head (protocol checks, and the rules when no body is announced), then the body
+// read for inspection (body-inspection.ts) and the rules (inspect.ts). The WAF's stages (stages.ts)
+// act on the verdict: refuse, log, or pass on (with the body read, if it was read whole).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { announcesBody, inspectionHold, readForInspection } from './body-inspection.ts';
 import { bodyTail } from './body-tail.ts';
@@ -31,10 +32,11 @@ export interface BodyWatch {
 }
 
 /**
- * The verdict: at once (no promise) for a request without a body, the common case, so that a
- * cache hit behind baseprotection is answered in the same turn; a request with a body waits for it.
+ * The verdict on the head: protocol checks, then, for a request without a body (the common case),
+ * the rules — at once, no promise, so that a cache hit behind baseprotection is answered in the
+ * same turn. Undefined: a body is announced, and the verdict is inspectBody's.
  */
-export function inspectRequest(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, rawHeaderCount: number, domainState?: object): RequestVerdict | Promise<RequestVerdict> {
+export function inspectHead(method: string, url: string, headers: IncomingHttpHeaders, rawHeaderCount: number, domainState?: object): RequestVerdict | undefined {
   // A domain state carries the WAF fields (model/domain.ts); older ones may lack them.
   const domain = domainState as WafDomainFields | undefined;
   const settings = wafSettings(domain);
@@ -42,7 +44,14 @@ export function inspectRequest(req: IncomingMessage, method: string, url: string
   const protocol = protocolFinding(method, url, headers, rawHeaderCount);
   if (protocol) return { finding: protocol, logOnly };
   if (!announcesBody(headers)) return { finding: inspect(method, url, headers, undefined, domain), logOnly };
-  return inspectWithBody(req, method, url, headers, domain, settings, logOnly);
+  return undefined;
+}
+
+/** The verdict on a request whose head passed (inspectHead said undefined): its body read, then the rules. */
+export function inspectBody(req: IncomingMessage, method: string, url: string, headers: IncomingHttpHeaders, domainState?: object): Promise<RequestVerdict> {
+  const domain = domainState as WafDomainFields | undefined;
+  const settings = wafSettings(domain);
+  return inspectWithBody(req, method, url, headers, domain, settings, settings.mode === 'log');
 }
 
 /** The body bytes the verdict on this request may hold in memory (see inspectionHold), before any is read. */

@@ -1,18 +1,16 @@
-// PALISADE_DNS_WORKERS: how many processes answer DNS queries on the name server's port. The
-// default is one per core (os.availableParallelism()); 1 is the single process of before.
-import { availableParallelism } from 'node:os';
+// PALISADE_DNS_WORKERS (declared in config/dns.ts): how many processes answer DNS queries on the
+// name server's port. The default is one per core (os.availableParallelism()); 1 is the single
+// process of before.
+import { dnsWorkers } from '../../config/dns.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp.ts';
 import { StartupError } from '../startup-error.ts';
 
-export const MAX_DNS_WORKERS = 64;
-
-export function dnsWorkerCount(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.PALISADE_DNS_WORKERS;
-  if (text === undefined || text === '') return Math.min(MAX_DNS_WORKERS, availableParallelism());
-  const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= MAX_DNS_WORKERS)) throw new StartupError(`PALISADE_DNS_WORKERS=${text}: must be an integer from 1 to ${MAX_DNS_WORKERS} (unset: one per core)`);
-  return n;
+/** The dns role's processes; a wrong PALISADE_DNS_WORKERS stops its start-up with one line. */
+export function dnsWorkerCount(env?: NodeJS.ProcessEnv): number {
+  const { workers, problem } = dnsWorkers(env);
+  if (problem !== undefined) throw new StartupError(problem);
+  return workers;
 }
 
 /**

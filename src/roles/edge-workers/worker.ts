@@ -6,6 +6,7 @@
 // counters and request measures (the primary's /metrics and uptime reports are the node's).
 import { Socket } from 'node:net';
 import type { Config } from '../../config.ts';
+import { edgeWorkerIndex } from '../../config/edge.ts';
 import type { EdgeServer } from '../../edge/edge-server.ts';
 import { EdgeState } from '../../edge/edge-state.ts';
 import { createLogger } from '../../log.ts';
@@ -58,7 +59,7 @@ class LockClient {
 
 export async function runEdgeWorker(config: Config): Promise<void> {
   if (!process.send) throw new StartupError('`palisade edge --edge-worker` is started by `palisade edge` (PALISADE_EDGE_WORKERS), not on its own');
-  const index = Number(process.env.PALISADE_EDGE_WORKER ?? 0);
+  const index = edgeWorkerIndex();
   const log = createLogger(config.logLevel).child({ worker: index });
   const send = (message: FromWorker): void => {
     if (process.connected) process.send!(message, undefined, undefined, () => undefined);

@@ -42,6 +42,18 @@ export interface RecordEdit {
   del: number[];
 }
 
+/**
+ * A large record change computed outside the store against the zone as read at `revision` (a
+ * zone-file import, a bulk change): plain data, so that an adapter may apply it off the event
+ * loop or in pieces. `create` records get new ids (theirs are ignored), in order.
+ */
+export interface RecordChangeSet {
+  revision: number;
+  create: RecordState[];
+  put: RecordState[];
+  del: number[];
+}
+
 /** A claim of a name by an account (see Store.listClaims). */
 export interface ClaimRef {
   name: string;
@@ -99,5 +111,13 @@ export interface ZoneStore {
    * difference. Cost grows with the records read and written, not with the zone.
    */
   changeRecords(name: string, ownerId: number, mutate: RecordMutation): Promise<{ head: ZoneHead; delta: RecordDelta }>;
+  /**
+   * Applies a change set to the owner's zone as one revision and one change entry (the difference,
+   * as changeRecords'), only if the zone is still at `change.revision`: else 'moved' and nothing
+   * changes. However large the set, neither this process's event loop nor the store is held for
+   * long (other accounts' requests go on meanwhile), and readers see the zone before or after,
+   * never between. `ids`: the new records' ids, in `create` order.
+   */
+  applyRecordChangeSet(name: string, ownerId: number, change: RecordChangeSet): Promise<{ head: ZoneHead; ids: number[] } | 'moved'>;
   deleteZone(name: string, ownerId: number): Promise<boolean>;
 }

@@ -113,8 +113,14 @@ export class LmdbCore {
       .catch(async (error: unknown) => {
         throw await storeWriteError(error);
       });
-    for (const listener of this.commitListeners) listener();
+    this.notifyCommitted();
     return result;
+  }
+
+  /** After a commit of this thread, or of the store's commit thread (then read afresh first). */
+  notifyCommitted(otherThread = false): void {
+    if (otherThread) this.db.resetReadTxn();
+    for (const listener of this.commitListeners) listener();
   }
 
   /** One atomic, durable write transaction that takes no revision (documents, leases). */

@@ -6,6 +6,7 @@ import { LmdbCertificates } from './certificates.ts';
 import { LmdbChangeFeed } from './change-feed.ts';
 import { LmdbConsumers } from './consumers.ts';
 import { LmdbCore, type EmbeddedStoreOptions } from './core.ts';
+import { OffThreadCommits } from './off-thread.ts';
 import { LmdbDocuments } from './documents.ts';
 import { LmdbIpLists } from './iplists.ts';
 import { LmdbNodes } from './nodes.ts';
@@ -15,6 +16,12 @@ import { LmdbZones } from './zones.ts';
 import { storeWriteError } from './write-error.ts';
 
 export type { EmbeddedStoreOptions } from './core.ts';
+
+/**
+ * Change sets of this many records and more are committed in the store's own thread: below, the
+ * transaction takes a few milliseconds (about 25 µs a record), less than handing it over.
+ */
+const OFF_THREAD_FROM = 500;
 
 export class EmbeddedStore implements Store {
   readonly kind = 'embedded';
@@ -28,9 +35,11 @@ export class EmbeddedStore implements Store {
   private readonly certificates: LmdbCertificates;
   private readonly uptime: LmdbUptime;
   private readonly documents: LmdbDocuments;
+  private readonly offThread: OffThreadCommits;
 
   constructor(options: EmbeddedStoreOptions) {
     this.core = new LmdbCore(options);
+    this.offThread = new OffThreadCommits(options);
     this.users = new LmdbUsers(this.core);
     this.zones = new LmdbZones(this.core);
     this.ipLists = new LmdbIpLists(this.core);
@@ -71,6 +80,12 @@ export class EmbeddedStore implements Store {
   listAllZones: Store['listAllZones'] = (...a) => this.zones.listAllZones(...a);
   updateZone: Store['updateZone'] = (...a) => this.zones.updateZone(...a);
   changeRecords: Store['changeRecords'] = (...a) => this.zones.changeRecords(...a);
+  applyRecordChangeSet: Store['applyRecordChangeSet'] = async (name, ownerId, change) => {
+    if (change.create.length + change.put.length + change.del.length < OFF_THREAD_FROM) return this.zones.applyRecordChangeSet(name, ownerId, change);
+    const result = await this.offThread.apply(name, ownerId, change);
+    if (result !== 'moved') this.core.notifyCommitted(true);
+    return result;
+  };
   deleteZone: Store['deleteZone'] = (...a) => this.zones.deleteZone(...a);
 
   // ---- IP lists (iplists.ts)
@@ -127,7 +142,8 @@ export class EmbeddedStore implements Store {
   updateDoc: Store['updateDoc'] = (...a) => this.documents.updateDoc(...a);
   tryLease: Store['tryLease'] = (...a) => this.documents.tryLease(...a);
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.offThread.close();
     return this.core.close();
   }
 }

@@ -15,6 +15,8 @@
 //           | {op='hset', k=i, f=field, m=value} | {op='hdel', k=i, f=field}
 //           | {op='hsetv', k=i, f=field, a=j} | {op='zaddv'|'zremv', k=i, a=j} (values from ARGV)
 //           | {op='rename', k=i, t=i2} } (KEYS[t] becomes what KEYS[k] holds, or goes when it holds nothing)
+//           | {op='swap', k=i, t=i2} } (the same for a large staged copy: the old value freed in the
+//             background (UNLINK), the copy's expiry removed)
 //   change: { kind=..., key=..., op=..., at=..., bytes=n }
 //   detail: j or nil — ARGV[j] kept in the details hash KEYS[details] under the revision, as
 //   given (a record difference: customer text, never decoded here); the one `retention`
@@ -83,6 +85,12 @@ for _, op in ipairs(plan.ops) do
     redis.call('ZREM', key, ARGV[op.a])
   elseif op.op == 'rename' then
     if redis.call('EXISTS', key) == 1 then redis.call('RENAME', key, KEYS[op.t]) else redis.call('DEL', KEYS[op.t]) end
+  elseif op.op == 'swap' then
+    redis.call('UNLINK', KEYS[op.t])
+    if redis.call('EXISTS', key) == 1 then
+      redis.call('RENAME', key, KEYS[op.t])
+      redis.call('PERSIST', KEYS[op.t])
+    end
   end
 end
 plan.change.revision = rev

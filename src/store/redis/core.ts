@@ -159,6 +159,7 @@ export class RedisCore {
               case 'zremv':
                 return { op: o.op, k, a: arg(o.v) };
               case 'rename':
+              case 'swap':
                 return { op: o.op, k, t: index(o.to) };
               default:
                 return { op: o.op, k, f: 'f' in o ? o.f : undefined };

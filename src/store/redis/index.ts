@@ -67,6 +67,7 @@ export class RedisStore implements Store {
   listAllZones: Store['listAllZones'] = (...a) => this.zones.listAllZones(...a);
   updateZone: Store['updateZone'] = (...a) => this.zones.updateZone(...a);
   changeRecords: Store['changeRecords'] = (...a) => this.zones.changeRecords(...a);
+  applyRecordChangeSet: Store['applyRecordChangeSet'] = (...a) => this.zones.applyRecordChangeSet(...a);
   deleteZone: Store['deleteZone'] = (...a) => this.zones.deleteZone(...a);
 
   // ---- IP lists (iplists.ts)

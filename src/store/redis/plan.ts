@@ -15,7 +15,7 @@ export type Op =
   | { op: 'zadd' | 'zrem'; key: string; v: string; s?: number }
   | { op: 'hset'; key: string; f: string; v: string }
   | { op: 'hdel'; key: string; f: string }
-  | { op: 'rename'; key: string; to: string };
+  | { op: 'rename' | 'swap'; key: string; to: string };
 
 export interface Plan<T> {
   /** Documents read before computing, with the values they had (null = absent). */

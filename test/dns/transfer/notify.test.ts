@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NotifySender } from '../../../src/dns/transfer/notify.ts';
+import { checkNotifySources, notifySources } from '../../../src/dns/transfer/notify-source.ts';
 import { Secondaries } from '../../../src/dns/transfer/secondaries.ts';
 import { findTsig, parseTsigKey, sign, type TsigKey } from '../../../src/dns/transfer/tsig.ts';
 import { createLogger } from '../../../src/log.ts';
@@ -54,5 +55,33 @@ describe('NOTIFY', () => {
       expect(findTsig(m)!.keyName).toBe('xfr');
     }
     sender.close();
+  });
+});
+
+describe('NOTIFY source', () => {
+  it('leaves from the configured address, not the one the kernel picks', async () => {
+    const listener = createSocket('udp4');
+    await new Promise<void>((resolve) => listener.bind(0, '127.0.0.1', resolve));
+    const from: string[] = [];
+    listener.on('message', (_message, rinfo) => from.push(rinfo.address));
+    const secondaries = Secondaries.of([{ name: 's', addresses: ['127.0.0.1'], port: listener.address().port, tsigKey: `xfr:${secret}`, zones: [], catalog: false }]);
+    const sender = new NotifySender(secondaries, createLogger('silent'), undefined, 5000, notifySources('0.0.0.0', ['127.0.0.9']));
+    const zone = indexWith([makeZone({ domain: 'n.example' }, [])]).get('n.example')!;
+    sender.changed('n.example', zone.soa);
+    await until('a NOTIFY', () => from.length >= 1, 5_000);
+    expect(from[0]).toBe('127.0.0.9');
+    sender.close();
+    listener.close();
+  });
+
+  it('is the listening address when it is one, per family; the operator overrides it', () => {
+    expect(notifySources('127.0.0.7')).toEqual({ v4: '127.0.0.7' });
+    expect(notifySources('0.0.0.0')).toEqual({});
+    expect(notifySources('::')).toEqual({});
+    expect(notifySources('::1', ['192.0.2.1'])).toEqual({ v4: '192.0.2.1', v6: '::1' });
+    expect(notifySources('127.0.0.7', ['127.0.0.8'])).toEqual({ v4: '127.0.0.8' });
+    expect(checkNotifySources(['192.0.2.1', '2001:db8::1'])).toBeUndefined();
+    expect(checkNotifySources(['192.0.2.1', '192.0.2.2'])).toMatch(/at most one IPv4/);
+    expect(checkNotifySources(['ns1.example'])).toMatch(/not an IP address/);
   });
 });

@@ -6,6 +6,39 @@ import type { MutationContext } from '../../../src/store/types.ts';
 import { aRecord, expectStoreError, type OpenStore, zoneFor } from './helpers.ts';
 
 export function zonesContract(open: OpenStore): void {
+  it('applies a change set computed against a revision as one change, or nothing once the zone moved (small and large sets alike)', async () => {
+    const { store } = await open();
+    const user = await store.createUser({ name: 'set', email: 'set@example.org', limits: { max_records_per_domain: 5000 } });
+    await store.createZone((ctx) => ({ ...zoneFor('set.example', user.id, ctx), records: [aRecord(ctx.nextRecordId(), '@', '192.0.2.1')] }));
+    for (const size of [3, 1200]) {
+      const before = (await store.getZone('set.example', user.id))!;
+      const create = Array.from({ length: size }, (_, i) => aRecord(0, `n${size}-${i}`, `198.51.100.${i % 250}`));
+      const gone = before.records.slice(1);
+      const kept = { ...before.records[0]!, ttl: before.records[0]!.ttl + 1 };
+      const applied = await store.applyRecordChangeSet('set.example', user.id, { revision: before.domain.revision, create, put: [kept], del: gone.map((r) => r.id) });
+      if (applied === 'moved') throw new Error('moved');
+      expect(applied.ids).toHaveLength(size);
+      expect(new Set(applied.ids).size).toBe(size);
+      expect(applied.head.recordCount).toBe(size + 1);
+      expect(applied.head.domain.revision).toBeGreaterThan(before.domain.revision);
+      const after = (await store.getZone('set.example', user.id))!;
+      expect(after.records.map((r) => r.id)).toEqual([kept.id, ...applied.ids].sort((a, b) => a - b));
+      expect(after.records.find((r) => r.id === kept.id)).toEqual(kept);
+      expect(await store.getRecordsAt('set.example', `n${size}-0`)).toEqual([{ ...create[0]!, id: applied.ids[0] }]);
+      // One revision, one change entry carrying the whole difference.
+      const feed = await store.changesSince(before.domain.revision, 10);
+      if (!('changes' in feed)) throw new Error('gone');
+      expect(feed.changes.map((c) => c.revision)).toEqual([applied.head.domain.revision]);
+      expect(feed.changes[0]!.records!.put).toHaveLength(size + 1);
+      expect(feed.changes[0]!.records!.del).toEqual(gone.map((r) => ({ id: r.id, name: r.name })));
+      // Computed against the revision before: nothing changes.
+      expect(await store.applyRecordChangeSet('set.example', user.id, { revision: before.domain.revision, create, put: [], del: [kept.id] })).toBe('moved');
+      expect(await store.getZone('set.example', user.id)).toEqual(after);
+      expect(await store.currentRevision()).toBe(applied.head.domain.revision);
+    }
+    await expectStoreError(store.applyRecordChangeSet('none.example', user.id, { revision: 1, create: [], put: [], del: [] }), 'NOT_FOUND');
+  });
+
   it('changes records in one revision, reading only the names asked for; the change entry carries the difference', async () => {
     const { store } = await open();
     const user = await store.createUser({ name: 'rec', email: 'rec@example.org' });

@@ -27,6 +27,12 @@ const VALUE_HINTS: Record<string, string> = {
   TXT: 'Text, or quoted strings in zone-file form',
   SOA: 'rname refresh retry expire minimum',
   SRV: 'weight port target (its priority goes in Priority)',
+  CAA: 'flags tag "value", e.g. 0 issue "letsencrypt.org"',
+  PTR: 'A host name',
+  TLSA: 'usage selector matching-type hex-data, e.g. 3 1 1 <64 hex digits>',
+  SSHFP: 'algorithm fingerprint-type hex-fingerprint, e.g. 4 2 <64 hex digits>',
+  NAPTR: 'order preference "flags" "service" "regexp" replacement',
+  DS: 'key-tag algorithm digest-type hex-digest (only beside NS records of the same name)',
 };
 
 const numberOr = (text: string): number | string => (text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
