@@ -38,6 +38,11 @@ export type AnswerSpec = ResponseSpec & {
   place: string | undefined;
 };
 
+/** What runs the chain (../server/handler.ts), as a context needs it. */
+export interface ChainRunner {
+  answerInner(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined;
+}
+
 export class QueryContext {
   readonly started = performance.now();
   /** The cached path's reading of the packet (set by the runner); undefined on the full path of an unusual packet. */
@@ -64,9 +69,13 @@ export class QueryContext {
     readonly client: ClientAddress,
     /** Whether the transfer stage may take the packet (not for a transfer's own inner questions). */
     readonly transfers: boolean,
-    /** Answers another query from the same client through the chain, transfers excluded. */
-    readonly ask: (packet: Buffer) => Buffer | undefined,
+    private readonly runner: ChainRunner,
   ) {}
+
+  /** Another query from the same client answered through the chain, transfers excluded (a transfer's inner question). */
+  ask(packet: Buffer): Buffer | undefined {
+    return this.runner.answerInner(packet, this.transport, this.client);
+  }
 
   /** The full parse of the packet, made on first use. */
   get parsed(): ParseResult {

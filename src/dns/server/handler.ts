@@ -2,7 +2,7 @@
 // for packets we never answer). It makes the query's context, reads the packet just enough for a
 // cache key, runs the stages' cached path and, when that did not answer, their full path. Every
 // exception is caught here: a packet can cost us a SERVFAIL, never the process.
-import { QueryContext, type ClientAddress, type MessageStream, type Transport } from '../chain/context.ts';
+import { QueryContext, type ChainRunner, type ClientAddress, type MessageStream, type Transport } from '../chain/context.ts';
 import { fastKey } from '../chain/fast-key.ts';
 import { compose, type DnsStage, type Next } from '../chain/stage.ts';
 import type { DnsMetrics } from '../metrics/dns-metrics.ts';
@@ -19,7 +19,7 @@ export interface HandlerOptions extends ChainSettings {
   rewrite?: (stages: DnsStage[]) => DnsStage[];
 }
 
-export class QueryHandler {
+export class QueryHandler implements ChainRunner {
   /** The stages' names, outermost first. */
   readonly stages: readonly string[];
   private readonly cachedPath: Next | undefined;
@@ -49,8 +49,13 @@ export class QueryHandler {
     return ctx.messages ?? ctx.response;
   }
 
+  /** A transfer's inner question (a signed SOA query), through the chain without its transfer stage. */
+  answerInner(packet: Buffer, transport: Transport, client: ClientAddress): Buffer | undefined {
+    return this.run(packet, transport, client, false).response;
+  }
+
   private run(packet: Buffer, transport: Transport, client: ClientAddress, transfers: boolean): QueryContext {
-    const ctx = new QueryContext(packet, transport, client, transfers, (inner) => this.run(inner, transport, client, false).response);
+    const ctx = new QueryContext(packet, transport, client, transfers, this);
     try {
       if (this.cachedPath) {
         ctx.fast = fastKey(packet);

@@ -13,7 +13,7 @@ export function transferStage(responder: TransferResponder | undefined): DnsStag
     cached: null,
     full(ctx, next) {
       if (!ctx.transfers || !responder.wants(ctx.packet)) return next(ctx);
-      const messages = responder.respond(ctx.packet, ctx.transport, ctx.client.address, ctx.ask);
+      const messages = responder.respond(ctx.packet, ctx.transport, ctx.client.address, (inner) => ctx.ask(inner));
       if (!messages) return next(ctx);
       if (Array.isArray(messages)) {
         ctx.messages = messages;
