@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig, type DigResult } from '../helpers/dig.ts';
 import { freePort } from '../helpers/knot-secondary.ts';
-import { startNsdReference, type NsdReference } from '../helpers/nsd-reference.ts';
+import { startNsdPrimary, type NsdPrimary } from '../helpers/nsd-primary.ts';
 import { startNsd, type NsdSecondary } from '../helpers/nsd-secondary.ts';
 import { runAdminCli, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
@@ -45,7 +45,7 @@ const ZONE_FILE = [
 
 const secret = randomBytes(32).toString('base64');
 let server: RunningServer;
-let reference: NsdReference;
+let reference: NsdPrimary;
 let secondary: NsdSecondary;
 let key: string;
 
@@ -73,7 +73,7 @@ beforeAll(async () => {
   const imported = await api('POST', `/domains/${ZONE}/zonefile`, undefined, ZONE_FILE);
   expect(imported.status, JSON.stringify(imported.body)).toBe(200);
   expect((await api('POST', `/domains/${ZONE}/activatens`)).status).toBe(200);
-  reference = await startNsdReference(ZONE, ZONE_FILE);
+  reference = await startNsdPrimary({ zones: { [ZONE]: ZONE_FILE } });
   secondary = await startNsd({ primaryPort: server.dnsPort, key: { name: 'nsd-key', secret }, zones: [ZONE], port: secondaryPort });
 }, 120_000);
 
@@ -111,7 +111,7 @@ describe('HTTPS and SVCB beside NSD', () => {
     const again = await api('POST', `/domains/${ZONE}/zonefile`, undefined, exported);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body).toMatchObject({ added: [], changed: [], removed: [] });
-    const fromExport = await startNsdReference(ZONE, exported);
+    const fromExport = await startNsdPrimary({ zones: { [ZONE]: exported } });
     try {
       for (const q of QUESTIONS) {
         const [name, type] = q.split(' ') as [string, string];
