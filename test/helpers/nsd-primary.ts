@@ -2,12 +2,10 @@
 // are compared with: the same zone file loaded here and imported into the service must give the
 // same answers to `dig`; and how an authoritative server answers transfer requests it refuses and
 // messages whose TSIG fails (NSD 4), when given a key and the one address it transfers to.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './knot-secondary.ts';
-import { NSD } from './nsd-secondary.ts';
+import { NSD, nsdKeyLines, nsdServerLines, spawnNsd } from './nsd-secondary.ts';
 import { tempDir } from './temp.ts';
 
 export interface NsdPrimary {
@@ -35,44 +33,19 @@ export async function startNsdPrimary(options: NsdPrimaryOptions): Promise<NsdPr
   const port = await freePort();
   const { key, xfrFrom } = options;
   const conf = [
-    'server:',
-    `  ip-address: 127.0.0.1@${port}`,
-    `  zonesdir: "${dir}"`,
-    `  pidfile: "${dir}/nsd.pid"`,
-    `  xfrdfile: "${dir}/xfrd.state"`,
-    `  zonelistfile: "${dir}/zone.list"`,
-    '  database: ""',
-    '  username: ""',
-    '  chroot: ""',
-    '  verbosity: 2',
-    'remote-control:',
-    '  control-enable: no',
-    ...(key ? ['key:', `  name: ${key.name}`, '  algorithm: hmac-sha256', `  secret: "${key.secret}"`] : []),
+    ...nsdServerLines(dir, port),
+    ...(key ? nsdKeyLines(key) : []),
     ...Object.keys(options.zones).flatMap((zone) => ['zone:', `  name: ${zone}`, `  zonefile: "${zone}.zone"`, ...(key && xfrFrom ? [`  provide-xfr: ${xfrFrom} ${key.name}`] : [])]),
-    '',
-  ].join('\n');
+  ];
   for (const [zone, text] of Object.entries(options.zones)) writeFileSync(join(dir, `${zone}.zone`), text);
-  const file = join(dir, 'nsd.conf');
-  writeFileSync(file, conf);
-  const child = spawn(NSD, ['-d', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = once(child, 'exit');
+  const nsd = spawnNsd(dir, conf);
   // Serving once every zone is read (NSD 4 says so per zone at verbosity 2).
   const zones = Object.keys(options.zones);
   const started = Date.now();
-  while (!zones.every((zone) => out.includes(`zone ${zone} read with success`)) && !/nsd started/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`nsd exited:\n${out}`);
-    if (Date.now() - started > 20_000) throw new Error(`nsd did not start:\n${out}`);
+  while (!zones.every((zone) => nsd.output().includes(`zone ${zone} read with success`)) && !/nsd started/.test(nsd.output())) {
+    if (nsd.child.exitCode !== null) throw new Error(`nsd exited:\n${nsd.output()}`);
+    if (Date.now() - started > 20_000) throw new Error(`nsd did not start:\n${nsd.output()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return {
-    port,
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return { port, output: nsd.output, stop: nsd.stop };
 }
