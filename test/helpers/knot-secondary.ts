@@ -1,31 +1,18 @@
 // A real Knot DNS secondary (Debian knot: knotd) on loopback, configured to transfer from our name
 // server with a TSIG key, take NOTIFY from it, and (optionally) learn zones from our catalog zone.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './temp.ts';
+import { freePort } from './free-port.ts';
+
+/** Kept here too: many tests import it from this helper. */
+export { freePort };
 
 export const KNOTD = '/usr/sbin/knotd';
 
 /** A port free for both UDP and TCP on 127.0.0.1 now. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const tcp = createServer();
-    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
-    const port = (tcp.address() as { port: number }).port;
-    const udp = createSocket('udp4');
-    const ok = await new Promise<boolean>((resolve) => {
-      udp.once('error', () => resolve(false));
-      udp.bind(port, '127.0.0.1', () => resolve(true));
-    });
-    udp.close();
-    tcp.close();
-    if (ok) return port;
-  }
-}
 
 export interface KnotSecondary {
   port: number;

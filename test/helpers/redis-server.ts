@@ -1,7 +1,10 @@
 // A real redis-server on a random loopback port, started for a test file and stopped after it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { tiedToWorker } from './tied-spawn.ts';
+import { freePort } from './free-port.ts';
+
+/** Kept here too: many tests import it from this helper. */
+export { freePort };
 
 export interface TestRedis {
   url: string;
@@ -12,15 +15,6 @@ export interface TestRedis {
   restart(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function launch(port: number): Promise<ChildProcess> {
   const child = spawn(...tiedToWorker('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes']), {
