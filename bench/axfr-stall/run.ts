@@ -11,7 +11,7 @@ import { createSocket } from 'node:dgram';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
-import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp-limits.ts';
 import { Secondaries } from '../../src/dns/transfer/secondaries.ts';
 import { EDGE_NODES, HOSTMASTER, makeZone, NAMESERVERS } from '../../test/helpers/dns-fixture.ts';
 

@@ -6,7 +6,7 @@
 import { createSocket } from 'node:dgram';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
-import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp-limits.ts';
 import { HOSTMASTER, NS, workloadZones } from './workload.ts';
 
 const zones = Number(process.env.BENCH_ZONES ?? 1000);

@@ -8,7 +8,7 @@
 //   node --import tsx bench/dns/handler-cost.ts [cached|uncached|geo|uncached-geo|bare|all]
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
-import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp-limits.ts';
 import { BUNDLED_GEOIP_DB } from '../../src/geo/default-db.ts';
 import { GeoLocator } from '../../src/geo/locator.ts';
 import { HOSTMASTER, NS, queryFile, workloadZones } from './workload.ts';

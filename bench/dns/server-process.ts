@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
-import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp-limits.ts';
 import { GeoLocator } from '../../src/geo/locator.ts';
 import { HOSTMASTER, NS, workloadZones } from './workload.ts';
 

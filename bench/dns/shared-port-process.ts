@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
-import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp-limits.ts';
 import { HOSTMASTER, NS, workloadZones } from './workload.ts';
 
 const sharing = process.env.BENCH_SHARING === 'cluster' ? 'cluster' : 'reuseport';

@@ -1,7 +1,7 @@
 // The name server: where it listens, its caches and limits, cookies, NSID, the catalog zone, IXFR
 // history, and how many processes answer.
 import { availableParallelism } from 'node:os';
-import { DEFAULT_TCP_LIMITS } from '../dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../dns/server/tcp-limits.ts';
 import { JOURNAL_LIMITS, type JournalLimits } from '../dns/transfer/journal.ts';
 import { checkNotifySources } from '../dns/transfer/notify-source.ts';
 import { DEFAULT_TRANSFERS_PER_SECONDARY } from '../dns/transfer/slots.ts';

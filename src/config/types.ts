@@ -1,5 +1,5 @@
 // The configuration every role is handed: what loadConfig (load.ts) builds from the environment.
-import type { TcpLimits } from '../dns/server/tcp.ts';
+import type { TcpLimits } from '../dns/server/tcp-limits.ts';
 import type { JournalLimits } from '../dns/transfer/journal.ts';
 import type { RedisConnection } from '../store/redis/connection.ts';
 

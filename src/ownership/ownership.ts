@@ -25,18 +25,16 @@ import { Resolver } from 'node:dns/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { isProven, type ClaimState, type DomainState, type VerificationSeen } from '../model/domain.ts';
-import { TYPE } from '../model/record-types.ts';
-import { txtStrings } from '../model/txt-strings.ts';
 import type { UserState } from '../model/user.ts';
 import type { EventSink } from '../model/event.ts';
-import { ancestorsOf } from '../store/name-tree.ts';
 import type { Store, ZoneHead } from '../store/types.ts';
 import { parentDelegation, resolverDelegation, type DelegationLookup } from './delegation.ts';
 import { claimInstructions, type Evidence } from './instructions.ts';
-import { accountPair, delegatesToPair, delegationProves, pairForClaim, poolSeparatesClaims, samePair, type Pair } from './pairs.ts';
+import { accountPair, pairForClaim, poolSeparatesClaims, samePair, type Pair } from './pairs.ts';
 import { StoreError } from '../store/errors.ts';
+import { SHARED_NOTE, TOKEN_NAME, lookAtEvidence, provenAncestor, type EvidenceSources } from './evidence.ts';
 
-export const TOKEN_NAME = '_palisade-verify';
+export { TOKEN_NAME } from './evidence.ts';
 
 interface SeenDoc {
   seen?: VerificationSeen;
@@ -50,14 +48,6 @@ interface SeenDoc {
 
 interface History {
   entries: Array<{ owner: number; pair: string[]; at: string }>;
-}
-
-/** What a look found, and whether it proves the claim (and how). */
-interface Look {
-  seen: VerificationSeen;
-  method?: 'delegation' | 'token' | 'parent';
-  /** Nothing definite was answered (a timeout, SERVFAIL, no resolver): says nothing either way. */
-  unknown: boolean;
 }
 
 export interface VerificationJson {
@@ -74,8 +64,6 @@ export interface VerificationJson {
 /** A delegation was seen, but another account's claim of the name was found sharing the pair as the proof was about to be made. */
 class DelegationShared extends Error {}
 
-const SHARED_NOTE = 'another account claims this name with the same name servers: a delegation cannot tell the claims apart, so only the TXT token proves it';
-const HISTORY_NOTE = 'every pair of name servers was once this name\'s for another account: only the token proves this claim';
 
 export interface OwnershipHooks {
   /** A claim was proven (certificates may now be ordered). */
@@ -84,7 +72,6 @@ export interface OwnershipHooks {
   released?(domain: DomainState, held: boolean): Promise<void>;
 }
 
-const canonical = (name: string) => name.toLowerCase().replace(/\.$/, '');
 const seenId = (name: string, owner: number) => `${name}|${owner}`;
 const dueId = (dueMs: number, name: string, owner: number) => `${String(Math.floor(dueMs)).padStart(15, '0')}|${name}|${owner}`;
 
@@ -114,8 +101,9 @@ export class Ownership {
   }
 
   /** Every name the service's name servers answer as (the pool and the default pair). */
-  private ourNames(): string[] {
-    return [...new Set([...this.config.ownership.pool, ...this.config.nameservers])];
+  /** What a look at a claim's evidence reads through. */
+  private evidence(): EvidenceSources {
+    return { store: this.store, config: this.config, resolver: this.resolver, delegation: this.delegation };
   }
 
   /** The account's pair: kept once its first claim is made (keepAccountPair), until then what the pool gives it. */
@@ -151,7 +139,7 @@ export class Ownership {
       await this.remember(domain);
       return head;
     }
-    if ((await this.provenAncestor(domain.domain))?.domain.ownerId === domain.ownerId) return (await this.check(domain.domain, domain.ownerId)) ?? head;
+    if ((await provenAncestor(this.store, domain.domain))?.domain.ownerId === domain.ownerId) return (await this.check(domain.domain, domain.ownerId)) ?? head;
     await this.schedule(domain.domain, domain.ownerId, { attempts: 0 });
     // Another account's claim of the name with the same pair: both become token-only now.
     if (await this.separate(domain.domain, domain.ownerId)) return (await this.store.getZoneHead(domain.domain, domain.ownerId)) ?? head;
@@ -258,7 +246,7 @@ export class Ownership {
     if (!claim) return head;
     this.counts.checks++;
     const doc = (await this.store.getDoc<SeenDoc>('claimseen', id)) ?? { attempts: 0 };
-    const look = await this.look(head.domain);
+    const look = await lookAtEvidence(head.domain, this.evidence());
     doc.seen = look.seen;
     if (claim.verified) {
       if (look.method) doc.missingSince = undefined;
@@ -319,7 +307,7 @@ export class Ownership {
     const every = Math.min(this.config.ownership.graceMs / 4, 3600_000);
     if (doc.seen && now - Date.parse(doc.seen.at) < every) return;
     this.counts.checks++;
-    const look = await this.look(domain);
+    const look = await lookAtEvidence(domain, this.evidence());
     doc.seen = look.seen;
     if (look.method) doc.missingSince = undefined;
     else if (!look.unknown) doc.missingSince ??= new Date(now).toISOString();
@@ -409,57 +397,5 @@ export class Ownership {
     const due = dueId(Date.now() + delay, name, owner);
     await this.store.putDoc('claimdue', due, { name, owner });
     await this.store.putDoc('claimseen', seenId(name, owner), { ...doc, due, attempts: doc.attempts + 1 } satisfies SeenDoc);
-  }
-
-  /** The nearest proven domain above the name (whoever holds it). */
-  private async provenAncestor(name: string): Promise<ZoneHead | undefined> {
-    for (const ancestor of ancestorsOf(name)) {
-      const head = await this.store.getZoneHead(ancestor);
-      if (head && isProven(head.domain)) return head;
-    }
-    return undefined;
-  }
-
-  /** What can be seen now of the claim's evidence. */
-  private async look(domain: DomainState): Promise<Look> {
-    const name = domain.domain;
-    const claim = domain.claim!;
-    const at = new Date().toISOString();
-    const parent = await this.provenAncestor(name);
-    if (parent?.domain.ownerId === domain.ownerId) {
-      return { seen: { at, nameservers: [], txt: [], delegation: false, token: false, from: 'parent', note: `under ${parent.domain.domain}, your own proven domain` }, method: 'parent', unknown: false };
-    }
-    let ns: string[] | undefined;
-    let txt: string[] | undefined;
-    let from: 'resolver' | 'parent' = 'resolver';
-    let note: string | undefined;
-    if (parent?.domain.ns_active) {
-      // The parent zone is served here: what it says is what its owner put there.
-      from = 'parent';
-      const zone = parent.domain.domain;
-      const relative = name.slice(0, name.length - zone.length - 1);
-      ns = (await this.store.getRecordsAt(zone, relative)).filter((r) => r.type === TYPE.NS).map((r) => canonical(r.value));
-      txt = (await this.store.getRecordsAt(zone, `${TOKEN_NAME}.${relative}`)).filter((r) => r.type === TYPE.TXT).map((r) => Buffer.concat(txtStrings(r.value)).toString());
-    } else if (this.resolver && this.delegation) {
-      const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' || error.code === 'ENODATA' ? [] : undefined);
-      [ns, txt] = await Promise.all([
-        this.delegation(name).catch(() => undefined),
-        this.resolver.resolveTxt(`${TOKEN_NAME}.${name}`).then((records) => records.map((chunks) => chunks.join('')), gone),
-      ]);
-      if (!ns && !txt) note = 'the resolver gave no answer';
-    } else note = 'PALISADE_DELEGATION_RESOLVER is not set: neither a delegation nor a token can be seen';
-    const ours = this.ourNames();
-    const toPair = ns !== undefined && delegatesToPair(ns, claim.nameservers, ours);
-    // A proven claim keeps its proof by a delegation to its pair (no claim beside it can be proven
-    // meanwhile); a pending one is proven by it only when no other account's claim would be too.
-    let delegation = toPair && claim.verified;
-    if (toPair && !claim.verified && !claim.noDelegation) {
-      const others = (await this.store.listClaims(name)).filter((h) => h.domain.ownerId !== domain.ownerId).map((h) => h.domain.claim?.nameservers ?? this.config.nameservers);
-      delegation = delegationProves(ns!, claim.nameservers, others, ours);
-    }
-    if (toPair && !delegation) note = claim.noDelegation && !claim.shared ? HISTORY_NOTE : SHARED_NOTE;
-    const token = txt !== undefined && txt.includes(claim.token);
-    const seen: VerificationSeen = { at, nameservers: ns ?? [], txt: (txt ?? []).slice(0, 20), delegation, token, from, ...(note && { note }) };
-    return { seen, method: delegation ? 'delegation' : token ? 'token' : undefined, unknown: ns === undefined && txt === undefined };
   }
 }

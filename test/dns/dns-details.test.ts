@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnsServer } from '../../src/dns/dns-server.ts';
-import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS } from '../../src/dns/server/tcp-limits.ts';
 import { createLogger } from '../../src/log.ts';
 import { dig } from '../helpers/dig.ts';
 import { fixtureZone, HOSTMASTER, NAMESERVERS } from '../helpers/dns-fixture.ts';

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
 import type { HandlerOptions } from '../../src/dns/server/handler.ts';
 import type { RateLimitOptions } from '../../src/dns/rate-limit/rate-limit.ts';
-import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../../src/dns/server/tcp.ts';
+import { DEFAULT_TCP_LIMITS, type TcpLimits } from '../../src/dns/server/tcp-limits.ts';
 import type { EdgeNode } from '../../src/model/node.ts';
 import type { Zone } from '../../src/store/types.ts';
 import { EDGE_NODES, HOSTMASTER, NAMESERVERS } from './dns-fixture.ts';

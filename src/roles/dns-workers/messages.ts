@@ -7,7 +7,7 @@
 // worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
 // `applied` (after each batch); `metrics`.
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
-import type { TcpLimits } from '../../dns/server/tcp.ts';
+import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 
 export interface WorkerInit {
   type: 'init';

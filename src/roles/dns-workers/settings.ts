@@ -3,7 +3,7 @@
 // process of before.
 import { dnsWorkers } from '../../config/dns.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
-import type { TcpLimits } from '../../dns/server/tcp.ts';
+import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 import { StartupError } from '../startup-error.ts';
 
 /** The dns role's processes; a wrong PALISADE_DNS_WORKERS stops its start-up with one line. */

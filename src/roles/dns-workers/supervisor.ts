@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
 import type { Logger } from 'pino';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
-import type { TcpLimits } from '../../dns/server/tcp.ts';
+import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 import type { AppliedEvent } from '../../sync/remote-feed.ts';
 import type { BatchEntry, FromWorker, ToWorker } from './messages.ts';
 import type { BatchBody } from './stored-state.ts';
