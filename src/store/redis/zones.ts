@@ -7,8 +7,9 @@ import { claimKey, nameOfReversed, reversedName } from '../name-tree.ts';
 import type { ClaimRef, MutationContext, Page, PageRequest, RecordChangeSet, RecordDelta, RecordMutation, RecordView, Zone, ZoneHead, ZoneMutation, ZoneStore } from '../types.ts';
 import { INDEX_ZONE_TREE_SCRIPT } from './commit-script.ts';
 import type { RedisCore } from './core.ts';
-import { withRevision, type Op } from './plan.ts';
+import type { Op } from './plan.ts';
 import { stageRecordChange } from './staged-records.ts';
+import { dropClaimOps, recordOps, zoneOps } from './zone-ops.ts';
 import { jsonArrayInSlices, TimeSlices } from '../../common/time-slices.ts';
 
 /** Thrown by a record view for what is not read yet (see changeRecords). */
@@ -36,60 +37,6 @@ export class RedisZones implements ZoneStore {
   // in a hash (zrec:NAME, field = id), and the records at each owner name in a sorted set
   // (zat:NAME, members "owner|id"; owner names never hold "|"). Every change rewrites the head
   // (its revision), so checking the head's text covers every record read beside it.
-
-  private recordOps(zone: string, record: RecordState): Op[] {
-    return [
-      { op: 'hsetv', key: this.core.k('zrec', zone), f: String(record.id), v: JSON.stringify(record) },
-      { op: 'zaddv', key: this.core.k('zat', zone), v: `${record.name}|${record.id}` },
-    ];
-  }
-
-  /**
-   * Writes a claim's head and indexes. The account holding the name (`primary`) keeps it at
-   * zone:NAME (what name servers, edges and certificates read); another account's pending claim
-   * of the name at zone:NAME#OWNER (claimKey), listed in zclaims:NAME. zoneowners/zonetree index
-   * proven holders (the overlap rule), `pending` every pending claim ("reversed.name.|owner").
-   */
-  private zoneOps(head: ZoneHead, isNew: boolean, records: readonly RecordState[] = [], primary = true): Op[] {
-    const name = head.domain.domain;
-    const owner = head.domain.ownerId;
-    const key = primary ? name : claimKey(name, owner);
-    const proven = isProven(head.domain);
-    const ops: Op[] = [withRevision(this.core.k('zone', key), head, (z) => z.domain)];
-    if (isNew) {
-      ops.push({ op: 'zadd', key: this.core.k('udom', owner), s: 0, v: name });
-      ops.push(primary ? { op: 'zadd', key: this.core.k('zones'), s: 0, v: name } : { op: 'hset', key: this.core.k('zclaims', name), f: String(owner), v: '1' });
-    }
-    if (primary && proven) ops.push({ op: 'hset', key: this.core.k('zoneowners'), f: name, v: String(owner) }, { op: 'zadd', key: this.core.k('zonetree'), s: 0, v: `${reversedName(name)}|${name}` });
-    else if (primary) ops.push({ op: 'hdel', key: this.core.k('zoneowners'), f: name }, { op: 'zrem', key: this.core.k('zonetree'), v: `${reversedName(name)}|${name}` });
-    ops.push({ op: proven ? 'zrem' : 'zadd', key: this.core.k('pending'), s: 0, v: `${reversedName(name)}|${owner}` });
-    for (const record of records) ops.push(...this.recordOps(key, record));
-    return ops;
-  }
-
-  /** Removes a claim, its records and indexes (and the holder's certificate and challenge). */
-  private dropClaimOps(name: string, owner: number, primary: boolean): Op[] {
-    const key = primary ? name : claimKey(name, owner);
-    const ops: Op[] = [
-      { op: 'del', key: this.core.k('zone', key) },
-      { op: 'del', key: this.core.k('zrec', key) },
-      { op: 'del', key: this.core.k('zat', key) },
-      { op: 'zrem', key: this.core.k('udom', owner), v: name },
-      { op: 'zrem', key: this.core.k('pending'), v: `${reversedName(name)}|${owner}` },
-    ];
-    if (primary) {
-      ops.push(
-        { op: 'zrem', key: this.core.k('zones'), v: name },
-        { op: 'hdel', key: this.core.k('zoneowners'), f: name },
-        { op: 'zrem', key: this.core.k('zonetree'), v: `${reversedName(name)}|${name}` },
-        { op: 'del', key: this.core.k('cert', name) },
-        { op: 'zrem', key: this.core.k('certs'), v: name },
-        { op: 'del', key: this.core.k('acmech', name) },
-        { op: 'zrem', key: this.core.k('acmechs'), v: name },
-      );
-    } else ops.push({ op: 'hdel', key: this.core.k('zclaims', name), f: String(owner) });
-    return ops;
-  }
 
   /** The owner's claim of a name: the holder's, or a pending one beside it. */
   private async claimOf(name: string, ownerId: number): Promise<{ text: string; head: ZoneHead; key: string; primary: boolean } | undefined> {
@@ -179,7 +126,7 @@ export class RedisZones implements ZoneStore {
           error: new StoreError('LIMIT_EXCEEDED', `the account may hold at most ${owner.limits.max_domains} domains`),
         },
         overlap: pending ? undefined : { name, owner: ownerId },
-        ops: this.zoneOps(head, true, zone.records, primary),
+        ops: zoneOps(this.core, head, true, zone.records, primary),
         change: { kind: primary ? 'zone' : 'claim', key: name, op: 'put' },
         result: (revision) => ({ ...head, domain: { ...head.domain, revision } }),
       };
@@ -273,7 +220,7 @@ export class RedisZones implements ZoneStore {
       const next = mutate(mine.head);
       const stored: ZoneHead = { domain: { ...next, domain: name, ownerId, created: mine.head.domain.created, updated: new Date().toISOString() }, recordCount: mine.head.recordCount };
       const ops: Op[] = [];
-      if (holder) ops.push(...this.dropClaimOps(name, holder.head.domain.ownerId, true));
+      if (holder) ops.push(...dropClaimOps(this.core, name, holder.head.domain.ownerId, true));
       if (!mine.primary) {
         // The claim takes the name: its records move to the holder's place.
         ops.push(
@@ -284,7 +231,7 @@ export class RedisZones implements ZoneStore {
           { op: 'zadd', key: this.core.k('zones'), s: 0, v: name },
         );
       }
-      ops.push(...this.zoneOps(stored, false));
+      ops.push(...zoneOps(this.core, stored, false));
       return {
         checks: [
           [this.core.k('zone', name), mine.primary ? mine.text : (holder?.text ?? null)],
@@ -363,7 +310,7 @@ export class RedisZones implements ZoneStore {
       };
       return {
         checks: [[key, text]],
-        ops: this.zoneOps(stored, false, [], primary),
+        ops: zoneOps(this.core, stored, false, [], primary),
         // A pending claim beside the holder's is no consumer's business.
         change: primary ? { kind: 'zone', key: name, op: 'put', settings } : { kind: 'claim', key: name, op: 'put' },
         result: (revision) => ({ ...stored, domain: { ...stored.domain, revision } }),
@@ -432,13 +379,13 @@ export class RedisZones implements ZoneStore {
           if (old.name !== record.name) delta.del.push({ id: old.id, name: old.name });
         } else count++;
         removed.delete(record.id);
-        ops.push(...this.recordOps(zone, record));
+        ops.push(...recordOps(this.core, zone, record));
         delta.put.push(record);
       }
       const stored: ZoneHead = { domain: { ...withoutNsRevision(head.domain), updated: new Date().toISOString() }, recordCount: count };
       return {
         checks: [[key, text]],
-        ops: [...this.zoneOps(stored, false, [], primary), ...ops],
+        ops: [...zoneOps(this.core, stored, false, [], primary), ...ops],
         // A pending claim beside the holder's: an entry without the difference (no consumer reads it).
         change: { kind: primary ? 'zone' : 'claim', key: name, op: 'put' },
         detail: primary ? JSON.stringify(delta) : undefined,
@@ -468,7 +415,7 @@ export class RedisZones implements ZoneStore {
           return {
             checks: [[this.core.k('zone', found.key), found.text]],
             ops: [
-              ...this.zoneOps(stored, false, [], found.primary),
+              ...zoneOps(this.core, stored, false, [], found.primary),
               { op: 'swap', key: staged.records, to: this.core.k('zrec', found.key) },
               { op: 'swap', key: staged.names, to: this.core.k('zat', found.key) },
             ],
@@ -492,7 +439,7 @@ export class RedisZones implements ZoneStore {
       if (!found) return { unchanged: false };
       return {
         checks: [[this.core.k('zone', found.key), found.text]],
-        ops: this.dropClaimOps(name, ownerId, found.primary),
+        ops: dropClaimOps(this.core, name, ownerId, found.primary),
         change: { kind: found.primary ? 'zone' : 'claim', key: name, op: 'delete' },
         result: () => true,
       };
