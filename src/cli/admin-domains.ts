@@ -1,0 +1,59 @@
+// Operator commands: claims of names (disputes settled by the operator) and zone-file imports. Each
+// entry is one `palisade admin` command (see ADMIN_USAGE in admin.ts); it reads the parsed
+// arguments and returns what is printed.
+import { readFileSync } from 'node:fs';
+import { loadConfig, type Config } from '../config.ts';
+import type { Store } from '../store/types.ts';
+import { createLogger } from '../log.ts';
+import { Notifications } from '../notify/notifications.ts';
+import { Ownership } from '../ownership/ownership.ts';
+import { importZoneFile } from '../zonefile/import.ts';
+import { type AdminCommands, domainArg, positiveInt, required, UsageError } from './admin-args.ts';
+
+/** Claims as the operator acts on them (events go to the accounts' webhooks like any). */
+export function ownershipFor(store: Store, config: Config | undefined): Ownership {
+  const log = createLogger('silent');
+  return new Ownership(store, config ?? loadConfig(), log, new Notifications(store, log).events);
+}
+
+export const domainsCommands: AdminCommands = {
+  'domain claims': async ({ store, arg, options }) => {
+    const name = domainArg(arg);
+    const ownership = ownershipFor(store, options.config);
+    const claims = await store.listClaims(name);
+    if (claims.length === 0) throw new UsageError(`no claim of ${name}`);
+    return Promise.all(
+      claims.map(async ({ domain }, i) => ({
+        user: domain.ownerId,
+        holds_name: i === 0 && (await store.getZoneHead(name))?.domain.ownerId === domain.ownerId,
+        nameservers: domain.claim?.nameservers ?? (options.config ?? loadConfig()).nameservers,
+        ns_active: domain.ns_active,
+        created: domain.created,
+        verification: await ownership.verification(domain),
+      })),
+    );
+  },
+  'domain release': async ({ store, values, arg, options }) => {
+    const name = domainArg(arg);
+    const user = positiveInt(values.user, '--user');
+    const released = await ownershipFor(store, options.config).release(name, user, { by: 'operator', reason: `the operator released your claim of ${name}` });
+    if (!released) throw new UsageError(`user ${user} has no claim of ${name}`);
+    return { released: name, user, was: released.domain.claim?.verified === false ? 'pending' : 'verified' };
+  },
+  'domain prove': async ({ store, values, arg, options }) => {
+    const name = domainArg(arg);
+    const user = positiveInt(values.user, '--user');
+    if (!(await store.getZoneHead(name, user))) throw new UsageError(`user ${user} has no claim of ${name}`);
+    const head = await ownershipFor(store, options.config).proveByOperator(name, user);
+    return { proven: name, user, claim: head.domain.claim };
+  },
+  'zone import': async ({ store, values, arg, arg2 }) => {
+    const name = domainArg(arg);
+    const text = readFileSync(required(arg2, 'FILE'), 'utf8');
+    const head = await store.getZoneHead(name);
+    if (!head) throw new UsageError(`no domain ${name}`);
+    const owner = await store.getUser(head.domain.ownerId);
+    const outcome = await importZoneFile(store, name, head.domain.ownerId, text, { dryRun: values['dry-run'] === true, maxRecords: owner?.limits.max_records_per_domain ?? 1000, replaceAll: values['replace-all'] === true });
+    return { ...outcome, added: outcome.added.length, changed: outcome.changed.length, removed: outcome.removed.length };
+  },
+};
