@@ -132,7 +132,7 @@ export interface BenignRequest extends CorpusRequest {
  * GraphQL, forum posts, uploads of real files) and `held-out-2.jsonl` (written independently of
  * the detectors: base64 tokens and documents, prose, code, APIs, browser headers, real paths).
  */
-export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' | 'held-out-5.jsonl' = 'requests.jsonl'): BenignRequest[] {
+export function benignSet(file: 'requests.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' | 'held-out-5.jsonl' | 'held-out-6.jsonl' = 'requests.jsonl'): BenignRequest[] {
   const dir = join(FIXTURES, 'waf-benign');
   return readFileSync(join(dir, file), 'utf8')
     .split('\n')
@@ -164,11 +164,14 @@ interface AttackLine {
   place: string;
   /** One file part (with extra text fields), its bytes in base64. */
   upload?: { fields: Record<string, string>; field: string; filename: string; type: string; content_b64: string };
-  /** The whole request as written, its body as UTF-8 text. */
-  request?: { method: string; path: string; headers: Record<string, string>; body?: string };
+  /**
+   * The whole request as written, its body as UTF-8 text, or as base64 in `body_b64` where the
+   * bytes are not UTF-8 text (a UTF-16 body, a NUL).
+   */
+  request?: { method: string; path: string; headers: Record<string, string>; body?: string; body_b64?: string };
 }
 
-type AttackFile = 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' | 'held-out-5.jsonl' | 'held-out-5-requests.jsonl';
+type AttackFile = 'attacks.jsonl' | 'held-out-2.jsonl' | 'held-out-3.jsonl' | 'held-out-4.jsonl' | 'held-out-5.jsonl' | 'held-out-5-requests.jsonl' | 'held-out-6.jsonl';
 
 /**
  * Attacks written for this project (test/fixtures/waf-attacks), each placed where its line says:
@@ -207,7 +210,8 @@ export function ownAttacks(file: AttackFile = 'attacks.jsonl'): OwnAttack[] {
         }
         case 'request':
           if (!request) throw new Error(`${file}: place request without a request: ${line.slice(0, 80)}`);
-          return { ...base, method: request.method, path: request.path, headers: { ...request.headers }, body: request.body === undefined ? undefined : Buffer.from(request.body) };
+          if (request.body !== undefined && request.body_b64 !== undefined) throw new Error(`${file}: a request with both body and body_b64: ${line.slice(0, 80)}`);
+          return { ...base, method: request.method, path: request.path, headers: { ...request.headers }, body: request.body_b64 !== undefined ? Buffer.from(request.body_b64, 'base64') : request.body === undefined ? undefined : Buffer.from(request.body) };
         default:
           return { ...base, method: 'GET', path: `/search?q=${inUrl(payload)}`, headers: {} };
       }
