@@ -18,7 +18,7 @@
 //   restarts    a worker that stops is started again with backoff; its clients go to the next
 //               worker meanwhile; SIGTERM stops all within the bound
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../../config.ts';
 import { BackendHealth } from '../../edge/backend-health.ts';
@@ -32,22 +32,19 @@ import { UptimeReporter } from '../../edge/uptime-reporter.ts';
 import { createLogger } from '../../log.ts';
 import { NotifyListener } from '../../sync/notify-listener.ts';
 import { CACHE_DISK_BYTES } from '../edge-parts.ts';
-import { feedHealth, feedMetrics } from '../feed-health.ts';
+import { feedHealth } from '../feed-health.ts';
 import { closeOnSignal } from '../shutdown.ts';
 import { StartupError } from '../startup-error.ts';
+import { ConnectionHandover } from './connection-handover.ts';
+import { primaryMetrics } from './primary-metrics.ts';
 import { ConnectionDispatch } from './dispatch.ts';
 import type { EdgeItems, FromWorker, Scheme, ToWorker } from './messages.ts';
-import { mergeMetrics } from '../metrics-merge.ts';
 import { Bans, BandwidthSenders, FillLocks, type LockReply } from './node-shares.ts';
 import { WorkerPool, type WorkerSlot } from './worker-pool.ts';
 import { WORKER_SHUTDOWN_MS } from './worker.ts';
 
 /** How long the workers get to stop before they are killed (the role's whole bound is 10 s). */
 const WORKERS_STOP_MS = WORKER_SHUTDOWN_MS + 1000;
-/** Connections held while no worker serves (beyond: closed). */
-const MAX_PARKED = 4096;
-/** Gauges every worker holds alike: summed they would count N times. */
-const ALIKE = new Set(['palisade_edge_domains']);
 
 /** The node's EdgeState: every batch applied here goes on to the workers. */
 class RelayedEdgeState extends EdgeState {
@@ -74,6 +71,9 @@ export interface PostReport {
   (report: import('../../uptime/report.ts').UptimeReport): Promise<void>;
 }
 
+// The role's composition root, long on purpose: it only makes the parts above (each its own module:
+// the feed, backend health, the pool, the node's shares, the connection hand-over, the metrics)
+// and wires their callbacks to one another, which reads best in one place.
 export async function runEdgePrimary(config: Config, postReport: PostReport): Promise<void> {
   const { sync, edge } = config;
   const log = createLogger(config.logLevel);
@@ -197,46 +197,13 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
   // here only until the workers listen on them too.
   const trusted = IpRanges.compile(edge.trustedProxies);
   const dispatch = new ConnectionDispatch(count, trusted, DEFAULT_CONNECTION_LIMITS.prefixV4, DEFAULT_CONNECTION_LIMITS.prefixV6);
-  // Node passes one handle at a time per worker (the next once the worker has acknowledged the
-  // last) and keeps the queued ones; a worker that dies leaves them open and unanswered. So this
-  // process keeps its own copy until the handle is on its way (then closes its copy: the
-  // connection lives on in the worker), and gives those still queued to another worker.
-  const queued = new Map<number, Map<Socket, Scheme>>(pool.slots.map((s) => [s.index, new Map()]));
-  // While no worker serves (the start, or every one restarting), connections wait here, bounded.
-  const parked: Array<[Socket, Scheme]> = [];
-  const handOver = (socket: Socket, scheme: Scheme): void => {
-    const address = socket.remoteAddress;
-    if (address === undefined) return void socket.destroy();
-    const index = dispatch.pick(address, (i) => pool.slots[i]!.ready);
-    if (index === undefined) {
-      if (parked.length >= MAX_PARKED) return void socket.destroy();
-      parked.push([socket, scheme]);
-      return;
-    }
-    const waiting = queued.get(index)!;
-    waiting.set(socket, scheme);
-    pool.send(pool.slots[index]!, { t: 'connection', scheme }, socket, () => {
-      waiting.delete(socket);
-      socket.destroy();
-    });
-  };
-  handOverParked = () => {
-    for (const [socket, scheme] of parked.splice(0)) if (!socket.destroyed) handOver(socket, scheme);
-  };
-  handOverQueued = (slot) => {
-    const waiting = queued.get(slot.index)!;
-    const again = [...waiting];
-    waiting.clear();
-    for (const [socket, scheme] of again) if (!socket.destroyed) handOver(socket, scheme);
-  };
-  const accepted = (scheme: Scheme) => (socket: Socket) => {
-    socket.on('error', () => socket.destroy());
-    handOver(socket, scheme);
-  };
+  const handover = new ConnectionHandover(pool, dispatch);
+  handOverQueued = (slot) => handover.handOverQueued(slot);
+  handOverParked = () => handover.handOverParked();
   const listeners: Server[] = [];
   const listen = (scheme: Scheme, port: number): Promise<number> =>
     new Promise((resolve, reject) => {
-      const server = byKernel ? createServer((socket) => socket.destroy()) : createServer({ pauseOnConnect: true }, accepted(scheme));
+      const server = byKernel ? createServer((socket) => socket.destroy()) : createServer({ pauseOnConnect: true }, (socket) => handover.accept(socket, scheme));
       listeners.push(server);
       server.once('error', (error: NodeJS.ErrnoException) => reject(new StartupError(`edge: cannot listen on ${edge.host}:${port} for ${scheme.toUpperCase()} (${error.code ?? error.message}); free the port or set PALISADE_EDGE_HOST/PALISADE_EDGE_HTTP_PORT/PALISADE_EDGE_HTTPS_PORT`)));
       server.listen({ port, host: edge.host, reusePort: byKernel }, () => resolve((server.address() as { port: number }).port));
@@ -255,25 +222,8 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
     const h = feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size, workers: workersHealth() });
     return pool.readyCount === 0 ? { ...h, ok: false, status: 'degraded', reason: 'no worker is serving' } : h;
   };
-  const metrics = (): string => {
-    const lines = [
-      '# HELP palisade_edge_workers Worker processes of this edge, by whether they serve now.',
-      '# TYPE palisade_edge_workers gauge',
-      `palisade_edge_workers{state="serving"} ${pool.readyCount}`,
-      `palisade_edge_workers{state="starting"} ${count - pool.readyCount}`,
-      '# HELP palisade_edge_worker_restarts_total Workers started again after they stopped.',
-      '# TYPE palisade_edge_worker_restarts_total counter',
-      `palisade_edge_worker_restarts_total ${pool.restarts}`,
-      '# HELP palisade_edge_worker_revision_applied Change-feed revision each worker serves.',
-      '# TYPE palisade_edge_worker_revision_applied gauge',
-      ...pool.slots.map((s) => `palisade_edge_worker_revision_applied{worker="${s.index}"} ${s.revision}`),
-      '# HELP palisade_edge_cache_disk_bytes Bytes in the shared cache directory at the last sweep.',
-      '# TYPE palisade_edge_cache_disk_bytes gauge',
-      `palisade_edge_cache_disk_bytes ${janitor.bytes}`,
-    ];
-    const own = `# HELP palisade_edge_revision_applied Change-feed revision this edge has applied.\n# TYPE palisade_edge_revision_applied gauge\npalisade_edge_revision_applied ${feed.applied}\n# HELP palisade_edge_uptime_reports_sent Uptime reports the API accepted since start.\n# TYPE palisade_edge_uptime_reports_sent gauge\npalisade_edge_uptime_reports_sent ${reporter.sent}\n# HELP palisade_edge_uptime_reports_dropped Uptime reports dropped undelivered since start (the oldest, past 30 kept).\n# TYPE palisade_edge_uptime_reports_dropped gauge\npalisade_edge_uptime_reports_dropped ${reporter.dropped}\n`;
-    return mergeMetrics(stats.values(), { largest: ALIKE }) + own + `${lines.join('\n')}\n` + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
-  };
+  const metrics = (): string =>
+    primaryMetrics({ pool, workerTexts: stats.values(), cacheDiskBytes: janitor.bytes, applied: feed.applied, lag: Math.max(0, feed.current - feed.applied), reports: reporter, pushes: listener });
   const listener: NotifyListener = new NotifyListener({
     secret: sync.secret!,
     applied: () => feed.applied,
