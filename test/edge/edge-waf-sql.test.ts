@@ -104,7 +104,7 @@ afterAll(async () => {
 });
 
 describe('edge: SQL injection at level 1, read as a parser reads it', () => {
-  it('refuses UNION SELECT whose select list concatenates or names its columns (||, ->>, AS), and such a subquery', async () => {
+  it('refuses UNION SELECT whose select list concatenates or names its columns (||, ->>, AS), such a subquery, a stacked SELECT CASE WHEN', async () => {
     const payloads = [
       // PortSwigger's labs (retrieving data from other tables, Oracle and PostgreSQL concatenation).
       "' UNION SELECT username || '~' || password FROM users--",
@@ -113,6 +113,9 @@ describe('edge: SQL injection at level 1, read as a parser reads it', () => {
       '1) union select name as n, pass as p from users-- -',
       "-1 union select doc->>'$.password' from users",
       "1' AND (SELECT data->>'pw' FROM users LIMIT 1)='a'--",
+      // PortSwigger's blind time-delay lab: a CASE column in a stacked SELECT.
+      "'; SELECT CASE WHEN (1=1) THEN pg_sleep(10) ELSE pg_sleep(0) END--",
+      "x'; select case when (username='administrator') then pg_sleep(5) else pg_sleep(0) end from users--",
     ];
     await expectRefused(payloads.flatMap((p) => everywhere('id', p)));
   });
@@ -174,6 +177,7 @@ describe('edge: ordinary requests at level 1 that look like these', () => {
       ['trade union', query('q', 'trade union select committee')],
       ['union members', query('q', 'union members select their leaders as delegates from a list')],
       ['select an option', form({ help: 'Open the panel (select an option from the menu) and save.' })],
+      ['; select case', form({ message: 'It is late; select case when you can tomorrow.' })],
       ['copy in prose', query('q', 'copy the report to program folder')],
       ['copy in prose (quoted)', form({ message: "Copy it to program 'Settings' and restart" })],
       ['forum UNION', form({ post: 'You can combine them with `SELECT city FROM customers UNION SELECT city FROM suppliers;` and sort after.' })],

@@ -52,6 +52,8 @@ function selects(t: Tokens, i: number): boolean {
   const a = t[i];
   if (!a) return false;
   if (a.type === '1' || a.type === 'v' || a.type === 'f' || a.type === '(' || a.type === 's' || (a.type === 'o' && a.text === '*') || (a.type === 'k' && a.text === 'null')) return true;
+  // SELECT CASE WHEN … THEN (a conditional column: blind injection's favourite).
+  if (a.type === 'k' && a.text === 'case') return t[i + 1]?.text === 'when' && t.slice(i + 2, i + 12).some((x) => x.type === 'k' && x.text === 'then');
   return a.type === 'n' && firstColumn(t, i);
 }
 
@@ -392,10 +394,10 @@ function inside(text: string, level: number, words: number): number | undefined 
     if (subquery(t, 0) && (level >= 2 || sqlBefore(text, at))) return SQLI.subquery;
   }
   for (let at = text.indexOf(';'); at >= 0; at = text.indexOf(';', at + 1)) {
-    // stacked() needs a statement right after the ';': two tokens tell (the first six are read when they may).
+    // stacked() needs a statement right after the ';': two tokens tell (the first twelve are read when they may).
     const head = sqlTokens(text, undefined, 2, at);
     if (head.length === 2 && head[1]!.type !== 'E' && head[1]!.type !== 'T') continue;
-    const t = fold(sqlTokens(text, undefined, 6, at));
+    const t = fold(sqlTokens(text, undefined, 12, at));
     if (stacked(t, 0)) return SQLI.stacked;
   }
   if (words & TRIGGERS.delay) {
