@@ -5,22 +5,23 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodedForms, percentDecode } from '../../src/edge/waf/decode.ts';
 import { ATTACK_RULES, inspect, protocolFinding } from '../../src/edge/waf/inspect.ts';
-import { jsonInputs } from '../../src/edge/waf/body-parse.ts';
+import { jsonInputs, readBody } from '../../src/edge/waf/body-parse.ts';
 import { requestInputs } from '../../src/edge/waf/inputs.ts';
 import { cpuMs } from '../helpers/cpu-time.ts';
 
 /** rule id → [inputs it must be found in, inputs nothing may be found in] (as query values). */
 const SAMPLES: Record<number, [string[], string[]]> = {
-  942100: [['1 union all select password from users', '-1 /*!50000UNION*/ /*!50000SELECT*/ 1,2,3', "1e0union select 1,2", "1' uniunionon selselectect 1,2-- -", "1 union distinctrow select 1,2"], ['the union was a great select of people', 'trade union select committee']],
+  942100: [['1 union all select password from users', '-1 /*!50000UNION*/ /*!50000SELECT*/ 1,2,3', "1e0union select 1,2", "1' uniunionon selselectect 1,2-- -", "1 union distinctrow select 1,2", "' union select username || '~' || password from users--", '1 union select username as u, password as p from users', '/*!%55NiOn*/ /*!%53eLEct*/ 1,2,3'], ['the union was a great select of people', 'trade union select committee', 'the union select committee as a whole', 'trade union select committee members', 'union members select an option from the menu']],
   942110: [["1; waitfor delay '0:0:5'--", '1 and sleep(15)'], ['I need sleep (8 hours)', 'sleep (lots)']],
-  942120: [['(select top 1 name from sysusers)', "1'+(select 1 from dual)+'", "' or 1 in (select @@version)--", '1 rlike (select 1)', "1' rlike (select (case when (1=1) then 1 else 0 end))-- -", "1 order by (select 1 from pg_sleep(5))", "' or exists(select 1 from users)-- "], ['(select one) from the list', '(select an option from the menu)']],
-  942130: [["1'; drop table users--", '3; declare @c varchar(255)', "1'; set @q=0x53; prepare s from @q; execute s;-- -", "'; exec master..xp_dirtree '\\\\h\\s'--"], ['done; drop by tomorrow', 'it is late; select the best one']],
+  942120: [['(select top 1 name from sysusers)', "1'+(select 1 from dual)+'", "' or 1 in (select @@version)--", '1 rlike (select 1)', "1' rlike (select (case when (1=1) then 1 else 0 end))-- -", "1 order by (select 1 from pg_sleep(5))", "' or exists(select 1 from users)-- ", "1' and (select data->>'pw' from users limit 1)='a'--"], ['(select one) from the list', '(select an option from the menu)']],
+  942130: [["1'; drop table users--", '3; declare @c varchar(255)', "'; select case when (1=1) then pg_sleep(10) else pg_sleep(0) end--", "1'; set @q=0x53; prepare s from @q; execute s;-- -", "'; exec master..xp_dirtree '\\\\h\\s'--"], ['done; drop by tomorrow', 'it is late; select the best one']],
   942140: [['exec master.dbo.xp_cmdshell', 'x from information_schema.tables'], ['the master bedroom', 'the idv_msdb database']],
-  942150: [["admin' or 'a'='a", '1 AND substring(version(),1,1)=5', "' or 1.e(1) or '1'='1", "select * from users where id = 1 or 1=1", "1 or 3 between 2 and 4", "1' and 5 not between 0 and 4-- -"], ["D'or 1st parfume", "O'Reilly or Wiley=good publishers", "3+ yrs (part-time); bar & restaurant", "rock or 1 more"]],
+  942150: [["admin' or 'a'='a", '1 AND substring(version(),1,1)=5', "' or 1.e(1) or '1'='1", "select * from users where id = 1 or 1=1", "1 or 3 between 2 and 4", "1' and 5 not between 0 and 4-- -", `1 and '{"a":1}'::jsonb @> '{"a":1}'`, `' or '{"a":{"b":1}}'::jsonb #>> '{a,b}' = '1'--`, '1` or `1`=`1', 'x` or 1=1 -- -'], ["D'or 1st parfume", "O'Reilly or Wiley=good publishers", "3+ yrs (part-time); bar & restaurant", "rock or 1 more"]],
   942160: [['1 OR 2>1', "admin'or(1)=(1)-- -"], ['chapter 12 and 12 more', '1) a-b=c']],
   942170: [['extractvalue(1,concat(0x7e,version()))', 'updatexml(1,concat(0x7e,user()),1)'], ['extract the value', 'concat the strings']],
   942180: [["admin'-- ", "admin'#"], ["it's -- so they say", '"#1 best seller"']],
   942190: [["1' ORDER BY 5-- -", "1' group by 2"], ["I'd like to order by phone", 'sort by 5']],
+  942200: [["copy (select '') to program 'id'", 'copy cmd_exec from program \'id\'', "copy (select password from users) to '/var/www/html/x.txt'", "1;copy (select '') to program 'id'"], ['copy the report to program folder', "copy it to program 'settings' and restart", 'copy (see the attached file) to the team']],
   941100: [['<script>alert(1)</script>', '<svg/onload=alert(1)>', "<style>@import'//evil.example/x.css';</style>", "\uff1cscript\uff1ealert(1)\uff1c/script\uff1e"], ['a script for the play', 'h2<h1']],
   941110: [['<button autofocus onfocusin=print()>', '" onwheel=x()', "<input autofocus ng-focus=$event.x>"], ['only=1337 on the list', 'set onload in the config']],
   941120: [['javascript:alert(1)', '<a href="jav&#x09;ascript:x()">', 'javascr\tipt:alert(1)', 'java\nscript:alert(1)'], ['JavaScript: Basics of JavaScript Language', 'Learn JavaScript: a guide (2nd edition)']],
@@ -130,6 +131,18 @@ describe('WAF rules', () => {
     }
   });
 
+  it('reads SQL in quoted code at level 1 (a query knows no Markdown): a quote or backtick that turns the query counts; quoted SQL does not', () => {
+    const body = (text: string, level = 1) => inspect('POST', '/comments', { 'content-type': 'application/json' }, jsonInputs(JSON.stringify({ body: text }), 'body'), { waf_level: level });
+    for (const attack of ["thanks for the post, `' or 1=1-- -` was the trick", "nice one `' union select password from users-- -` ok", 'hello there friend 1` OR `1`=`1']) {
+      expect(body(attack), attack).toMatchObject({ class: 'sqli' });
+    }
+    for (const post of ['You can combine them with `SELECT city FROM customers UNION SELECT city FROM suppliers;` and sort after.', "Why does `SELECT data->>'name' FROM t WHERE data @> '{}'` return nothing for me?", 'Add `--dry-run` flag to the deploy script', 'Press `Ctrl` or `Cmd` and then `=` to zoom in the editor.']) {
+      expect(body(post), post).toBeUndefined();
+    }
+    // From level 2 quoted code is read like the rest: the union select.
+    expect(body('You can combine them with `SELECT city FROM customers UNION SELECT city FROM suppliers;` and sort after.', 2)).toMatchObject({ class: 'sqli' });
+  });
+
   it("reads an editor's HTML body field as a document: embeds pass, script does not", () => {
     const field = (html: string) => inspect('POST', '/wp-admin/post.php', { 'content-type': 'application/x-www-form-urlencoded' }, [{ where: 'body field content', param: 'content', value: encodeURIComponent(html), plus: true, body: true }]);
     expect(field('<p>Watch:</p>\n<iframe width="560" src="https://www.youtube.com/embed/x" allowfullscreen></iframe>')).toBeUndefined();
@@ -150,6 +163,18 @@ describe('WAF rules', () => {
   it('joins repeated parameters (",", as ASP.NET does, and concatenated)', () => {
     expect(inspect('GET', "/?id=1'%20UNION/*&id=*/SELECT%20password%20FROM%20users--", {})).toMatchObject({ class: 'sqli', where: 'query id (repeated)' });
     expect(inspect('GET', '/?q=%3Cscr&q=ipt%20src=//x%3E', {})).toMatchObject({ class: 'xss', where: 'query q (repeated)' });
+  });
+
+  it('joins a name given in the query and in a form or multipart body (ASP.NET\'s Request.Params)', () => {
+    const form = (url: string, body: string) => inspect('POST', url, { 'content-type': 'application/x-www-form-urlencoded' }, readBody(Buffer.from(body), 'application/x-www-form-urlencoded').inputs);
+    expect(form("/f?id=1'%20UNION/*", 'id=*/SELECT%20password%20FROM%20users--')).toMatchObject({ class: 'sqli', where: 'query and body id (joined)' });
+    // Each half alone is no statement; another name in the body joins nothing.
+    expect(form("/f?id=1'%20UNION/*", 'other=*/SELECT%20password%20FROM%20users--')).toBeUndefined();
+    expect(form('/f?x=1', 'id=*/SELECT%20password%20FROM%20users--')).toBeUndefined();
+    const boundary = 'b0und';
+    const part = `--${boundary}\r\nContent-Disposition: form-data; name="id"\r\n\r\n*/SELECT password\nFROM users--\r\n--${boundary}--\r\n`;
+    const type = `multipart/form-data; boundary=${boundary}`;
+    expect(inspect('POST', "/f?id=1'%20UNION/*", { 'content-type': type }, readBody(Buffer.from(part), type).inputs)).toMatchObject({ class: 'sqli', where: 'query and body id (joined)' });
   });
 
   it('reads headers but a short list: cookie names, Accept-Language, Content-Type parameters, Authorization, X-*, Sec-*', () => {
@@ -229,6 +254,9 @@ describe('WAF rules', () => {
       ['sp_', 3], ['information_schem', 17], ['sys_eva ', 8], ['/b', 2], ['; x', 3], ['(s', 2], ['$where', 6], ['..;', 3],
       // SSRF hosts, mail headers, date lookups, variable cuts, cmd.exe's for.
       ['http://0x', 9], ['http://a.', 9], ['\nto:', 4], ['\nbcc: ', 6], ["${date:'", 8], ['${path:0:', 9], ['for /f ', 7], ['for /f in (', 11],
+      // SQL: an unclosed comment after each keyword (searched for once, not per keyword), select
+      // lists, COPY, JSON operators, backtick identifiers.
+      ['union /*', 8], ['sleep /*', 8], ['(select /*', 10], ['union select a || ', 18], ['union select a as ', 18], ['copy (select ', 13], ["copy t to program '", 19], ['a @> #>> ', 9], ['x` or `', 7],
     ];
     const cost = (value: string) => {
       let best = Infinity;

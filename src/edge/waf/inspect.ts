@@ -10,6 +10,7 @@ import { base64Text, decodedForms, percentDecode } from './decode.ts';
 import { withoutQuotedCode } from './quoted-code.ts';
 import { INJECTION, operatorKey, otherInjection } from './injection.ts';
 import { onlyAddresses, requestInputs, type Input } from './inputs.ts';
+import { joinedAcrossPlaces } from './joined-params.ts';
 import { pathAttack } from './paths.ts';
 import { POLLUTION_RULE, pollutingName } from './pollution.ts';
 import { INJECTION_RULES } from './rules/injection.ts';
@@ -77,8 +78,11 @@ function htmlFragment(form: string): boolean {
   return /^<[a-z][a-z0-9]*[\s>/]/.test(form.slice(at, at + 64)) && /<\/[a-z][a-z0-9]*>/.test(form);
 }
 
-/** The detectors, in order; each answers with a rule id or undefined. They share one scan for trigger words. */
-function detect(form: string, input: Input, level: number, skip: (rule: number) => boolean): number | undefined {
+/**
+ * The detectors, in order; each answers with a rule id or undefined. They share one scan for
+ * trigger words. `whole`: the form before quoted code was blanked (SQL reads it: sqli.ts).
+ */
+function detect(form: string, input: Input, level: number, skip: (rule: number) => boolean, whole = form): number | undefined {
   const words = triggerWords(form);
   let rule: number | undefined;
   if (input.markup) {
@@ -88,7 +92,7 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
     return undefined;
   }
   if (input.key && form.startsWith('$') && operatorKey(form, level) && !skip(INJECTION.nosql)) return INJECTION.nosql;
-  if ((rule = sqlInjection(form, level, words)) !== undefined && !skip(rule)) return rule;
+  if ((rule = sqlInjection(form, level, words, whole)) !== undefined && !skip(rule)) return rule;
   if ((rule = crossSiteScripting(form, level, words, input.body === true && htmlFragment(form))) !== undefined && !skip(rule)) return rule;
   if ((rule = commandInjection(form, level, words, input.body === true)) !== undefined && !skip(rule)) return rule;
   if ((rule = otherInjection(form, input.body === true, level, words, input.partHeaders !== true)) !== undefined && !skip(rule)) return rule;
@@ -188,7 +192,7 @@ function inputFinding(input: Input, level: number, skip: (rule: number) => boole
   for (const decoded of decodedForms(input.value, input.plus === true)) {
     // Code quoted in prose (a forum post's Markdown) is read from level 2 (quoted-code.ts).
     const form = (input.body === true && level < 2 && withoutQuotedCode(decoded)) || decoded;
-    const rule = detect(form, input, level, skip);
+    const rule = detect(form, input, level, skip, decoded);
     if (rule !== undefined) return { status: 403, rule, class: BY_ID.get(rule)?.class ?? 'injection', where: input.where };
   }
   return undefined;
@@ -237,6 +241,6 @@ function inspectNow(url: string, headers: IncomingHttpHeaders, settings: WafSett
   const scanner = scannerFinding(headers, path, settings);
   if (scanner) return scanner;
   const inputs = requestInputs(url, headers);
-  if (body) inputs.push(...body);
+  if (body) inputs.push(...body, ...joinedAcrossPlaces(url, body));
   return firstFinding(inputs, path, settings);
 }

@@ -11,7 +11,8 @@
 //   f function (a name followed by '(')    o operator    & logic (and, or, xor, &&, ||)
 //   c comment that ends the query (--, #, an unclosed /*)    ( ) , ; as themselves    ? anything else
 // Comments that close (/* … */) count as space; MySQL's executable comments (/*! … */, /*!50000 …)
-// count as the code inside them.
+// count as the code inside them, and a comment's end read without its start (a reading that begins
+// inside one: "union*/ /*!select") as space too.
 
 export interface SqlToken {
   type: string;
@@ -19,7 +20,7 @@ export interface SqlToken {
 }
 
 const STATEMENTS = new Set(['select', 'insert', 'update', 'delete', 'replace', 'merge', 'values', 'with']);
-const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'prepare', 'do', 'perform', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk']);
+const PROCEDURAL = new Set(['declare', 'exec', 'execute', 'prepare', 'do', 'perform', 'waitfor', 'drop', 'create', 'alter', 'truncate', 'shutdown', 'grant', 'revoke', 'rename', 'load', 'handler', 'call', 'begin', 'openrowset', 'opendatasource', 'bulk', 'copy']);
 const UNION = new Set(['union', 'intersect', 'except', 'minus']);
 const LOGIC = new Set(['and', 'or', 'xor']);
 const OPERATOR_WORDS = new Set(['not', 'like', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'in', 'between', 'sounds', 'div', 'mod', 'escape', 'collate', 'glob', 'match', 'against']);
@@ -32,7 +33,8 @@ const KEYWORDS = new Set([
 /** Keywords that are also functions when a '(' follows (and then are functions). */
 // (Operator words before a parenthesis compare with it: "1 rlike (select 1)", "x in (…)"; but
 // SQLite has a like() function.)
-const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'in', 'not', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'between', 'sounds', 'escape', 'collate', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
+// (PostgreSQL's COPY is a statement, "copy (select …) to program …": no dialect has a copy().)
+const NEVER_FUNCTION = new Set([...STATEMENTS, ...UNION, ...LOGIC, 'copy', 'in', 'not', 'rlike', 'ilike', 'regexp', 'similar', 'is', 'between', 'sounds', 'escape', 'collate', 'exists', 'as', 'from', 'where', 'on', 'using', 'into', 'values', 'all', 'any', 'some', 'then', 'else', 'when', 'and', 'or']);
 
 /** Each word's type, the first set in this order that holds it (one lookup per word). */
 const WORD_TYPES = new Map<string, string>();
@@ -51,21 +53,38 @@ const isWord = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /**
- * Tokens of `text` (lower case expected), at most `max`. `open`: the value starts inside a string
- * delimited by this quote (the query put it there): everything up to the first such quote is
- * that string's rest.
+ * Where the first comment end at or after `from` stands in `text` (-1: none), remembered for the
+ * last text asked about: readers that tokenize a value from each of its keywords in turn ask again
+ * and again from later places, and an unclosed '/*' would otherwise be searched to the end each
+ * time (quadratic on "union /*" repeated). Nothing between the last search's start and its answer
+ * is a comment end, so a later start up to that answer has the same answer.
+ */
+let endsText = '';
+let endsFrom = 0;
+let endsAt = -1;
+function commentEnd(text: string, from: number): number {
+  if (text === endsText && from >= endsFrom && (endsAt < 0 || from <= endsAt)) return endsAt;
+  endsText = text;
+  endsFrom = from;
+  endsAt = text.indexOf('*/', from);
+  return endsAt;
+}
+
+/**
+ * Tokens of `text` (lower case expected) from index `from`, at most `max`. `open`: the value starts
+ * inside a string (or, with '`', a MySQL identifier) delimited by this quote (the query put it
+ * there): everything up to the first such quote is that string's rest.
  * One loop over the characters with a branch per token class, kept whole (past 80 lines): the
  * classes share the cursor and the count, and it runs on every decoded input of every request.
  */
-export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] {
+export function sqlTokens(text: string, open?: "'" | '"' | '`', max = 24, from = 0): SqlToken[] {
   const out: SqlToken[] = [];
-  let i = 0;
+  let i = from;
   const n = text.length;
-  let inExecutableComment = false;
   if (open) {
-    const end = closingQuote(text, 0, open);
+    const end = closingQuote(text, from, open);
     if (end < 0) return [];
-    out.push({ type: 's', text: text.slice(0, end) });
+    out.push({ type: open === '`' ? 'n' : 's', text: text.slice(from, end) });
     i = end + 1;
   }
   while (i < n && out.length < max) {
@@ -81,10 +100,9 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
         // MySQL executes /*!…*/ (and /*!50000…*/ on recent versions): the body is code.
         i += 3;
         while (i < n && isDigit(text.charCodeAt(i))) i++;
-        inExecutableComment = true;
         continue;
       }
-      const end = text.indexOf('*/', i + 2);
+      const end = commentEnd(text, i + 2);
       if (end < 0) {
         out.push({ type: 'c', text: '/*' });
         break;
@@ -92,9 +110,17 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       i = end + 2;
       continue;
     }
-    if (c === 42 /* * */ && next === 47 /* / */ && inExecutableComment) {
-      inExecutableComment = false;
+    // The end of an executable comment, or of one this reading started inside.
+    if (c === 42 /* * */ && next === 47 /* / */) {
       i += 2;
+      continue;
+    }
+    // PostgreSQL's JSON path operators #> and #>> (MySQL would read a comment: the operator is the
+    // reading that keeps the query going).
+    if (c === 35 /* # */ && next === 62 /* > */) {
+      const end = text.charCodeAt(i + 2) === 62 ? i + 3 : i + 2;
+      out.push({ type: 'o', text: text.slice(i, end) });
+      i = end;
       continue;
     }
     if ((c === 45 /* - */ && next === 45) || c === 35 /* # */) {
@@ -141,7 +167,8 @@ export function sqlTokens(text: string, open?: "'" | '"', max = 24): SqlToken[] 
       i = j;
       continue;
     }
-    if (c === 64 /* @ */) {
+    // @name, @@name are variables; @ before anything else an operator (PostgreSQL's @> contains).
+    if (c === 64 /* @ */ && (isWord(next) || (next === 64 && isWord(text.charCodeAt(i + 2))))) {
       let j = i + 1;
       if (text.charCodeAt(j) === 64) j++;
       while (j < n && (isWord(text.charCodeAt(j)) || text.charCodeAt(j) === 46)) j++;
@@ -211,7 +238,7 @@ function wordType(word: string, text: string, end: number): string {
   for (;;) {
     while (j < text.length && isSpace(text.charCodeAt(j))) j++;
     if (text.startsWith('/*', j) && text[j + 2] !== '!') {
-      const close = text.indexOf('*/', j + 2);
+      const close = commentEnd(text, j + 2);
       if (close < 0) break;
       j = close + 2;
     } else break;

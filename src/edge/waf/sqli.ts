@@ -1,10 +1,10 @@
 // SQL injection by fingerprint: a value is tokenized as the SQL it would become in each place a
-// query could put it — as a bare number or name, inside a '…' string, inside a "…" string — and
-// the token types at its start are checked against the shapes an injection needs: a value is
-// closed (a number, a string, a name, closing parentheses), then the query is turned (a boolean
-// condition, UNION SELECT, a second statement, a clause, a comment that drops the rest). A few
-// shapes that mean SQL wherever they stand (UNION SELECT, a subquery, a stacked statement, a
-// delay function) are also looked for inside a value. Prose rarely closes a value and turns the
+// query could put it — as a bare number or name, inside a '…' string, inside a "…" string, inside
+// a MySQL `identifier` — and the token types at its start are checked against the shapes an
+// injection needs: a value is closed (a number, a string, a name, closing parentheses), then the
+// query is turned (a boolean condition, UNION SELECT, a second statement, a clause, a comment that
+// drops the rest). A few shapes that mean SQL wherever they stand (UNION SELECT, a subquery, a
+// stacked statement, a delay function, COPY … PROGRAM) are also looked for inside a value. Prose rarely closes a value and turns the
 // query in the first tokens, which is what keeps "union was a great select" and "sleep (8 hours)"
 // apart from "1 union select 2" and "1 and sleep(5)".
 import { sqlTokens, type SqlToken } from './sql-tokens.ts';
@@ -22,10 +22,14 @@ export const SQLI = {
   extraction: 942170,
   comment: 942180,
   clause: 942190,
+  copy: 942200,
 } as const;
 
 type Tokens = SqlToken[];
 const UNARY = new Set(['-', '+', '~', '!', 'not']);
+
+/** The places a query may put a value: bare (a number, a name), in a '…' or "…" string, in a MySQL `identifier` (ORDER BY `$col`). */
+const QUOTES = [undefined, "'", '"', '`'] as const;
 
 /** Drops unary operators where an operand is expected (so "-1", "not 1", "!x" are operands). */
 function fold(tokens: Tokens): Tokens {
@@ -48,8 +52,52 @@ function selects(t: Tokens, i: number): boolean {
   const a = t[i];
   if (!a) return false;
   if (a.type === '1' || a.type === 'v' || a.type === 'f' || a.type === '(' || a.type === 's' || (a.type === 'o' && a.text === '*') || (a.type === 'k' && a.text === 'null')) return true;
-  const b = t[i + 1];
-  return a.type === 'n' && !!b && (b.type === ',' || (b.type === 'k' && b.text === 'from') || b.type === 'c' || b.type === 'B');
+  // SELECT CASE WHEN … THEN (a conditional column: blind injection's favourite).
+  if (a.type === 'k' && a.text === 'case') return t[i + 1]?.text === 'when' && t.slice(i + 2, i + 12).some((x) => x.type === 'k' && x.text === 'then');
+  return a.type === 'n' && firstColumn(t, i);
+}
+
+/** A symbol operator between operands of a column: || concatenates, -> and ->> read JSON, + - * / compute (not words: "cheese or wine"). */
+const joins = (x?: SqlToken) => !!x && ((x.type === 'o' && !/^[a-z]/.test(x.text)) || (x.type === '&' && (x.text === '||' || x.text === '&&')));
+
+/** The index past the parenthesis opened at t[i] (t.length when it does not close among the tokens). */
+function pastParentheses(t: Tokens, i: number): number {
+  let depth = 0;
+  for (let j = i; j < t.length; j++) {
+    if (t[j]!.type === '(') depth++;
+    else if (t[j]!.type === ')' && --depth === 0) return j + 1;
+  }
+  return t.length;
+}
+
+/**
+ * A select list's first column when it starts with a name, read as a parser reads it: an
+ * expression (operands joined by symbol operators — a || '~' || b, doc->>'$.pw' — calls and
+ * parentheses whole), an alias (AS x), then what ends a column: ',', FROM, a comment, a clause,
+ * another UNION. The value may also end there (the query's own rest follows) when the column has
+ * a shape prose lacks (an operator, AS): "select committee members" is no column, "select
+ * username || '~' || password from" and "select name as n, …" are. (An alias without AS, "select
+ * login l, pass p from", reads like "select an option from the menu": not read.)
+ */
+function firstColumn(t: Tokens, i: number): boolean {
+  let j = i;
+  let shaped = false;
+  for (;;) {
+    const x = t[j];
+    if (!x || !(isOperand(x) || x.type === '(' || (x.type === 'o' && x.text === '*'))) return false;
+    j = x.type === '(' ? pastParentheses(t, j) : x.type === 'f' && t[j + 1]?.type === '(' ? pastParentheses(t, j + 1) : j + 1;
+    if (!joins(t[j]) || t[j + 1] === undefined) break;
+    j++;
+    shaped = true;
+  }
+  if (t[j]?.type === 'k' && t[j]!.text === 'as') {
+    if (t[j + 1]?.type !== 'n' && t[j + 1]?.type !== 's') return false;
+    j += 2;
+    shaped = true;
+  }
+  const end = t[j];
+  if (!end) return shaped;
+  return end.type === ',' || (end.type === 'k' && end.text === 'from') || end.type === 'c' || end.type === 'B' || end.type === 'U';
 }
 
 /** UNION [ALL|DISTINCT] [(] SELECT …, with t[i] the union. */
@@ -104,6 +152,8 @@ function stacked(t: Tokens, i: number): boolean {
       return !!b && (b.type === 'v' || b.type === 'f' || b.type === '(' || (b.type === 'n' && /^(?:xp_|sp_|master\.|dbo\.|sys\.)/.test(b.text)));
     case 'waitfor':
       return b?.type === 'k' && (b.text === 'delay' || b.text === 'time');
+    case 'copy':
+      return copyStatement(t, i + 1);
     case 'shutdown':
       return !b || b.type === 'c' || b.type === ';' || b.text === 'with';
     case 'drop':
@@ -115,6 +165,30 @@ function stacked(t: Tokens, i: number): boolean {
       return b?.type === '(' || b?.type === 'n' && t[i + 3]?.type === '(';
   }
 }
+
+/**
+ * PostgreSQL's COPY that runs a command or writes a file, with t[i] the copy: COPY (SELECT …) TO
+ * PROGRAM or TO '/file', COPY name [(columns)] FROM|TO PROGRAM '…' (CVE-2019-9193: any superuser
+ * or pg_execute_server_program member runs a shell). "copy the report to program folder" has no
+ * command string; COPY t FROM '/tmp/x.csv' (a server-side import) is left to the other shapes.
+ */
+function copyStatement(t: Tokens, i: number): boolean {
+  let j = i + 1;
+  const query = t[j]?.type === '(' && t[j + 1]?.type === 'E';
+  if (query) j = pastParentheses(t, j);
+  else {
+    if (t[j]?.type !== 'n' && t[j]?.type !== 'f') return false;
+    j = t[j + 1]?.type === '(' ? pastParentheses(t, j + 1) : j + 1;
+  }
+  const direction = t[j]?.text;
+  if (direction !== 'to' && direction !== 'from') return false;
+  const target = t[j + 1];
+  if (target?.type === 'n' && target.text === 'program') return t[j + 2]?.type === 's' && (query || statementEnd(t[j + 3]));
+  return query && direction === 'to' && target?.type === 's';
+}
+
+/** What may follow COPY's source or target: the statement's end, or its options (WITH (…), CSV, …). "…to program 'settings' and restart" goes on as prose. */
+const statementEnd = (x?: SqlToken) => !x || x.type === ';' || x.type === 'c' || x.type === '(' || x.text === 'with' || x.text === 'csv' || x.text === 'binary' || x.text === 'delimiter';
 
 /** '(' SELECT … FROM/call … inside the parentheses, with t[i] the '('. */
 function subquery(t: Tokens, i: number): boolean {
@@ -178,14 +252,15 @@ const TURNS = new Set([')', 'U', '&', ';', 'c', 'B', 'T', 'o']);
  * turn (prose: "the quick …"). Tokens and fold() are read from the start, so the first two of a
  * short run are the first two of the whole: the rest need not be tokenized.
  */
-function plainStart(form: string, quote: "'" | '"' | undefined): boolean {
+function plainStart(form: string, quote: (typeof QUOTES)[number]): boolean {
   const head = fold(sqlTokens(form, quote, 2));
   const [a, b] = head;
   return head.length === 2 && (a!.type === '1' || a!.type === 's' || a!.type === 'v' || a!.type === 'n') && !TURNS.has(b!.type);
 }
 
 /** The shapes that start a value: a closed value, then a turn of the query. */
-function opening(t: Tokens, quoted: boolean, level: number, form: string): number | undefined {
+function opening(t: Tokens, quote: (typeof QUOTES)[number], level: number, form: string): number | undefined {
+  const quoted = quote !== undefined;
   const first = t[0];
   if (!first) return undefined;
   if (first.type === '(' && subquery(t, 0)) return SQLI.subquery;
@@ -209,6 +284,9 @@ function opening(t: Tokens, quoted: boolean, level: number, form: string): numbe
       if (weak || first.type === 'v') return undefined;
       // "#1 best seller" in quotes is a hash after an empty string, not a cut-off query; "admin'#" is.
       if (turn.text.startsWith('#') && (first.type !== 's' || first.text === '' || /^#\w/.test(turn.text))) return undefined;
+      // Only MySQL quotes names with backticks, and its -- comments need a blank after them:
+      // "add `--dry-run` flag" has none.
+      if (quote === '`' && turn.text.startsWith('--') && turn.text.length > 2 && turn.text.trim() === turn.text) return undefined;
       return SQLI.comment;
     case 'B': {
       if (weak) return undefined;
@@ -298,28 +376,33 @@ const SUBQUERY_START = /\(\s*(?:\/\*|select\b)/y;
 
 /** Shapes that mean SQL anywhere in a value: union select, subqueries, stacked statements, delays. */
 function inside(text: string, level: number, words: number): number | undefined {
+  // (Each reading starts at its keyword in the whole text, not a copy of the text from there: the
+  // tokenizer's searches are remembered per text, which keeps the repeated readings linear.)
   if (words & TRIGGERS.union) {
     for (const m of text.matchAll(/\b(?:union|intersect|except)\b/g)) {
-      if (unionSelect(fold(sqlTokens(text.slice(m.index), undefined, 10)), 0)) return SQLI.union;
+      if (unionSelect(fold(sqlTokens(text, undefined, 16, m.index)), 0)) return SQLI.union;
     }
+  }
+  if (text.includes('copy')) {
+    for (const m of text.matchAll(/\bcopy\b/g)) if (copyStatement(sqlTokens(text, undefined, 24, m.index), 0)) return SQLI.copy;
   }
   // Every '(' tried in turn (a match holds no other '('): the same matches as a global search.
   for (let at = text.indexOf('('); at >= 0; at = text.indexOf('(', at + 1)) {
     SUBQUERY_START.lastIndex = at;
     if (!SUBQUERY_START.test(text)) continue;
-    const t = sqlTokens(text.slice(at), undefined, 20);
+    const t = sqlTokens(text, undefined, 20, at);
     if (subquery(t, 0) && (level >= 2 || sqlBefore(text, at))) return SQLI.subquery;
   }
   for (let at = text.indexOf(';'); at >= 0; at = text.indexOf(';', at + 1)) {
-    // stacked() needs a statement right after the ';': two tokens tell (the first six are read when they may).
-    const head = sqlTokens(text.slice(at), undefined, 2);
+    // stacked() needs a statement right after the ';': two tokens tell (the first twelve are read when they may).
+    const head = sqlTokens(text, undefined, 2, at);
     if (head.length === 2 && head[1]!.type !== 'E' && head[1]!.type !== 'T') continue;
-    const t = fold(sqlTokens(text.slice(at), undefined, 6));
+    const t = fold(sqlTokens(text, undefined, 12, at));
     if (stacked(t, 0)) return SQLI.stacked;
   }
   if (words & TRIGGERS.delay) {
     for (const m of text.matchAll(TIME_FUNCTIONS)) {
-      const t = sqlTokens(text.slice(m.index), undefined, 6);
+      const t = sqlTokens(text, undefined, 6, m.index);
       // sleep(5) and benchmark(1000000,md5(1)), after something that makes it SQL: not "sleep (8 hours)".
       const call = t[0]?.type === 'f' && t[1]?.type === '(' && t[2]?.type === '1' && (t[3]?.type === ')' || t[3]?.type === ',');
       // …and SQL after it, or nothing ("sleep(5) in python" is a search).
@@ -334,11 +417,27 @@ function inside(text: string, level: number, words: number): number | undefined 
   return undefined;
 }
 
+/** A value that closes itself and turns the query, read in each place a query may put it. */
+function openingShape(text: string, level: number): number | undefined {
+  for (const quote of QUOTES) {
+    if (quote && !text.includes(quote)) continue;
+    if (plainStart(text, quote)) continue;
+    const t = fold(sqlTokens(text, quote));
+    const found = opening(t, quote, level, text) ?? laterTautology(t, quote !== undefined);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /**
  * The SQL injection rule a decoded, lower-case form matches at `level` (1–4), if any. `words`:
- * the form's trigger words (trigger-words.ts), when the caller has them already.
+ * the form's trigger words (trigger-words.ts), when the caller has them already. `whole`: the
+ * text before Markdown code quoted in prose was blanked out of `form` (quoted-code.ts, bodies at
+ * level 1): a query knows no Markdown, and a backtick is a character of its string (or the quote
+ * of a MySQL identifier), so the shapes that open a value read the whole text; the shapes found
+ * anywhere inside one (a union, a subquery, a stacked statement) read what is left of prose.
  */
-export function sqlInjection(form: string, level: number, words = triggerWords(form)): number | undefined {
+export function sqlInjection(form: string, level: number, words = triggerWords(form), whole = form): number | undefined {
   // Filters that delete keywords once make UNIunionON a UNION: read it so too.
   if ((words & TRIGGERS.union) !== 0 || form.includes('select')) {
     const once = keywordsDeletedOnce(form);
@@ -353,13 +452,10 @@ export function sqlInjection(form: string, level: number, words = triggerWords(f
     const found = sqlInjection(joined, level);
     if (found) return found;
   }
-  if (!PROBE.test(form)) return words & TRIGGERS.extraction && EXTRACTION.test(form) ? SQLI.extraction : words & TRIGGERS.schema && SCHEMA.test(form) ? SQLI.schema : undefined;
-  for (const quote of [undefined, "'", '"'] as const) {
-    if (quote && !form.includes(quote)) continue;
-    if (plainStart(form, quote)) continue;
-    const t = fold(sqlTokens(form, quote));
-    const found = opening(t, quote !== undefined, level, form) ?? laterTautology(t, quote !== undefined);
+  if (whole !== form && PROBE.test(whole)) {
+    const found = openingShape(whole, level);
     if (found) return found;
   }
-  return inside(form, level, words);
+  if (!PROBE.test(form)) return words & TRIGGERS.extraction && EXTRACTION.test(form) ? SQLI.extraction : words & TRIGGERS.schema && SCHEMA.test(form) ? SQLI.schema : undefined;
+  return openingShape(form, level) ?? inside(form, level, words);
 }

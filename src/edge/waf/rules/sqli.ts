@@ -1,4 +1,4 @@
-// SQL injection rules: what sqli.ts's fingerprints (a tokenizer over three quoting contexts)
+// SQL injection rules: what sqli.ts's fingerprints (a tokenizer over four quoting contexts)
 // answer with.
 import type { Rule } from './types.ts';
 
@@ -13,4 +13,5 @@ export const SQLI_RULES: Rule[] = [
   { id: 942170, class: 'sqli', description: 'functions used to extract data through errors or out of band', crs: '942151 (SQL function names)' },
   { id: 942180, class: 'sqli', description: 'comment that cuts the query off right after a closed value', crs: '942440 (comment sequences)' },
   { id: 942190, class: 'sqli', description: 'clause after a closed value (order by N, group by, having, limit, into outfile)' },
+  { id: 942200, class: 'sqli', description: 'a command or file through the database: PostgreSQL COPY … TO/FROM PROGRAM (CVE-2019-9193), COPY (SELECT …) TO a file', crs: '942350 (data and structure manipulation)' },
 ];
