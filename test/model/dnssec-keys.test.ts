@@ -62,6 +62,11 @@ describe('DNSSEC signing keys', () => {
     expect(bindDs('example.com', dnskeyText(key)).split(' ')[0]).toBe('2136');
   });
 
+  it('RFC 6605 §6.1: the example P-256 DNSKEY of example.net has the DS the RFC gives', () => {
+    const key = { flags: 257, algorithm: 13 as const, public_key: 'GojIhhXUN/u4v54ZQqGSnyhWJwaubCvTmeexv7bR6edbkrSqQpF64cYbcB7wNcP+e+MAnLr+Wi9xMWyQLc8NAA==' };
+    expect(dsText('example.net', { ...key, key_tag: keyTag(dnskeyRdata(key)) })).toBe('55648 13 2 B4C8C1FE2E7477127B27115656AD6256F424625BF5C1E2770CE6D6E37DF61D17');
+  });
+
   it('owner names go into the digest in canonical wire form', () => {
     expect([...canonicalNameWire('Ab.C.')]).toEqual([2, 0x61, 0x62, 1, 0x63, 0]);
     expect([...canonicalNameWire('.')]).toEqual([0]);
