@@ -19,6 +19,7 @@ import { rateLimitPlugin } from './plugins/rate-limit.ts';
 import { requestLogPlugin } from './plugins/request-log.ts';
 import { problem, sendProblem, tooLarge, toProblem, unsupportedType } from './problem.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { dnssecRoutes } from './routes/dnssec.ts';
 import { geoRoutes } from './routes/geo.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ipListRoutes } from './routes/iplists.ts';
@@ -184,6 +185,7 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify, 
     await authed.register(authPlugin);
     await authed.register(meRoutes);
     await authed.register(domainRoutes);
+    await authed.register(dnssecRoutes);
     await authed.register(recordRoutes);
     await authed.register(bulkRecordRoutes);
     await authed.register(zoneFileRoutes);

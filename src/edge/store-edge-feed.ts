@@ -9,7 +9,7 @@ import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { Page, PageRequest, Store } from '../store/types.ts';
 import { coalesced } from '../common/coalesce.ts';
-import { concernsEdges } from '../sync/edge-feed-format.ts';
+import { concernsEdges, edgeDomain } from '../sync/edge-feed-format.ts';
 import { followStore } from '../sync/follow-store.ts';
 import type { EdgeBatch, EdgeState } from './edge-state.ts';
 
@@ -49,7 +49,7 @@ export class StoreEdgeFeed {
 
   private async loadAll(): Promise<void> {
     const revision = await this.store.currentRevision();
-    const domains: DomainState[] = (await all((p) => this.store.listAllZones(p))).map((z) => z.domain);
+    const domains: DomainState[] = (await all((p) => this.store.listAllZones(p))).map((z) => edgeDomain(z.domain));
     const certificates: CertificateState[] = (await all((p) => this.store.listCertificates(p))).map(this.openKey);
     const challenges: AcmeChallengeState[] = await all((p) => this.store.listChallenges(p));
     const ipLists: IpListState[] = await all((p) => this.store.listAllIpLists(p));
@@ -72,7 +72,7 @@ export class StoreEdgeFeed {
         const reads: Promise<void>[] = [];
         // Record-only zone changes, and changes of settings no edge acts on (tags), leave the edge as it was.
         for (const change of new Map(feed.changes.filter(concernsEdges).map((c) => [`${c.kind}:${c.key}`, c])).values()) {
-          if (change.kind === 'zone') reads.push(this.store.getZoneHead(change.key).then((z) => void batch.domains.set(change.key, z?.domain)));
+          if (change.kind === 'zone') reads.push(this.store.getZoneHead(change.key).then((z) => void batch.domains.set(change.key, z && edgeDomain(z.domain))));
           else if (change.kind === 'certificate') reads.push(this.store.getCertificate(change.key).then((c) => void batch.certificates.set(change.key, c && this.openKey(c))));
           else if (change.kind === 'challenge') reads.push(this.store.getChallenge(change.key).then((c) => void batch.challenges.set(change.key, c)));
           else if (change.kind === 'iplist') reads.push(this.store.getIpList(Number(change.key)).then((l) => void batch.ipLists.set(Number(change.key), l)));

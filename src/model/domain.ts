@@ -6,6 +6,7 @@ import type { FieldError } from '../errors.ts';
 import { BackendText, EXPECTED, NodeIds, Nullable, Revision, Timestamp } from './common.ts';
 import { checkBackend } from './backend.ts';
 import { normaliseDomainName, normaliseOwnerName } from './names.ts';
+import type { ZoneSigning } from './dnssec.ts';
 
 const settings = {
   enabled: Type.Boolean({ description: 'Protection on: protected names resolve to the edge nodes. Off: DNS only.' }),
@@ -54,6 +55,15 @@ const settings = {
   waf_body_overflow: Type.Union([Type.Literal('auto'), Type.Literal('refuse'), Type.Literal('prefix')], {
     description: 'Past `waf_body_limit`: `refuse` (413), `prefix` (inspect the first `waf_body_limit` KiB, pass the rest uninspected), `auto` (default: prefix for uploads — multipart and binary types —, refuse for the rest)',
   }),
+  dnssec: Type.Boolean({
+    description:
+      'Sign the zone\'s answers (DNSSEC, on line, geo answers included). Turning it on makes the zone\'s signing key (kept sealed, never shown); GET /domains/{domain}/dnssec gives the DS to publish at the registrar. Turning it off stops signing at once — this release does not wait for the DS to leave the parent zone: remove the DS at the registrar first, and wait out its TTL, or validating resolvers fail the domain. The key is kept, so turning it on again brings back the same DS.',
+  }),
+  dnssec_algorithm: Type.Union([Type.Literal(13), Type.Literal(15)], {
+    description:
+      'The signing key\'s algorithm: 13 ECDSA P-256 with SHA-256 (default), 15 Ed25519. Fixed per key, at its making: it cannot change while `dnssec` is on (no algorithm rollover in this release); changed while off, the next turning on makes a new key (a new DS).',
+    [EXPECTED]: '13 (ECDSA P-256/SHA-256) or 15 (Ed25519)',
+  }),
 };
 
 export const DOMAIN_DEFAULTS = {
@@ -76,6 +86,8 @@ export const DOMAIN_DEFAULTS = {
   waf_exclusions: [] as Array<{ rule: number; path?: string; param?: string }>,
   waf_body_limit: 1024,
   waf_body_overflow: 'auto' as 'auto' | 'refuse' | 'prefix',
+  dnssec: false,
+  dnssec_algorithm: 13 as 13 | 15,
 };
 
 const optional = <T extends Record<string, import('typebox').TSchema>>(props: T) =>
@@ -143,10 +155,10 @@ export const Domain = Type.Object({
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], verification: { state: 'verified', token: 'palisade-verify=3f0c9a7e51b24d6c8e1f0a2b3c4d5e6f', method: 'delegation', verified_at: '2026-11-23T09:05:00.000Z', seen: { at: '2026-11-23T09:05:00.000Z', nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], txt: [], delegation: true, token: false, from: 'resolver' }, next_check: null, accepts: ['delegation', 'txt'], instructions: null }, records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
+}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', dnssec: true, dnssec_algorithm: 13, ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], verification: { state: 'verified', token: 'palisade-verify=3f0c9a7e51b24d6c8e1f0a2b3c4d5e6f', method: 'delegation', verified_at: '2026-11-23T09:05:00.000Z', seen: { at: '2026-11-23T09:05:00.000Z', nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], txt: [], delegation: true, token: false, from: 'resolver' }, next_check: null, accepts: ['delegation', 'txt'], instructions: null }, records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
 
 /** Settings added after domains were first stored: a stored domain may lack them (the defaults apply). */
-type LaterSettings = 'waf_level' | 'waf_mode' | 'waf_exclusions' | 'waf_body_limit' | 'waf_body_overflow';
+type LaterSettings = 'waf_level' | 'waf_mode' | 'waf_exclusions' | 'waf_body_limit' | 'waf_body_overflow' | 'dnssec' | 'dnssec_algorithm';
 
 /**
  * A domain's claim: how its account proves the name is theirs. Absent on a domain stored before
@@ -183,6 +195,13 @@ export interface DomainState extends Omit<DomainSettings, LaterSettings>, Partia
   failover_active?: boolean;
   /** The claim and its proof; absent = stored before claims existed (proven). */
   claim?: ClaimState;
+  /**
+   * The zone's DNSSEC signing keys, made when `dnssec` was first turned on and kept when it is
+   * turned off. In the store each `private_key` is sealed with the operator key; the name
+   * servers' feed carries them opened, and only while `dnssec` is on (../sync/name-server-domain.ts);
+   * edges and API answers never see them.
+   */
+  signing?: ZoneSigning;
   created: string;
   updated: string;
   revision: number;
@@ -199,10 +218,13 @@ export interface DomainState extends Omit<DomainSettings, LaterSettings>, Partia
  * The settings a name server's answers depend on (../dns/zone/build.ts reads these and no
  * others; `claim`: whether the domain is proven, and the pair its apex names): a change of any other setting (tags, caching, WAF …) reaches no name server.
  */
-export const NAME_SERVER_SETTINGS: ReadonlySet<string> = new Set(['enabled', 'mask', 'ns_active', 'bind_node', 'backend', 'failover', 'failover_active', 'claim']);
+export const NAME_SERVER_SETTINGS: ReadonlySet<string> = new Set(['enabled', 'mask', 'ns_active', 'bind_node', 'backend', 'failover', 'failover_active', 'claim', 'dnssec', 'signing']);
 
-/** Settings an edge does not act on (it serves a domain whatever its name servers): a change of these alone reaches no edge. */
-export const NOT_EDGE_SETTINGS: ReadonlySet<string> = new Set(['tags', 'ns_active']);
+/**
+ * Settings an edge does not act on (it serves a domain whatever its name servers): a change of
+ * these alone reaches no edge. DNSSEC is the name servers' alone (and its keys never go to edges).
+ */
+export const NOT_EDGE_SETTINGS: ReadonlySet<string> = new Set(['tags', 'ns_active', 'dnssec', 'dnssec_algorithm', 'signing']);
 
 /** Fields about the document itself, not settings. */
 const BOOKKEEPING: ReadonlySet<string> = new Set(['created', 'updated', 'revision', 'nsRevision']);

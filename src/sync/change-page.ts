@@ -57,6 +57,8 @@ export interface PageOptions {
    * zone (false: name servers of earlier releases, which build a zone from whole documents only).
    */
   heads?: boolean;
+  /** A domain as this consumer receives it (name servers: signing keys opened, name-server-domain.ts); as stored by default. */
+  domainView?: (domain: DomainState) => DomainState;
 }
 
 /** What an entry is to a name server. */
@@ -78,6 +80,7 @@ function roleOf(change: Change, heads: boolean): Role {
 export async function readChangePage(store: Store, since: number, limit: number, options: PageOptions = {}): Promise<ChangePage | { gone: true; oldest: number }> {
   const pageBytes = options.pageBytes ?? PAGE_BYTES;
   const heads = options.heads ?? true;
+  const view = options.domainView ?? ((domain: DomainState) => domain);
   // The store's reads are synchronous under their promises: let queries in before, and between
   // documents below, so that reading a page never holds the event loop for long.
   await yieldToIo();
@@ -97,11 +100,12 @@ export async function readChangePage(store: Store, since: number, limit: number,
     if (role === 'difference') size = change.bytes ?? 0;
     else if (role === 'whole' && change.op === 'put' && !docs.has(docKey(change))) {
       await yieldToIo();
-      const data = await documentOf(store, change, heads);
+      const data = await documentOf(store, change, heads, view);
       docs.set(docKey(change), data);
       size = data === undefined ? 0 : JSON.stringify(data).length;
     } else if (role === 'head' && !domains.has(change.key)) {
-      const domain = (await store.getZoneHead(change.key))?.domain;
+      const stored = (await store.getZoneHead(change.key))?.domain;
+      const domain = stored && view(stored);
       domains.set(change.key, domain);
       size = domain === undefined ? 0 : JSON.stringify(domain).length;
     }
@@ -164,13 +168,14 @@ const docKey = (change: Change | FeedChange) => `${change.kind}:${change.key}`;
  * keeps them, to serve the zone when it is activated (a whole document is a zone's creation, or
  * an entry of an earlier release).
  */
-async function documentOf(store: Store, change: Change, withRecords: boolean): Promise<unknown> {
+async function documentOf(store: Store, change: Change, withRecords: boolean, view: (domain: DomainState) => DomainState): Promise<unknown> {
   switch (change.kind) {
     case 'zone': {
       const head = await store.getZoneHead(change.key);
       if (!head) return undefined;
       // Not served by an earlier release: it drops it, so its records would be bytes for nothing.
-      return head.domain.ns_active || withRecords ? await store.getZone(change.key) : ({ domain: head.domain, records: [] } satisfies Zone);
+      const zone = head.domain.ns_active || withRecords ? await store.getZone(change.key) : ({ domain: head.domain, records: [] } satisfies Zone);
+      return zone && { ...zone, domain: view(zone.domain) };
     }
     case 'node':
       return store.getNode(Number(change.key));

@@ -55,6 +55,13 @@ export const nameDigest = (secret: string, name: string): string => createHmac('
  */
 export const concernsEdges = (change: Change): boolean => !isRecordChange(change) && !(change.settings && change.settings.every((s) => NOT_EDGE_SETTINGS.has(s)));
 
+/** A domain as an edge receives it: without its DNSSEC signing keys (the name servers' alone). */
+export function edgeDomain(domain: DomainState): DomainState {
+  if (domain.signing === undefined) return domain;
+  const { signing: _keys, ...rest } = domain;
+  return rest;
+}
+
 /** Whether the edge of `node` serves the domain. */
 export const boundTo = (domain: DomainState, node: number): boolean => domain.bind_node.length === 0 || domain.bind_node.includes(node);
 

@@ -10,6 +10,7 @@ import { indexBatchOf, readChangePage } from './change-page.ts';
 import { applyBatch } from '../dns/zone/apply.ts';
 import { coalesced } from '../common/coalesce.ts';
 import { followStore } from './follow-store.ts';
+import type { DomainState } from '../model/domain.ts';
 
 const BATCH = 10_000;
 
@@ -23,6 +24,8 @@ export class StoreFeed {
     private readonly index: ZoneIndex,
     private readonly log: Logger,
     private readonly pollMs = 1000,
+    /** A domain as this name server holds it (signing keys opened: name-server-domain.ts). */
+    private readonly domainView: (domain: DomainState) => DomainState = (domain) => domain,
   ) {}
 
   get revision(): number {
@@ -41,11 +44,13 @@ export class StoreFeed {
   private async loadSnapshot(): Promise<void> {
     const started = performance.now();
     const snap = await this.store.snapshot();
-    this.index.replaceAll(snap.zones, snap.nodes, snap.nodesRevision);
+    this.index.replaceAll(snap.zones.map(this.zoneView), snap.nodes, snap.nodesRevision);
     this.nodes = snap.nodes;
     this.applied = snap.revision;
     this.log.info({ revision: snap.revision, zones: this.index.size, ms: Math.round(performance.now() - started) }, 'zone index loaded');
   }
+
+  private readonly zoneView = (zone: Zone): Zone => (zone.domain.signing === undefined ? zone : { ...zone, domain: this.domainView(zone.domain) });
 
   /** Applies what changed since the last applied revision; concurrent calls coalesce. */
   readonly catchUp = coalesced(async () => {
@@ -58,7 +63,7 @@ export class StoreFeed {
 
   /** One batch; true when more may be waiting. */
   private async applyBatch(): Promise<boolean> {
-    const page = await readChangePage(this.store, this.applied, BATCH, { heads: true });
+    const page = await readChangePage(this.store, this.applied, BATCH, { heads: true, domainView: this.domainView });
     if ('gone' in page) {
       this.log.warn({ applied: this.applied, oldest: page.oldest }, 'change feed no longer holds our revision; reloading the snapshot');
       await this.loadSnapshot();
@@ -78,7 +83,7 @@ export class StoreFeed {
       if (batch.nodes) for (const name of this.index.nodeDependentWithoutRecords()) wanted.add(name);
       const missing = [...wanted].filter((name) => !zones.has(name));
       if (missing.length === 0) break;
-      for (const [name, zone] of await Promise.all(missing.map(async (name) => [name, await this.store.getZone(name)] as const))) zones.set(name, zone);
+      for (const [name, zone] of await Promise.all(missing.map(async (name) => [name, await this.store.getZone(name).then((z) => z && this.zoneView(z))] as const))) zones.set(name, zone);
     }
     applyBatch(this.index, batch, (name) => zones.get(name));
     this.nodes = batch.nodeList;

@@ -28,6 +28,7 @@ export const ENDPOINTS: Array<{ method: string; path: string; body?: unknown }> 
   { method: 'POST', path: '/domains/owned.example/certificate' },
   { method: 'GET', path: '/domains/owned.example/certexport' },
   { method: 'GET', path: '/domains/owned.example/uptime' },
+  { method: 'GET', path: '/domains/owned.example/dnssec' },
   { method: 'GET', path: '/me/events' },
   { method: 'GET', path: '/me/webhooks' },
   { method: 'POST', path: '/me/webhooks', body: { url: 'https://198.51.100.7/hook' } },

@@ -66,6 +66,21 @@ describe('two API processes on one Redis', () => {
     expect(domain).toMatchObject(Object.assign({}, ...patches));
   });
 
+  it('DNSSEC turned on by 20 racing PATCHes through both processes: one key, sealed in Redis, the same DS from both', async () => {
+    expect((await call(0, 'POST', '/domains', { domain: 'signed-race.example', backend: '198.51.100.1' })).status).toBe(201);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call(i, 'PATCH', '/domains/signed-race.example', { dnssec: true })));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const shown = await Promise.all([0, 1].map(async (i) => (await (await call(i, 'GET', '/domains/signed-race.example/dnssec')).json()) as { state: string; keys: Array<{ ds: string }> }));
+    expect(shown[0]!.state).toBe('signing');
+    expect(shown[0]!.keys).toHaveLength(1);
+    expect(shown[1]).toEqual(shown[0]);
+    const store = new RedisStore({ url: redis.url });
+    const keys = (await store.getZoneHead('signed-race.example'))!.domain.signing!.keys;
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.private_key.startsWith('pk1:')).toBe(true);
+    await store.close();
+  });
+
   it('answers 503 within a second while Redis is down, and recovers by itself', async () => {
     await redis.pause();
     const started = Date.now();

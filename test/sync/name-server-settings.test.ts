@@ -31,12 +31,20 @@ const OTHER: Record<string, unknown> = {
   waf_exclusions: [{ rule: 942100 }],
   waf_body_limit: 4096,
   waf_body_overflow: 'refuse',
+  dnssec: true,
+  dnssec_algorithm: 15,
   // Set by the service, not by the customer: name servers answer from them too.
   ns_active: false,
   failover_active: true,
   claim: { verified: false, token: 'palisade-verify=00', nameservers: NAMESERVERS },
 };
 const SERVICE_SET = ['ns_active', 'failover_active', 'claim'];
+/**
+ * Listed, yet change no answer asked here: DNSSEC shows in answers to DNSSEC-OK queries and to
+ * DNSKEY questions (the signing stage's tests ask those), and `signing` is the keys the API makes,
+ * not a setting.
+ */
+const DNSSEC_ONLY = ['dnssec', 'signing'];
 
 /** Starting points: a proxied domain, a DNS-only one with a failover (in use or not), one bound to a node. */
 const BASES: Array<Partial<DomainState>> = [{}, { enabled: false, failover: '203.0.113.8' }, { enabled: false, failover: '203.0.113.8', failover_active: true }, { bind_node: [1] }];
@@ -73,7 +81,7 @@ describe('NAME_SERVER_SETTINGS', () => {
     }
     const missing = [...changing].filter((s) => !NAME_SERVER_SETTINGS.has(s)).sort();
     expect(missing, 'settings that change answers but never reach name servers').toEqual([]);
-    const stale = [...NAME_SERVER_SETTINGS].filter((s) => !changing.has(s)).sort();
+    const stale = [...NAME_SERVER_SETTINGS].filter((s) => !changing.has(s) && !DNSSEC_ONLY.includes(s)).sort();
     expect(stale, 'listed settings that change no answer (each change bumps every serial for nothing)').toEqual([]);
     expect(SERVICE_SET.every((s) => changing.has(s))).toBe(true);
   });

@@ -20,10 +20,12 @@ import { bodySchemaErrors, withoutFields } from '../validation.ts';
 import { DomainParams, errorResponses, PageQuery, pagedList } from '../schemas.ts';
 import { checkNodesExist, ownZoneHead, zoneName } from '../zone-access.ts';
 import { followSsl } from './certificates.ts';
+import { keyMaker, withSigningKeys } from './dnssec.ts';
 import type { Ownership } from '../../ownership/ownership.ts';
 
 export async function renderDomain(zone: ZoneHead, config: Config, ownership: Ownership) {
-  const { ownerId: _owner, claim, nsRevision: _served, ...domain } = zone.domain;
+  // The signing keys are never shown (GET /domains/{domain}/dnssec shows their DNSKEY and DS).
+  const { ownerId: _owner, claim, nsRevision: _served, signing: _keys, ...domain } = zone.domain;
   // Domains stored before a setting existed show its default.
   return {
     ...DOMAIN_DEFAULTS,
@@ -80,6 +82,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const refused = registrationProblem(name, { reserved: app.config.reservedZones, mayUseReserved: request.user.reservedZones === true });
       if (refused) throw new ApiError(refused.code, refused.message, [{ field: 'domain', message: refused.message }]);
       const claim = await app.ownership.newClaim(request.user, name);
+      const makeKeys = keyMaker(app);
       const created = await app.store.createZone((ctx) => {
         checkNodesExist(settings.bind_node, ctx.nodeExists, 'bind_node');
         const domain: DomainState = {
@@ -93,7 +96,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
           updated: ctx.now,
           revision: 0,
         };
-        return { domain, records: [] };
+        return { domain: withSigningKeys(undefined, domain, makeKeys), records: [] };
       });
       const zone = await app.ownership.created(created);
       await app.ownership.keepAccountPair(request.user);
@@ -147,10 +150,12 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { errors, bad } = bodySchemaErrors(request);
       const patch = checkDomainSettings(withoutFields(request.body, bad), errors, name, app.config.allowPrivateBackends);
       if (errors.length > 0) throw invalidFields(errors);
+      const makeKeys = keyMaker(app);
       const zone = await app.store.updateZone(name, request.user.id, (current, ctx) => {
         checkNodesExist(patch.bind_node, ctx.nodeExists, 'bind_node');
         const changed = Object.entries(patch).some(([k, v]) => !sameValue(current.domain[k as keyof DomainState], v));
-        return changed ? { ...current, domain: { ...current.domain, ...patch } } : undefined;
+        if (!changed) return undefined;
+        return { ...current, domain: withSigningKeys(current.domain, { ...current.domain, ...patch }, makeKeys) };
       });
       if (patch.ssl !== undefined || patch.mask !== undefined) await followSsl(app, zone.domain);
       return renderDomain(zone, app.config, app.ownership);

@@ -16,6 +16,7 @@ import {
   appliesTo,
   boundTo,
   concernsEdges,
+  edgeDomain,
   edgeEndLine,
   edgeHeaderLine,
   edgeItemLine,
@@ -62,7 +63,7 @@ async function* edgeSnapshot(store: Store, node: number, openKey: OpenKey): Asyn
   yield* pagesOf((p) => store.listAllZones(p), ({ domain }) => {
     if (!boundTo(domain, node)) return undefined;
     served.add(domain.domain);
-    return { kind: 'domain', data: domain };
+    return { kind: 'domain', data: edgeDomain(domain) };
   }, count);
   yield* pagesOf((p) => store.listCertificates(p), (cert) => (served.has(cert.domain) ? { kind: 'certificate', data: openKey(cert) } : undefined), count);
   yield* pagesOf((p) => store.listChallenges(p), (challenge) => (served.has(challenge.domain) ? { kind: 'challenge', data: challenge } : undefined), count);
@@ -80,7 +81,7 @@ async function edgeChange(store: Store, consumer: ConsumerState & { node: number
     const kind = change.kind === 'zone' ? 'domain' : change.kind;
     const zone = await store.getZoneHead(key);
     const bound = zone !== undefined && boundTo(zone.domain, node);
-    const data = !bound ? undefined : kind === 'domain' ? zone.domain : kind === 'challenge' ? await store.getChallenge(key) : await store.getCertificate(key).then((c) => c && openKey(c));
+    const data = !bound ? undefined : kind === 'domain' ? edgeDomain(zone.domain) : kind === 'challenge' ? await store.getChallenge(key) : await store.getCertificate(key).then((c) => c && openKey(c));
     return data ? { revision, kind, op: 'put', key, data } : { revision, kind, op: 'delete', digest: nameDigest(consumer.secret, key) };
   }
   if (change.kind === 'iplist') {

@@ -13,6 +13,8 @@ import { ApiError } from '../../errors.ts';
 import type { SnapshotChunk } from '../../store/types.ts';
 import { readChangePage } from '../../sync/change-page.ts';
 import { endLine, headerLine, zoneLine } from '../../sync/snapshot-format.ts';
+import { nameServerDomain, nameServerZone, nameServerZoneJson, type KeyTrouble, type OpenSealed } from '../../sync/name-server-domain.ts';
+import type { DomainState } from '../../model/domain.ts';
 import { problemResponse } from '../schemas.ts';
 import { consumerAuth } from './consumer-auth.ts';
 import { checksCredentials } from '../plugins/rate-limit.ts';
@@ -41,14 +43,14 @@ const ChangeWithData = Type.Object({
 const errors = { 400: problemResponse(400), 401: problemResponse(401), 403: problemResponse(403), 410: { ...problemResponse(503), description: 'Gone: the revision is older than the feed keeps; load the snapshot' }, 503: problemResponse(503) };
 
 /** The snapshot as NDJSON text, a batch of zones per chunk; ends with the line that proves it whole. */
-async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>, rest: AsyncGenerator<SnapshotChunk>): AsyncGenerator<string> {
+async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>, rest: AsyncGenerator<SnapshotChunk>, zoneJson: (json: string) => string): AsyncGenerator<string> {
   yield headerLine(header);
   let zones = 0;
   try {
     for await (const chunk of rest) {
       if (chunk.kind !== 'zones') continue;
       let text = '';
-      for (const json of chunk.json) text += zoneLine(json);
+      for (const json of chunk.json) text += zoneLine(zoneJson(json));
       zones += chunk.json.length;
       if (text) yield text;
     }
@@ -61,6 +63,11 @@ async function* snapshotLines(header: Extract<SnapshotChunk, { kind: 'header' }>
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', consumerAuth(app.store, 'nameserver'));
   checksCredentials(app);
+  // Name servers sign: they get a signed zone's keys opened (and only they: the edges' feed leaves them out).
+  const secrets = app.secrets;
+  const open: OpenSealed | undefined = secrets && ((sealed) => secrets.open(sealed));
+  const trouble: KeyTrouble = (domain, message) => app.log.warn({ domain, reason: message }, 'dnssec: a signed zone\'s keys cannot be opened; name servers get it without keys (SERVFAIL rather than unsigned answers)');
+  const domainView = (domain: DomainState) => nameServerDomain(domain, open, trouble);
 
   app.get(
     '/sync/snapshot',
@@ -85,7 +92,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (first.done || first.value.kind !== 'header') throw new Error('snapshot: the store sent no header');
       reply.type('application/x-ndjson; charset=utf-8');
       // A stream is sent as it is; the response schema only documents the lines.
-      return reply.send(Readable.from(snapshotLines(first.value, chunks)) as unknown as string);
+      return reply.send(Readable.from(snapshotLines(first.value, chunks, (json) => nameServerZoneJson(json, open, trouble))) as unknown as string);
     },
   );
 
@@ -118,7 +125,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { since } = request.query;
-      const page = await readChangePage(app.store, since, request.query.limit ?? 1000, { heads: request.query.v === 2 });
+      const page = await readChangePage(app.store, since, request.query.limit ?? 1000, { heads: request.query.v === 2, domainView });
       if ('gone' in page) {
         throw new ApiError('GONE', `revision ${since} is older than the retained history (oldest ${page.oldest}); fetch /sync/snapshot`);
       }
@@ -142,7 +149,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const zone = await app.store.getZone(request.params.name.toLowerCase());
       if (!zone) throw new ApiError('NOT_FOUND', `no zone ${request.params.name}`);
-      return zone;
+      return nameServerZone(zone, open, trouble);
     },
   );
 };

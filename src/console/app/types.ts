@@ -21,6 +21,9 @@ export interface Domain {
   waf_exclusions: Array<{ rule: number; path?: string; param?: string }>;
   waf_body_limit: number;
   waf_body_overflow: 'auto' | 'refuse' | 'prefix';
+  /** Sign the zone's answers; GET /domains/{domain}/dnssec gives the DS. */
+  dnssec: boolean;
+  dnssec_algorithm: 13 | 15;
   ns_active: boolean;
   failover_active: boolean;
   nameservers: string[];

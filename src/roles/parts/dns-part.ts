@@ -6,6 +6,8 @@ import type { Config } from '../../config.ts';
 import { createLogger } from '../../log.ts';
 import { openStore } from '../../store/index.ts';
 import { StoreFeed } from '../../sync/store-feed.ts';
+import { SecretBox } from '../../certs/secret-box.ts';
+import { nameServerDomain } from '../../sync/name-server-domain.ts';
 import { newDnsServer, openGeo } from '../dns-parts.ts';
 import { closeOnSignal } from '../shutdown.ts';
 import { StartupError } from '../startup-error.ts';
@@ -17,7 +19,11 @@ export async function runDnsPart(config: Config): Promise<void> {
   const store = openStore({ dataDir: config.dataDir, changeRetention: config.changeRetention, redisPrefix: config.redisPrefix, redis: config.redis });
   const geo = openGeo(config, log);
   const dns = newDnsServer(config, log, geo);
-  const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }));
+  // Signed zones' keys are sealed in the store: this name server opens them with the operator key.
+  const box = config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined;
+  const open = box && ((sealed: string) => box.open(sealed));
+  const trouble = (domain: string, reason: string) => log.warn({ domain, reason }, 'dnssec: a signed zone\'s keys cannot be opened; it is served without keys (SERVFAIL rather than unsigned answers)');
+  const feed = new StoreFeed(store, dns.index, log.child({ component: 'sync' }), undefined, (domain) => nameServerDomain(domain, open, trouble));
   dns.metrics.revisionApplied = () => feed.revision;
   await feed.start();
   // The API part committed: read past any snapshot this process still holds, then catch up.

@@ -4,6 +4,22 @@ import type { Zone } from '../../../src/store/types.ts';
 import { aRecord, type OpenStore, zoneFor } from './helpers.ts';
 
 export function changeFeedContract(open: OpenStore): void {
+  it('keeps a domain\'s DNSSEC signing keys as written (sealed texts), in the head, the zone and the snapshot; a change of them is a settings change named `signing`', async () => {
+    const { store } = await open();
+    const user = await store.createUser({ name: 'dnssec', email: 'dnssec@example.org' });
+    const signing = { keys: [{ algorithm: 13 as const, flags: 257, public_key: 'AAAA', private_key: 'pk1:c2VhbGVk', key_tag: 4242, active: true }] };
+    await store.createZone((ctx) => ({ ...zoneFor('signed.example', user.id, ctx), domain: { ...zoneFor('signed.example', user.id, ctx).domain, ns_active: true } }));
+    const before = await store.currentRevision();
+    await store.updateZone('signed.example', user.id, (zone) => ({ ...zone, domain: { ...zone.domain, dnssec: true, signing } }));
+    expect((await store.getZoneHead('signed.example'))!.domain.signing).toEqual(signing);
+    expect((await store.getZone('signed.example'))!.domain.signing).toEqual(signing);
+    const served = (await store.snapshot()).zones.find((z) => z.domain.domain === 'signed.example');
+    expect(served!.domain.signing).toEqual(signing);
+    const feed = await store.changesSince(before, 10);
+    expect('changes' in feed && feed.changes.map((c) => c.settings)).toEqual([['dnssec', 'signing']]);
+    await store.close();
+  });
+
   it('streams a snapshot: the header, then every served zone once, as JSON equal to the stored document', async () => {
     const { store } = await open();
     const user = await store.createUser({ name: 'snap', email: 'snap@example.org', limits: { max_domains: 1500 } });
