@@ -199,7 +199,7 @@ export interface DomainState extends Omit<DomainSettings, LaterSettings>, Partia
  * The settings a name server's answers depend on (../dns/zone/build.ts reads these and no
  * others; `claim`: whether the domain is proven, and the pair its apex names): a change of any other setting (tags, caching, WAF …) reaches no name server.
  */
-export const NAME_SERVER_SETTINGS: ReadonlySet<string> = new Set(['enabled', 'mask', 'ns_active', 'bind_node', 'backend', 'failover', 'failover_active', 'claim']);
+export const NAME_SERVER_SETTINGS: ReadonlySet<string> = new Set(['enabled', 'mask', 'ns_active', 'bind_node', 'backend', 'failover', 'failover_active', 'claim', 'dnssec', 'signing']);
 
 /** Settings an edge does not act on (it serves a domain whatever its name servers): a change of these alone reaches no edge. */
 export const NOT_EDGE_SETTINGS: ReadonlySet<string> = new Set(['tags', 'ns_active']);

@@ -24,6 +24,8 @@ const SIGNED = 'signed.example';
 const ED = 'ed25519.example';
 const PLAIN = 'plain.example';
 const KEYLESS = 'keyless.example';
+/** Served unsigned at first; signing is turned on (and off) while the name server runs. */
+const LATER = 'later.example';
 
 // API record types: 1 A, 2 AAAA, 3 CNAME, 4 MX, 5 NS, 6 TXT.
 const bigTxt: RecordCreate[] = Array.from({ length: 40 }, (_, i) => ({ name: 'big', type: 6, value: `record ${i} ${'x'.repeat(60)}` }));
@@ -48,12 +50,16 @@ let server: RunningServer;
 let unbound: Unbound;
 let signedKey: ZoneSigningKey;
 let edKey: ZoneSigningKey;
+let laterKey: ZoneSigningKey;
+let dataDir: string;
+let ownerId: number;
 let anchorsFile: string;
 
 async function seed(dataDir: string): Promise<void> {
   const store = new EmbeddedStore({ path: dataDir });
   try {
     const owner = await store.createUser({ name: 'dnssec', email: 'dnssec@example.org' });
+    ownerId = owner.id;
     const add = async (domain: string, records: RecordCreate[], extra: Partial<DomainState> & { dnssec?: boolean; signing?: ZoneSigning }) => {
       await store.createZone((c) => ({
         domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain, ownerId: owner.id, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false, ...extra },
@@ -75,6 +81,7 @@ async function seed(dataDir: string): Promise<void> {
     await add(ED, [{ name: 'www', type: 1, value: '192.0.2.15' }], { dnssec: true, signing: { keys: [edKey] } });
     await add(PLAIN, [{ name: 'www', type: 1, value: '192.0.2.20' }], {});
     await add(KEYLESS, [{ name: 'www', type: 1, value: '192.0.2.30' }], { dnssec: true });
+    await add(LATER, [{ name: 'www', type: 1, value: '192.0.2.40' }], {});
   } finally {
     await store.close();
   }
@@ -83,14 +90,15 @@ async function seed(dataDir: string): Promise<void> {
 beforeAll(async () => {
   signedKey = makeSigningKey(13);
   edKey = makeSigningKey(15);
-  const dataDir = tempDir();
+  laterKey = makeSigningKey(13);
+  dataDir = tempDir();
   await seed(dataDir);
   server = await startServe({ PALISADE_DATA_DIR: dataDir, PALISADE_GEOIP_DB: writeTestDb('maxmind') });
   await until('zones served', async () => (await dig(server.dnsPort, `www.${PLAIN}`, 'A').catch(() => undefined))?.answer.length === 1);
   unbound = await startUnbound({
     authorityPort: server.dnsPort,
-    zones: [SIGNED, ED, PLAIN, KEYLESS],
-    anchors: [dnskeyText(SIGNED, signedKey), dnskeyText(ED, edKey)],
+    zones: [SIGNED, ED, PLAIN, KEYLESS, LATER],
+    anchors: [dnskeyText(SIGNED, signedKey), dnskeyText(ED, edKey), dnskeyText(LATER, laterKey)],
   });
   anchorsFile = join(tempDir(), 'anchors.conf');
   writeFileSync(
@@ -239,5 +247,25 @@ describe('zones that do not sign', () => {
     expect(text).toMatch(/palisade_dns_signature_cache_entries \d+/);
     expect(text).toMatch(/palisade_dns_signature_cache_bytes \d+/);
     expect(text).not.toContain(signedKey.private_key);
+  });
+});
+
+describe('the domain\'s state changes while the name server runs', () => {
+  it('signing turned on reaches the name server (validated), turned off stops signing', async () => {
+    const store = new EmbeddedStore({ path: dataDir });
+    try {
+      const change = (extra: object) =>
+        store.updateZone(LATER, ownerId, (zone, ctx) => ({ domain: { ...zone.domain, ...extra, updated: ctx.now } as DomainState }));
+      const signedNow = async () => (await dig(server.dnsPort, `www.${LATER}`, 'A', ['+dnssec'])).answer.some((a) => a.type === 'RRSIG');
+      expect(await signedNow()).toBe(false);
+      await change({ dnssec: true, signing: { keys: [laterKey] } });
+      await until('signed answers', signedNow);
+      expect(data(await validated(`www.${LATER}`, 'A'), 'A')).toEqual(['192.0.2.40']);
+      await change({ dnssec: false, signing: undefined });
+      await until('unsigned answers', async () => !(await signedNow()));
+      expect((await dig(server.dnsPort, LATER, 'DNSKEY', ['+dnssec'])).answer).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 });
