@@ -20,6 +20,8 @@ export function signerStage(limits: SignatureCacheLimits, now: () => number = Da
     name: 'signer',
     cached: null,
     full(ctx, next) {
+      // The innermost stage: nothing after it; the engine encodes once this returns.
+      next(ctx);
       const spec = ctx.spec;
       if (spec && spec.zones.length > 0) {
         if (spec.zones.some((zone) => zone.keyless)) {
@@ -34,7 +36,6 @@ export function signerStage(limits: SignatureCacheLimits, now: () => number = Da
           if (ends !== undefined) spec.expires = ends;
         }
       }
-      next(ctx);
     },
   };
   return { stage, stats };
