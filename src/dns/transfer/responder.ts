@@ -12,7 +12,7 @@
 import { QTYPE, RCODE } from '../wire/constants.ts';
 import { queryOpt, skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
-import type { RRset, ZoneData } from '../zone/types.ts';
+import { isSignedZone, type RRset } from '../zone/types.ts';
 import { emptyResponse, recordsOf, transferMessages, transferMessageStream, withOpt, type Question } from './messages.ts';
 import type { IxfrJournal } from './journal.ts';
 import type { RefusalLog } from './refusal-log.ts';
@@ -270,6 +270,3 @@ export class TransferResponder {
     return sets;
   }
 }
-
-/** A zone this name server signs (or should sign, lacking keys): left out of transfers and the catalog. */
-const isSignedZone = (zone: ZoneData | undefined): boolean => zone !== undefined && (zone.signing !== undefined || zone.keyless === true);

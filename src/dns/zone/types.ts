@@ -112,3 +112,6 @@ export interface ZoneData {
   /** Set when a newer build replaces this one: cached answers built from it are then stale. */
   stale: boolean;
 }
+
+/** A zone this name server signs (or must sign and cannot, lacking keys): not offered to secondaries in this slice. */
+export const isSignedZone = (zone: ZoneData | undefined): boolean => zone !== undefined && (zone.signing !== undefined || zone.keyless === true);
