@@ -43,6 +43,10 @@ const SIGNED_RECORDS: RecordCreate[] = [
   { name: 'geo', type: 1, value: '192.0.2.49', target: [GEO.DE.country] },
   { name: 'geo', type: 1, value: '192.0.2.81', target: [GEO.JP.country] },
   { name: 'sub', type: 5, value: 'ns1.elsewhere.test' },
+  { name: 'secure', type: 5, value: 'ns1.elsewhere.test' },
+  { name: 'secure', type: 43, value: `12345 13 2 ${'ab'.repeat(32)}` },
+  { name: 'a.b', type: 1, value: '192.0.2.31' },
+  { name: 'dangling', type: 3, value: `missing.${SIGNED}` },
   ...bigTxt,
 ];
 
@@ -187,6 +191,23 @@ describe('signed answers validated by Unbound (the DNSKEY as trust anchor)', () 
     expect(direct.authority.filter((a) => a.type === 'RRSIG').map((a) => a.data.split(' ')[0])).toEqual(['NSEC']);
     const ds = await validated(`sub.${SIGNED}`, 'DS');
     expect(ds.answer).toEqual([]);
+  });
+
+  it('a referral to a signed child: its DS set signed; the DS validated', async () => {
+    const direct = await dig(server.dnsPort, `host.secure.${SIGNED}`, 'A', ['+dnssec']);
+    expect(direct.authority.map((a) => a.type).sort()).toEqual(['DS', 'NS', 'RRSIG']);
+    expect(direct.authority.find((a) => a.type === 'RRSIG')!.data.split(' ')[0]).toBe('DS');
+    const ds = await validated(`secure.${SIGNED}`, 'DS');
+    // dig splits the digest in groups: compare without spaces.
+    expect(data(ds, 'DS').map((d) => d.replace(/\s+/g, '').toLowerCase())).toEqual([`12345132${'ab'.repeat(32)}`]);
+  });
+
+  it('an empty non-terminal, a wildcard without the type, and a CNAME to a missing name: validated denials', async () => {
+    expect((await validated(`b.${SIGNED}`, 'A')).answer).toEqual([]);
+    expect((await validated(`x.wild.${SIGNED}`, 'TXT')).answer).toEqual([]);
+    const dangling = await validated(`dangling.${SIGNED}`, 'A');
+    expect(data(dangling, 'CNAME')).toEqual([`missing.${SIGNED}.`]);
+    expect(data(dangling, 'A')).toEqual([]);
   });
 
   it('geo answers by ECS for two countries, each variant signed and validated', async () => {
