@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { answer } from '../../src/dns/engine/answer.ts';
 import { DomainSettings, NAME_SERVER_SETTINGS, type DomainState } from '../../src/model/domain.ts';
 import { indexWith, makeZone, NAMESERVERS } from '../helpers/dns-fixture.ts';
+import { makeSigningKey } from '../helpers/dnssec-keys.ts';
 
 /** Another valid value for each setting (a new setting must be given one here: the test says so). */
 const OTHER: Record<string, unknown> = {
@@ -35,6 +36,9 @@ const OTHER: Record<string, unknown> = {
   ns_active: false,
   failover_active: true,
   claim: { verified: false, token: 'palisade-verify=00', nameservers: NAMESERVERS },
+  // DNSSEC: `dnssec` alone (no keys) makes the zone answer SERVFAIL; `signing` adds the DNSKEY set.
+  dnssec: true,
+  signing: { keys: [makeSigningKey()] },
 };
 const SERVICE_SET = ['ns_active', 'failover_active', 'claim'];
 
@@ -50,10 +54,13 @@ function answers(domain: Partial<DomainState>): string {
   const index = indexWith([zone]);
   const out: unknown[] = [];
   for (const qname of ['watched.example', 'www.watched.example', 'shop.watched.example', 'mail.watched.example', 'none.watched.example']) {
-    for (const qtype of [1, 28, 2, 6, 15]) {
+    for (const qtype of [1, 28, 2, 6, 15, 48]) {
       for (const country of [2921044, 6252001, undefined]) out.push(answer(index, { qname, qtype }, country === undefined ? {} : { country }));
     }
   }
+  // Whether the zone signs, or must and cannot (SERVFAIL, answered by the signer stage).
+  const served = index.get('watched.example');
+  out.push(served?.signing !== undefined, served?.keyless === true);
   return JSON.stringify(out, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : v));
 }
 
