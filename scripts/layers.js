@@ -8,7 +8,7 @@
 export const LAYERS = {
   common: [],
   // The settings' declarations and loader: the parts' defaults and parsers they take, nothing that runs.
-  config: ['model', 'common', 'errors.ts', 'geo/default-db.ts', 'dns/server/tcp-limits.ts', 'dns/transfer/journal.ts', 'dns/transfer/notify-source.ts', 'dns/transfer/slots.ts', 'store/redis/connection.ts'],
+  config: ['model', 'common', 'errors.ts', 'geo/default-db.ts', 'dns/server/tcp-limits.ts', 'dns/transfer/journal.ts', 'dns/transfer/notify-source.ts', 'dns/transfer/slots.ts', 'dns/signer/signature-cache.ts', 'store/redis/connection.ts'],
   model: ['errors.ts', 'common'],
   geo: ['model', 'common'],
   store: ['model', 'common', 'errors.ts'],
@@ -53,6 +53,7 @@ export const SUBLAYERS = {
   'dns/rate-limit': ['chain'],
   'dns/cache': ['chain', 'zone', 'wire', 'metrics', 'engine/types.ts'],
   'dns/engine': ['chain', 'wire', 'zone', 'metrics'],
+  'dns/signer': ['chain', 'wire', 'zone'],
   'dns/transfer': ['chain', 'wire', 'zone'],
   'dns/server': ['chain', 'metrics', 'wire', 'zone'],
   // The two stores implement the contract's tests' subject; neither knows the other.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the test suite needs on a Debian machine, installed only when missing (running it again
 # changes nothing):
-#   - the real tools the tests run: dig (bind9-dnsutils), named-checkzone and dnssec-dsfromkey
-#     (bind9-utils), knotd and
+#   - the real tools the tests run: dig and delv (bind9-dnsutils), unbound (a validating resolver),
+#     named-checkzone and dnssec-dsfromkey (bind9-utils), knotd and
 #     knotc (knot), nsd, redis-server, redis-sentinel, mmdblookup (mmdb-bin), openssl, Chromium,
 #     pebble and pebble-challtestsrv (pebble), python3 (a plain HTTP/1.0 backend), ip (iproute2: a
 #     network namespace for a client at a non-loopback address);
@@ -18,7 +18,8 @@ say() { echo "setup-test-deps: $*" >&2; }
 
 # Debian package → what shows it is installed (commands on the PATH, or absolute paths).
 declare -A NEEDS=(
-  [bind9-dnsutils]=dig
+  [bind9-dnsutils]='dig delv'
+  [unbound]='/usr/sbin/unbound /usr/sbin/unbound-checkconf'
   [bind9-utils]='named-checkzone dnssec-dsfromkey'
   [knot]='/usr/sbin/knotd /usr/sbin/knotc'
   [nsd]=/usr/sbin/nsd

@@ -5,6 +5,7 @@ import { DEFAULT_TCP_LIMITS } from '../dns/server/tcp-limits.ts';
 import { JOURNAL_LIMITS, type JournalLimits } from '../dns/transfer/journal.ts';
 import { checkNotifySources } from '../dns/transfer/notify-source.ts';
 import { DEFAULT_TRANSFERS_PER_SECONDARY } from '../dns/transfer/slots.ts';
+import { SIGNATURE_CACHE_LIMITS } from '../dns/signer/signature-cache.ts';
 import { bool, checkedDomain, hexKey, host, int, optionalInt, optionalText, pattern, readTable, type Values } from './kinds.ts';
 import type { Config } from './types.ts';
 
@@ -18,6 +19,12 @@ export const DNS_SETTINGS = {
   PALISADE_DNS_HOST: host('127.0.0.1', { help: 'DNS listen address (UDP and TCP)' }),
   PALISADE_DNS_PORT: int(5300, 0, 65535, { help: 'DNS port (0 = any free port)' }),
   PALISADE_DNS_CACHE: bool(true, { help: 'serve repeated questions from encoded answers' }),
+  PALISADE_DNS_SIGNATURE_CACHE_ENTRIES: int(SIGNATURE_CACHE_LIMITS.entries, 0, 100_000_000, {
+    help: 'DNSSEC signatures kept per DNS process (by RRset, key and validity window), least recently used dropped first; 0 = none kept (every signed answer not in the answer cache is signed again)',
+  }),
+  PALISADE_DNS_SIGNATURE_CACHE_BYTES: int(SIGNATURE_CACHE_LIMITS.bytes, 65_536, 2 ** 40, {
+    help: 'estimated bytes of the signature cache per DNS process (the signed data it is keyed by, and the signatures)',
+  }),
   PALISADE_DNS_TCP_IDLE_MS: int(T.idleTimeoutMs, 100, 600_000, { help: 'idle TCP connections are closed after this' }),
   PALISADE_DNS_TCP_LIFETIME_MS: int(T.maxLifetimeMs, 1000, 86_400_000, { help: 'a TCP connection\'s longest life' }),
   PALISADE_DNS_TCP_MAX_CONNECTIONS: int(T.maxConnections, 1, 1_000_000, {
@@ -78,6 +85,7 @@ export function dnsConfig(env: Record<string, string | undefined>, problems: str
       host: v.PALISADE_DNS_HOST,
       port: v.PALISADE_DNS_PORT,
       cache: v.PALISADE_DNS_CACHE,
+      signatureCache: { entries: v.PALISADE_DNS_SIGNATURE_CACHE_ENTRIES, bytes: v.PALISADE_DNS_SIGNATURE_CACHE_BYTES },
       rateLimit: { rate: v.PALISADE_DNS_RRL_RATE, slip: v.PALISADE_DNS_RRL_SLIP },
       cookieSecret: v.PALISADE_DNS_COOKIE_SECRET,
       catalogZone: catalog === '' ? '' : checkedDomain('PALISADE_DNS_CATALOG_ZONE', catalog ?? 'catalog.palisade.invalid', problems),

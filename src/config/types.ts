@@ -115,6 +115,8 @@ export interface Config {
     host: string;
     port: number;
     cache: boolean;
+    /** Bounds of the DNSSEC signature cache, per DNS process. */
+    signatureCache: { entries: number; bytes: number };
     tcp: TcpLimits;
     rateLimit: { rate: number; slip: number };
     cookieSecret?: Buffer;

@@ -10,9 +10,12 @@
 //   answer-cache in:  a repeated question answered from its encoded answer (cached path)
 //                out: what the engine made kept for the next asker (full path)
 //   engine       the question answered from the zone index, and encoded (full path)
+//   signer       between the engine's answer and its encoding: RRSIGs and compact denial for a
+//                DNSSEC-OK query of a signed zone; SERVFAIL for a zone that should be signed
+//                and whose keys are missing (full path; the cache keeps what it made)
 //
-// A stage that changes answers (a signer) goes after the engine: it sees the answer before it is
-// encoded, and the cache keeps what it made. See docs/architecture.md, "Adding a DNS stage".
+// A stage that changes answers goes after the engine: it sees the answer before it is encoded,
+// and the cache keeps what it made. See docs/architecture.md, "Adding a DNS stage".
 import { answerCacheStage } from './cache/stage.ts';
 import type { DnsStage } from './chain/stage.ts';
 import { cookieStage } from './cookies/stage.ts';
@@ -25,6 +28,8 @@ import type { ResponseRateLimiter } from './rate-limit/rate-limit.ts';
 import { rateLimitStage } from './rate-limit/stage.ts';
 import type { TransferResponder } from './transfer/responder.ts';
 import { transferStage } from './transfer/stage.ts';
+import { SIGNATURE_CACHE_LIMITS } from './signer/signature-cache.ts';
+import { signerStage } from './signer/stage.ts';
 import type { ZoneIndex } from './zone/index.ts';
 
 export interface ChainSettings {
@@ -41,6 +46,8 @@ export interface ChainSettings {
   nsid?: Buffer;
   /** Zone transfers and TSIG (./transfer): given first look at the few messages it wants. */
   transfers?: TransferResponder;
+  /** The signature cache's bounds (entries, estimated bytes); absent: the defaults. */
+  signatureCache?: { entries: number; bytes: number };
 }
 
 export function queryChain(index: ZoneIndex, metrics: DnsMetrics, settings: ChainSettings): DnsStage[] {
@@ -51,5 +58,12 @@ export function queryChain(index: ZoneIndex, metrics: DnsMetrics, settings: Chai
     metricsStage(metrics),
     ...(settings.cache === false ? [] : [answerCacheStage(index, metrics, { entries: settings.cacheEntries, locate: settings.locate, cookies: settings.cookies !== undefined })]),
     engineStage(index, metrics, { locate: settings.locate, nsid: settings.nsid }),
+    signer(metrics, settings),
   ];
+}
+
+function signer(metrics: DnsMetrics, settings: ChainSettings): DnsStage {
+  const { stage, stats } = signerStage(settings.signatureCache ?? SIGNATURE_CACHE_LIMITS);
+  metrics.signing = () => ({ signed: stats.signed, cacheHits: stats.cache.hits, entries: stats.cache.size, bytes: stats.cache.bytes, evicted: stats.cache.evicted });
+  return stage;
 }

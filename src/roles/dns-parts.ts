@@ -39,7 +39,7 @@ export function newDnsServer(
     nameservers: config.nameservers,
     hostmaster: config.hostmaster,
     tcp: config.dns.tcp,
-    handler: { cache: config.dns.cache, locate: geo && ((address: string) => geo.locate(address)), nsid: config.dns.nsid ? Buffer.from(config.dns.nsid, 'latin1') : undefined },
+    handler: { cache: config.dns.cache, signatureCache: config.dns.signatureCache, locate: geo && ((address: string) => geo.locate(address)), nsid: config.dns.nsid ? Buffer.from(config.dns.nsid, 'latin1') : undefined },
     // Unset: a random secret per process (cookies then hold for this server only, as they do for
     // any server with its own address; anycast instances must share one).
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),

@@ -31,7 +31,7 @@ function withCookie(name: string, id: number, cookie: Buffer): Buffer {
 describe('query chain', () => {
   it('runs the stages in the order query-chain.ts names', () => {
     const handler = new QueryHandler(indexWith([fixtureZone()]), new DnsMetrics());
-    expect(handler.stages).toEqual(['cookies', 'rate-limit', 'transfers', 'metrics', 'answer-cache', 'engine']);
+    expect(handler.stages).toEqual(['cookies', 'rate-limit', 'transfers', 'metrics', 'answer-cache', 'engine', 'signer']);
   });
 
   it('a stage after the engine sees each answer before encoding, and the cache keeps what it made', () => {

@@ -10,6 +10,8 @@ export interface CachedAnswer {
   truncated?: Buffer;
   zones: readonly ZoneData[];
   generation: number;
+  /** A signed answer: not served past this (ms since the epoch), when its signatures' window ends. */
+  expires?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export class AnswerCache {
     if (!entry) return undefined;
     let stale = entry.generation !== generation;
     for (let i = 0; !stale && i < entry.zones.length; i++) stale = entry.zones[i]!.stale;
+    if (!stale && 'expires' in entry && entry.expires !== undefined) stale = Date.now() >= entry.expires;
     if (stale) {
       this.entries.delete(key);
       return undefined;

@@ -95,6 +95,7 @@ export function answerCacheStage(index: ZoneIndex, metrics: DnsMetrics, settings
         truncated: plain && encoded.truncated ? smallerForm(plain) : encoded.truncated,
         zones: spec.zones,
         generation: index.generation,
+        expires: spec.expires,
       };
       if (spec.cacheable) cache.set(fast.key, entry);
       else {

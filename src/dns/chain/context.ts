@@ -36,6 +36,8 @@ export type AnswerSpec = ResponseSpec & {
   zones: readonly ZoneData[];
   /** For answers chosen by the client's place: the location part of their cache key. */
   place: string | undefined;
+  /** Signed answers: when their signatures' window ends (ms); no cache serves them past it. */
+  expires?: number;
 };
 
 /** What runs the chain (../server/handler.ts), as a context needs it. */

@@ -45,6 +45,8 @@ export class DnsMetrics {
   deferredRebuilds = () => 0;
   revisionApplied = () => 0;
   rateLimited = () => 0;
+  /** DNSSEC signing (../signer): set by the query chain. */
+  signing = () => ({ signed: 0, cacheHits: 0, entries: 0, bytes: 0, evicted: 0 });
   /** Zone transfers (../transfer): set by the DNS server when transfers are on. */
   transfers = () => ({ axfr: 0, ixfr: 0, ixfrFull: 0, refused: 0, tsigFailures: 0, notifySent: 0, notifyAnswered: 0, notifyWaiting: 0, journalBytes: 0, journalEntries: 0, journalEvicted: 0, transfersRunning: 0, transfersWaiting: 0, transfersQueued: 0 });
 
@@ -110,10 +112,22 @@ export class DnsMetrics {
       ['palisade_dns_cookies_issued_total', 'counter', 'Server cookies sent.', this.cookiesIssued],
       ['palisade_dns_tcp_timeouts_total', 'counter', 'TCP connections closed idle.', this.tcpTimeouts],
       ...transferGauges(this.transfers()),
+      ...signingGauges(this.signing()),
     ];
     for (const [name, type, help, value] of gauges) lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
     return `${lines.join('\n')}\n`;
   }
+}
+
+/** DNSSEC: signatures made, and the signature cache. */
+function signingGauges(s: ReturnType<DnsMetrics['signing']>): Array<[string, string, string, number]> {
+  return [
+    ['palisade_dns_signatures_made_total', 'counter', 'RRSIGs computed (not found in the signature cache).', s.signed],
+    ['palisade_dns_signature_cache_hits_total', 'counter', 'RRSIGs taken from the signature cache.', s.cacheHits],
+    ['palisade_dns_signature_cache_entries', 'gauge', 'Signatures held in the signature cache.', s.entries],
+    ['palisade_dns_signature_cache_bytes', 'gauge', 'Estimated bytes of the signature cache (keys and signatures).', s.bytes],
+    ['palisade_dns_signature_cache_evicted_total', 'counter', 'Signatures dropped from the signature cache to keep its bounds.', s.evicted],
+  ];
 }
 
 /** The zone-transfer families (AXFR, IXFR, refusals, TSIG failures, NOTIFY). */

@@ -12,7 +12,7 @@
 import { QTYPE, RCODE } from '../wire/constants.ts';
 import { queryOpt, skipName, WireFormatError } from '../wire/query.ts';
 import type { ZoneIndex } from '../zone/index.ts';
-import type { RRset } from '../zone/types.ts';
+import { isSignedZone, type RRset } from '../zone/types.ts';
 import { emptyResponse, recordsOf, transferMessages, transferMessageStream, withOpt, type Question } from './messages.ts';
 import type { IxfrJournal } from './journal.ts';
 import type { RefusalLog } from './refusal-log.ts';
@@ -200,6 +200,8 @@ export class TransferResponder {
     if (!tsig || !key) return refuse('not signed (TSIG)');
     if (q.qclass !== 1) return refuse('class not IN');
     if (!this.options.secondaries.allows(client, key, q.qname, catalog)) return refuse(catalog ? 'the catalog is not offered to a secondary at this address with this key' : 'no secondary at this address with this key takes the zone');
+    // Signed zones are not transferred (a secondary could not sign its copy): see README.
+    if (!catalog && isSignedZone(this.options.index.get(q.qname))) return refuse('zone is signed (DNSSEC): not transferred');
     const content = this.content(q.qname, catalog, client, key);
     if (!content) return refuse('zone not served', RCODE_NOTAUTH);
     let records: Iterable<RRset>;
@@ -237,7 +239,7 @@ export class TransferResponder {
     if (catalog) {
       const listed = this.options.secondaries.catalogFilter(client, key);
       // The names as they are now (the transfer is sent over time).
-      const zones = [...this.options.index.zoneNames()].filter(listed);
+      const zones = [...this.options.index.zoneNames()].filter((zone) => listed(zone) && !isSignedZone(this.options.index.get(zone)));
       return catalogContent(name, this.options.catalogSerial?.() ?? 0, () => zones);
     }
     const zone = this.options.index.get(name);

@@ -3,7 +3,7 @@
 // sends them — NOTIFY on every change of a zone, and of the catalog when zones come and go.
 import type { Logger } from 'pino';
 import type { ZoneIndex } from '../zone/index.ts';
-import type { ZoneData } from '../zone/types.ts';
+import { isSignedZone, type ZoneData } from '../zone/types.ts';
 import { CatalogSerial } from './catalog-serial.ts';
 import { IxfrJournal, type JournalLimits } from './journal.ts';
 import { NotifySender } from './notify.ts';
@@ -93,20 +93,22 @@ export class Transfers {
       } else if (this.journal.entries > 0) this.journal.clear();
       if (zone) lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
       else lastSeen.delete(name);
-      // Membership, for the catalog's serial (every process keeps it, so all answer alike).
+      // Membership, for the catalog's serial (every process keeps it, so all answer alike). A
+      // signed zone is not offered to secondaries: it leaves the catalog, and is not notified.
+      const offered = zone !== undefined && !isSignedZone(zone);
       const was = served.has(name);
-      if (zone && !was) served.add(name);
-      if (!zone) served.delete(name);
-      if (was !== (zone !== undefined)) this.catalogSerial.changed();
+      if (offered && !was) served.add(name);
+      if (!offered) served.delete(name);
+      if (was !== offered) this.catalogSerial.changed();
       if (!this.notifier) return;
-      this.queued.set(name, zone);
-      if (was !== (zone !== undefined) && settings.catalog) this.queued.set(`\n${settings.catalog}`, undefined);
+      if (offered || !zone) this.queued.set(name, zone);
+      if (was !== offered && settings.catalog) this.queued.set(`\n${settings.catalog}`, undefined);
       this.schedule();
     });
     // Zones loaded before the watch began count as members, at the serial they have.
     for (const name of index.zoneNames()) {
-      served.add(name);
       const zone = index.get(name)!;
+      if (!isSignedZone(zone)) served.add(name);
       lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
     }
   }

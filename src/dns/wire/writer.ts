@@ -11,16 +11,26 @@ const POINTER_LIMIT = 0x3fff;
 let scratch = Buffer.allocUnsafe(16 * 1024);
 
 export class WireWriter {
-  private buf: Buffer = scratch;
+  private buf: Buffer;
   offset = 0;
   /** Lower-case name suffix → offset where it was written. */
   private readonly names = new Map<string, number>();
+
+  /**
+   * `compression` off: names written whole (the DNSSEC canonical form, RFC 4034 §6.2), into a
+   * buffer of the writer's own, so a message being encoded keeps the shared scratch buffer.
+   */
+  constructor(private readonly compression = true) {
+    this.buf = compression ? scratch : Buffer.allocUnsafe(512);
+  }
 
   private ensure(n: number): void {
     if (this.offset + n <= this.buf.length) return;
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.offset + n));
     this.buf.copy(bigger, 0, 0, this.offset);
+    const shared = this.buf === scratch;
     this.buf = bigger;
+    if (!shared) return;
     // Keep a grown scratch buffer only up to the largest message DNS can carry; a huge RRset
     // (a customer's 1,000 TXT records at one name) must not pin megabytes after its answer.
     if (bigger.length <= 128 * 1024) scratch = bigger;
@@ -73,7 +83,7 @@ export class WireWriter {
   name(name: string, compress = true): void {
     let rest = name;
     while (rest !== '') {
-      if (compress) {
+      if (compress && this.compression) {
         const at = this.names.get(rest);
         if (at !== undefined) {
           this.u16(0xc000 | at);

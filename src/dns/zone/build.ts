@@ -15,6 +15,7 @@ import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
 import { svcbKey, svcbRdata } from './svcb.ts';
+import { DNSKEY_TYPE, zoneSigningOf } from './signing-keys.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
 
 export interface ZoneBuildContext {
@@ -345,9 +346,10 @@ export function apexSets(domain: DomainState, soaRecord: RecordState | undefined
   return { soa, ns, serial, negativeTtl: Math.min(soaTtl, soaData.minimum) };
 }
 
-/** The apex node with the service's SOA and NS sets in place of any others. */
-export function withApexSets(node: NameNode | undefined, soa: RRset, ns: RRset): NameNode {
-  return [...(node ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS), soa, ns];
+/** The apex node with the service's SOA and NS sets (and the signing keys' DNSKEY set) in place of any others. */
+export function withApexSets(node: NameNode | undefined, soa: RRset, ns: RRset, dnskey?: RRset): NameNode {
+  const kept = (node ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS && set.type !== DNSKEY_TYPE);
+  return dnskey ? [...kept, soa, ns, dnskey] : [...kept, soa, ns];
 }
 
 /** The customer's SOA record, if any (it can only be at the apex; should there be two, the oldest). */
@@ -387,7 +389,8 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
   for (const owner of protectedOwners(zone.domain)) if (addProtected(nodes, owner, addresses, apex, cuts, seen)) hasGeo = true;
 
   const { soa, ns, serial, negativeTtl } = apexSets(zone.domain, soaRecordOf(zone.records), ctx);
-  nodes.set(apex, withApexSets(nodes.get(apex), soa, ns));
+  const { signing, keyless } = zoneSigningOf(zone.domain);
+  nodes.set(apex, withApexSets(nodes.get(apex), soa, ns, signing?.dnskey));
 
   // Every ancestor of an owner, up to the apex, exists: as itself or as an empty non-terminal.
   const ents = new Set<string>();
@@ -406,6 +409,8 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
   compact(nodes);
   return {
     apex,
+    signing,
+    keyless,
     domain: keepSources ? zone.domain : undefined,
     sources: keepSources ? bySource(zone.records, apex) : undefined,
     nodes,

@@ -8,6 +8,7 @@ import { absoluteName } from '../../model/names.ts';
 import { TYPE } from '../../model/record-types.ts';
 import { afterRecords, headOver, type DomainState } from '../../model/domain.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
+import { zoneSigningOf } from './signing-keys.ts';
 import { addProtected, addRecords, apexSets, buildZone, bySource, compact, protectedAddresses, protectedOwners, soaRecordOf, withApexSets, type ProtectedAddresses, type ZoneBuildContext } from './build.ts';
 import type { NameNode, ZoneData } from './types.ts';
 
@@ -94,6 +95,9 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   if (settings) for (const owner of protectedOwners({ domain: apex, mask: zone.mask })) rebuild.add(owner);
 
   const sets = apexSets(domain, soaRecordOf(sources.get(apex)), ctx);
+  // The keys (their KeyObjects) are made again only when the settings change, not per record change.
+  const { signing, keyless } = settings ? zoneSigningOf(domain) : zone;
+  const dnskey = signing?.dnskey;
   let addresses: ProtectedAddresses | undefined;
   let hasGeo = zone.hasGeo;
   const appeared: string[] = [];
@@ -106,7 +110,7 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
       addresses ??= protectedAddresses(domain, ctx);
       if (addProtected(built, owner, addresses, apex, cuts)) hasGeo = true;
     }
-    if (owner === apex) built.set(apex, withApexSets(built.get(apex), sets.soa, sets.ns));
+    if (owner === apex) built.set(apex, withApexSets(built.get(apex), sets.soa, sets.ns, dnskey));
     compact(built);
     const node = built.get(owner);
     if (node) nodes.set(owner, node);
@@ -115,7 +119,7 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
     if (!node && had) vanished.push(owner);
   }
   // The serial changes with every change: the apex's SOA set is replaced whether or not touched.
-  if (!rebuild.has(apex)) nodes.set(apex, withApexSets(nodes.get(apex), sets.soa, sets.ns));
+  if (!rebuild.has(apex)) nodes.set(apex, withApexSets(nodes.get(apex), sets.soa, sets.ns, dnskey));
 
   // Empty non-terminals: a name exists while it holds data or an existing name lies below it.
   let { children, ents } = zone;
@@ -126,6 +130,8 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
 
   return {
     ...zone,
+    signing,
+    keyless,
     domain,
     sources,
     children,

@@ -1,6 +1,7 @@
 // The in-memory shape of a served zone, built for lookups (see build.ts).
 import type { DomainState } from '../../model/domain.ts';
 import type { RecordState } from '../../model/record.ts';
+import type { KeyObject } from 'node:crypto';
 
 /** SVCB and HTTPS RDATA (RFC 9460 §2.2): the SvcParams kept in wire form, keys increasing. */
 export interface SvcbRData {
@@ -50,8 +51,31 @@ export function typeSet(node: NameNode, type: number): TypeSet | undefined {
   return undefined;
 }
 
+/** One of a zone's DNSSEC keys as the signer uses it (signing-keys.ts). */
+export interface SigningKey {
+  algorithm: 13 | 15;
+  keyTag: number;
+  /** Made once per key, when the zone is built (never per signature). */
+  privateKey: KeyObject;
+  /** A short identity for the signature cache (algorithm, tag and the start of the public key). */
+  id: string;
+}
+
+/** What a zone signs with: its active keys and the DNSKEY RRset (also at the apex node). */
+export interface ZoneSigning {
+  keys: SigningKey[];
+  dnskey: RRset;
+}
+
 export interface ZoneData {
   apex: string;
+  /** The zone signs DNSSEC-OK answers with these (the domain's `signing` with an active key). */
+  signing?: ZoneSigning;
+  /**
+   * The domain says `dnssec` but this name server holds no active key for it: every answer from
+   * the zone is SERVFAIL rather than an unsigned answer a validator would take for a downgrade.
+   */
+  keyless?: boolean;
   /** The domain's settings as built, kept with `sources` (what a patch rebuilds names from). */
   domain?: DomainState;
   /**
@@ -88,3 +112,6 @@ export interface ZoneData {
   /** Set when a newer build replaces this one: cached answers built from it are then stale. */
   stale: boolean;
 }
+
+/** A zone this name server signs (or must sign and cannot, lacking keys): not offered to secondaries in this slice. */
+export const isSignedZone = (zone: ZoneData | undefined): boolean => zone !== undefined && (zone.signing !== undefined || zone.keyless === true);
