@@ -12,6 +12,8 @@ import { freePort } from '../helpers/free-port.ts';
 import { runAdminCli, START_TIMEOUT_MS, startNameServer, startServe, stopStarted, type RunningNameServer, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
+import { dig } from '../helpers/dig.ts';
+import { startUnbound } from '../helpers/unbound.ts';
 
 const ZONE = 'signed.example';
 
@@ -137,6 +139,27 @@ describe('DNSSEC keys', () => {
     expect(later.changes.find((c: any) => c.key === ZONE).domain.signing.keys[0].private_key).toBe(key.private_key);
     expect(JSON.parse(await feed(`/sync/zones/${ZONE}`, nsToken)).domain.signing.keys[0].private_key).toBe(key.private_key);
     await until('the second name server to keep the key', () => filesText(ns2Dir).includes(key.private_key), 30_000, 200);
+  });
+
+  it('both name servers sign with that key: Unbound, given only the DS the API shows as its trust anchor, validates their answers', async () => {
+    // The whole path as a customer takes it: the setting turned on through the API, the key made
+    // and sealed there, carried by the feed to serve's name server and to a second one, and the
+    // DS pasted at a "parent" — here the resolver's trust anchor.
+    expect((await call('POST', `/domains/${ZONE}/dnsrecords`, { name: 'mail', type: 1, value: '192.0.2.25' })).status).toBe(201);
+    const ds = (await call('GET', `/domains/${ZONE}/dnssec`)).body.keys[0].ds as string;
+    for (const port of [server.dnsPort, ns2.dnsPort]) {
+      const unbound = await startUnbound({ authorityPort: port, zones: [ZONE], anchors: [`${ZONE}. DS ${ds}`] });
+      try {
+        await until(`name server on ${port} to serve the new record`, async () => (await dig(port, `mail.${ZONE}`, 'A')).answer.length > 0, 20_000, 200);
+        for (const [name, type] of [[`mail.${ZONE}`, 'A'], [ZONE, 'SOA'], [ZONE, 'DNSKEY'], [`none.${ZONE}`, 'A'], [`mail.${ZONE}`, 'AAAA']] as const) {
+          const r = await unbound.ask(name, type);
+          expect(r.status, `${name} ${type} via ${port}: ${r.raw}\n${unbound.log().slice(-2000)}`).not.toBe('SERVFAIL');
+          expect(r.flags, `${name} ${type} via ${port} not validated: ${r.raw}\n${unbound.log().slice(-2000)}`).toContain('ad');
+        }
+      } finally {
+        await unbound.stop();
+      }
+    }
   });
 
   it('another account gets 404 for the domain\'s DNSSEC and cannot change it', async () => {
