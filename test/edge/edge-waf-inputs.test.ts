@@ -208,7 +208,7 @@ describe('edge: a prose search for a command line, at level 1', () => {
       ['cat /proc/cpuinfo', query('search', 'cat /proc/cpuinfo')],
       ['echo $PATH', query('query', 'echo $PATH')],
       ['curl with a URL', query('s', 'curl https://example.org/install.sh')],
-      ['a search form', { path: '/search', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'q=cat+%2Fetc%2Fhosts' }],
+      ['a search form', { path: '/search', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'q=ls+%2Fvar%2Flog' }],
     ]);
     await expectRefused([
       ['a separator and a command', query('q', 'x; cat /etc/hosts')],
@@ -246,8 +246,11 @@ describe('edge: a domain GraphQL policy (waf_graphql)', () => {
   });
 
   it('is set through the API and described in the OpenAPI document', async () => {
-    const spec = (await (await fetch(`${server.url}/openapi.json`)).json()) as { components?: unknown };
-    expect(JSON.stringify(spec)).toMatch(/"waf_graphql":\{[^}]*"description":"[^"]*introspection/);
+    const spec = await (await fetch(`${server.url}/openapi.json`)).text();
+    const at = spec.indexOf('"waf_graphql":{');
+    expect(at).toBeGreaterThan(0);
+    // The setting's schema: its two values and a description (the PATCH body's and the domain's).
+    expect(spec.slice(at, at + 400)).toMatch(/"enum":\["off"\].*"enum":\["block"\].*"description":"[^"]*introspection/);
     const bad = await api('PATCH', `/domains/${GRAPHQL}`, { waf_graphql: 'maybe' });
     expect(bad.status).toBe(400);
     const res = await api('PATCH', `/domains/${GRAPHQL}`, { waf_graphql: 'block' });

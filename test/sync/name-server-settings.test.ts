@@ -31,6 +31,7 @@ const OTHER: Record<string, unknown> = {
   waf_exclusions: [{ rule: 942100 }],
   waf_body_limit: 4096,
   waf_body_overflow: 'refuse',
+  waf_graphql: 'block',
   // Set by the service, not by the customer: name servers answer from them too.
   ns_active: false,
   failover_active: true,

@@ -21,6 +21,7 @@ export interface Domain {
   waf_exclusions: Array<{ rule: number; path?: string; param?: string }>;
   waf_body_limit: number;
   waf_body_overflow: 'auto' | 'refuse' | 'prefix';
+  waf_graphql: 'off' | 'block';
   ns_active: boolean;
   failover_active: boolean;
   nameservers: string[];

@@ -4,6 +4,7 @@
 // schema includes, LDAP filter structure, NoSQL operators and server-side JavaScript, and line
 // breaks that start a header or a mail command.
 
+import { POLLUTION_RULE, pollutingValue } from './pollution.ts';
 import { TRIGGERS, triggerWords } from './trigger-words.ts';
 
 export const INJECTION = {
@@ -82,8 +83,23 @@ export function operatorKey(key: string, level: number): boolean {
   return /^\$(?:where|function|accumulator|expr)$/.test(key) || (level >= 2 && /^\$(?:ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|elemmatch|lookup|jsonschema|text|mod|all|size|type)$/.test(key));
 }
 
+/** Keys a login or account form sends a string for. */
+const CREDENTIAL_KEY = /^(?:user(?:name|_?id)?|login|e-?mail|mail|account|pass(?:word|wd|phrase)?|pwd|pin|otp|code|token|secret|api_?key)$/;
+/** The comparison operators that make a query match any document ({"$ne": null}, {"$gt": ""}, {"$regex": ".*"}). */
+const MATCHING_OPERATOR = /^\$(?:ne|eq|gt|gte|lt|lte|regex|in|nin|exists|not|or|and|nor|elemmatch|type|where|expr)$/;
+
+/**
+ * A query operator as the key of an object given for a credential ({"password": {"$ne": null}}):
+ * at level 1, since no client sends a password as an object; an admin tool's filter on any
+ * other field ({"status": {"$ne": "archived"}}) is read so from level 2 (operatorKey).
+ */
+export function credentialOperator(key: string, enclosingKey: string | undefined): boolean {
+  return enclosingKey !== undefined && key.startsWith('$') && MATCHING_OPERATOR.test(key.toLowerCase()) && CREDENTIAL_KEY.test(enclosingKey);
+}
+
 export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form), mailHeaders = true): number | undefined {
   if (form.includes('${') && jndi(form)) return INJECTION.jndi;
+  if (pollutingValue(form)) return POLLUTION_RULE;
   if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
   if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
   if (form.includes('<') && XXE.test(form)) return INJECTION.xxe;
