@@ -8,6 +8,10 @@
 // Refused requests never reach the backend.
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonInputs } from '../../src/edge/waf/body-parse.ts';
+import { graphqlDocument, graphqlViolation } from '../../src/edge/waf/graphql.ts';
+import { headerUnread } from '../../src/edge/waf/inputs.ts';
+import { cpuMs } from '../helpers/cpu-time.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
@@ -263,5 +267,35 @@ describe('edge: a domain GraphQL policy (waf_graphql)', () => {
     for (let i = 0; i < 100 && (await send(attacks[0]![1], GRAPHQL)) !== 403; i++) await new Promise((r) => setTimeout(r, 50));
     await expectRefused(attacks, GRAPHQL);
     await expectPassed(benign, GRAPHQL);
+  });
+});
+
+describe('GraphQL documents and header grammars, pure', () => {
+  it('counts aliases outside arguments, strings and comments; finds __schema and __type, not __typename', () => {
+    expect(graphqlDocument('query Q($id: ID = 1) { a: user(id: $id, where: {name: "x: y"}) { b: name __typename } }')).toEqual({ introspection: false, aliases: 2 });
+    expect(graphqlDocument('{ x # a: b: c:\n y(s: """ __schema: """) }')).toEqual({ introspection: false, aliases: 0 });
+    expect(graphqlDocument('{ __type(name: "A") { name } }').introspection).toBe(true);
+    expect(graphqlViolation(jsonInputs(JSON.stringify({ query: 'not graphql: __schema' }), 'body'))).toBeUndefined();
+  });
+
+  it('reads adversarial documents in linear time (16 and 64 KiB)', () => {
+    for (const unit of ['"', '"""', '#', '(', 'a:', 'a ', '__schema ', '\\"']) {
+      const cost = (doc: string) => Math.min(...[0, 1, 2, 3, 4].map(() => cpuMs(() => graphqlViolation(jsonInputs(JSON.stringify({ query: `{ ${doc}` }), 'body')))));
+      const small = cost(unit.repeat((16 * 1024) / unit.length));
+      const large = cost(unit.repeat((64 * 1024) / unit.length));
+      expect(large, `${unit}: ${small.toFixed(1)} ms at 16 KiB, ${large.toFixed(1)} ms at 64 KiB`).toBeLessThan(8 * small + 30);
+    }
+  });
+
+  it('leaves a header unread only while it keeps to its grammar', () => {
+    expect(headerUnread('if-none-match', 'W/"5e-17c4d2a9f3b", "abc"')).toBe(true);
+    expect(headerUnread('if-none-match', `"1' or 1=1-- -"`)).toBe(false);
+    expect(headerUnread('cache-control', 'max-age=0, private, no-cache="set-cookie, vary"')).toBe(true);
+    expect(headerUnread('cache-control', 'max-age=0<script>')).toBe(false);
+    expect(headerUnread('if-modified-since', 'Wed, 21 Oct 2015 07:28:00 GMT')).toBe(true);
+    expect(headerUnread('if-modified-since', 'Sunday, 06-Nov-94 08:49:37 GMT')).toBe(true);
+    expect(headerUnread('accept-encoding', 'gzip, deflate, br, zstd')).toBe(true);
+    expect(headerUnread('host', 'anything')).toBe(true);
+    expect(headerUnread('authorization', 'Bearer x')).toBe(false);
   });
 });

@@ -47,9 +47,10 @@ const SAMPLES: Record<number, [string[], string[]]> = {
   944150: [['${jndi:ldap://x/a}', '${${lower:j}${::-n}di:ldap://x}'], ['${name}', '${ price }']],
   921110: [['x\r\nRCPT TO: a@example.org', '\r\nQUIT\r\n'], ['rcpt to me please', 'quit\nsmoking']],
   921120: [['a@example.org\r\nBcc: b@example.org', 'x\nSubject: hi', 'x\r\nContent-Type: text/html'], ['line one\nto be clear: yes', 'from now on\ncc me later']],
-  934150: [['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}'], ['the __proto__ property is deprecated', 'constructor.prototype in prose.']],
+  934150: [['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', 'a.__proto__.b', 'constructor[prototype][x]', 'Object.prototype.isAdmin = 1', "x['__proto__']['y']=1"], ['the __proto__ property is deprecated', 'constructor.prototype in prose.', 'Object.prototype.__proto__', 'Object.prototype.hasOwnProperty', 'if (Object.prototype.x == y)']],
   934160: [['http://169.254.169.254/latest/meta-data/', 'http://0xa9fea9fe/', 'http://[::ffff:a9fe:a9fe]/', '169.254.169.254.nip.io', 'http://metadata.google.internal/', 'http://100.100.100.200/', 'http://[fd00:ec2::254]/'], ['1.2.3.4', '2852039166', 'https://example.org/']],
   934170: [['http://0x7f000001/', 'http://2130706433/', 'http://127.1/'], ['http://127.0.0.1/', 'http://localhost:3000/']],
+  934180: [['http://c59d1b2xq.oast.fun/', 'x1.interact.sh', 'nslookup a.burpcollaborator.net', 'http://q.oastify.com', 'a.dnslog.cn', 'http://canarytokens.com/about/x/index.html'], ['interact.sh', 'oast.fun is a service', 'https://oast.fun.example.org/', 'scripts/interact.sh']],
   921100: [['a\r\nSet-Cookie: x=1', '%e5%98%8dset-cookie:x'], ['a set-cookie header', 'line one\r\nline two']],
 };
 
@@ -229,6 +230,8 @@ describe('WAF rules', () => {
       ['sp_', 3], ['information_schem', 17], ['sys_eva ', 8], ['/b', 2], ['; x', 3], ['(s', 2], ['$where', 6], ['..;', 3],
       // SSRF hosts, mail headers, date lookups, variable cuts, cmd.exe's for.
       ['http://0x', 9], ['http://a.', 9], ['\nto:', 4], ['\nbcc: ', 6], ["${date:'", 8], ['${path:0:', 9], ['for /f ', 7], ['for /f in (', 11],
+      // Callback hosts, prototype paths and writes in values.
+      ['a.oast.', 7], ['a-a.', 4], ['__proto__.', 10], ['a.', 2], ['[a]', 3], ["['__proto__']", 13], ['object.prototype.a ', 19], ['object.assign(', 14], ['"__proto__" ', 12],
     ];
     const cost = (value: string) => {
       let best = Infinity;
