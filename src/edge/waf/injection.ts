@@ -83,13 +83,16 @@ export function operatorKey(key: string, level: number): boolean {
   return /^\$(?:where|function|accumulator|expr)$/.test(key) || (level >= 2 && /^\$(?:ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|elemmatch|lookup|jsonschema|text|mod|all|size|type)$/.test(key));
 }
 
-/** Keys a login or account form sends a string for. */
-const CREDENTIAL_KEY = /^(?:user(?:name|_?id)?|login|e-?mail|mail|account|pass(?:word|wd|phrase)?|pwd|pin|otp|code|token|secret|api_?key)$/;
+/**
+ * Keys a login form sends a secret as: no query filters on a password, so an operator there is a
+ * bypass. (A user name or e-mail is filtered on by admin tools: {"email": {"$regex": "^o'brien"}}.)
+ */
+const CREDENTIAL_KEY = /^(?:(?:current|new|old|confirm)_?)?(?:pass(?:word|wd|phrase)?|pwd|pin|otp|secret)(?:_?(?:confirm(?:ation)?|again))?$/;
 /** The comparison operators that make a query match any document ({"$ne": null}, {"$gt": ""}, {"$regex": ".*"}). */
 const MATCHING_OPERATOR = /^\$(?:ne|eq|gt|gte|lt|lte|regex|in|nin|exists|not|or|and|nor|elemmatch|type|where|expr)$/;
 
 /**
- * A query operator as the key of an object given for a credential ({"password": {"$ne": null}}):
+ * A query operator as the key of an object given for a password ({"password": {"$ne": null}}):
  * at level 1, since no client sends a password as an object; an admin tool's filter on any
  * other field ({"status": {"$ne": "archived"}}) is read so from level 2 (operatorKey).
  */

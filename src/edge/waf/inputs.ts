@@ -152,9 +152,9 @@ export function requestInputs(url: string, headers: IncomingHttpHeaders): Input[
       for (const part of String(value).split(';')) {
         const eq = part.indexOf('=');
         const cookie = (eq === -1 ? part : part.slice(0, eq)).trim();
-        // PHP decodes a cookie's name as a form's: '+' is a space there.
+        // PHP decodes a cookie's name and value as a form's (urldecode): '+' is a space there.
         inputs.push({ where: 'cookie name', param: cookie, value: cookie, name: true, plus: true });
-        if (eq !== -1) inputs.push({ where: `cookie ${cookie.slice(0, 40)}`, param: cookie, value: part.slice(eq + 1).trim() });
+        if (eq !== -1) inputs.push({ where: `cookie ${cookie.slice(0, 40)}`, param: cookie, value: part.slice(eq + 1).trim(), plus: true });
       }
       continue;
     }
