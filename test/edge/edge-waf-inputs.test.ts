@@ -217,6 +217,7 @@ describe('edge: a prose search for a command line, at level 1', () => {
       ['cat /proc/cpuinfo', query('search', 'cat /proc/cpuinfo')],
       ['echo $PATH', query('query', 'echo $PATH')],
       ['curl with a URL', query('s', 'curl https://example.org/install.sh')],
+      ['silencing a command', query('q', 'curl -s https://example.org > /dev/null 2>&1')],
       ['a search form', { path: '/search', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'q=ls+%2Fvar%2Flog' }],
     ]);
     await expectRefused([

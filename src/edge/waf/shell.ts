@@ -206,8 +206,9 @@ export function commandInjection(form: string, level: number, words = triggerWor
   // command with an argument shaped like one; a common word only with an option or a system path.
   const start = commandAt(t, 0);
   if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name)) {
-    // A redirection into a path writes a file (echo … > /var/www/s.php): no search or sentence does.
-    if (/\s\d?>{1,2}\s*[/~]/.test(start.rest)) return RCE.command;
+    // A redirection into a file writes it (echo … > /var/www/s.php): no search or sentence does
+    // ("… > /dev/null 2>&1" is what a search for silencing a command holds).
+    if (/\s\d?>{1,2}\s*(?!\/dev\/null\b)[/~]/.test(start.rest)) return RCE.command;
   }
   if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name) && !(search && level < 2)) {
     const arg = /^\s/.test(start.rest) ? start.rest.trimStart().split(/\s/, 1)[0]! : '';
