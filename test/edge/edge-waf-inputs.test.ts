@@ -14,6 +14,7 @@ import { headerUnread } from '../../src/edge/waf/inputs.ts';
 import { cpuMs } from '../helpers/cpu-time.ts';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { multipart } from '../helpers/waf-corpus.ts';
 
 let server: RunningServer;
 let backend: Server;
@@ -194,6 +195,7 @@ describe('edge: prototype pollution in values and NoSQL operators for credential
       ['$ne for a password', json({ username: 'admin', password: { $ne: null } })],
       ['$gt for a password', json({ username: 'admin', password: { $gt: '' } })],
       ['$regex for a user', json({ username: { $regex: '.*' }, password: { $ne: 'x' } })],
+      ['$ne for a user alone, in a multipart field', (() => { const m = multipart({ data: '{"username":{"\\u0024ne":null}}' }); return { path: '/login', headers: { 'content-type': m.contentType }, body: m.body }; })()],
       ['$where', json({ $where: 'sleep(5000)' })],
     ]);
     await expectPassed([

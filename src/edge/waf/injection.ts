@@ -84,20 +84,30 @@ export function operatorKey(key: string, level: number): boolean {
 }
 
 /**
- * Keys a login form sends a secret as: no query filters on a password, so an operator there is a
- * bypass. (A user name or e-mail is filtered on by admin tools: {"email": {"$regex": "^o'brien"}}.)
+ * Keys a login form sends a secret as: no query filters on a password, so any operator there is a
+ * bypass.
  */
-const CREDENTIAL_KEY = /^(?:(?:current|new|old|confirm)_?)?(?:pass(?:word|wd|phrase)?|pwd|pin|otp|secret)(?:_?(?:confirm(?:ation)?|again))?$/;
+const SECRET_KEY = /^(?:(?:current|new|old|confirm)_?)?(?:pass(?:word|wd|phrase)?|pwd|pin|otp|secret)(?:_?(?:confirm(?:ation)?|again))?$/;
+/**
+ * Keys a login form sends an identity as: admin tools filter on these ({"email": {"$regex":
+ * "^o'brien"}}, {"username": {"$in": [...]}}), so only the operators that match every user but
+ * one, or all of them, count ({"username": {"$ne": null}}, {"$gt": ""}, {"$nin": []}).
+ */
+const IDENTITY_KEY = /^(?:user(?:name)?|login|e-?mail|mail|account)$/;
 /** The comparison operators that make a query match any document ({"$ne": null}, {"$gt": ""}, {"$regex": ".*"}). */
 const MATCHING_OPERATOR = /^\$(?:ne|eq|gt|gte|lt|lte|regex|in|nin|exists|not|or|and|nor|elemmatch|type|where|expr)$/;
+const BYPASS_OPERATOR = /^\$(?:ne|gt|gte|nin|not|where|expr)$/;
 
 /**
- * A query operator as the key of an object given for a password ({"password": {"$ne": null}}):
- * at level 1, since no client sends a password as an object; an admin tool's filter on any
- * other field ({"status": {"$ne": "archived"}}) is read so from level 2 (operatorKey).
+ * A query operator as the key of an object given for a credential ({"password": {"$ne": null}},
+ * {"username": {"$ne": null}}): at level 1, since no login sends one as an object; an admin
+ * tool's filter on any other field ({"status": {"$ne": "archived"}}) is read so from level 2
+ * (operatorKey).
  */
 export function credentialOperator(key: string, enclosingKey: string | undefined): boolean {
-  return enclosingKey !== undefined && key.startsWith('$') && MATCHING_OPERATOR.test(key.toLowerCase()) && CREDENTIAL_KEY.test(enclosingKey);
+  if (enclosingKey === undefined || !key.startsWith('$')) return false;
+  const operator = key.toLowerCase();
+  return (MATCHING_OPERATOR.test(operator) && SECRET_KEY.test(enclosingKey)) || (BYPASS_OPERATOR.test(operator) && IDENTITY_KEY.test(enclosingKey));
 }
 
 export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form), mailHeaders = true): number | undefined {
