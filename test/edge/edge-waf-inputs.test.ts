@@ -242,12 +242,14 @@ describe('edge: a domain GraphQL policy (waf_graphql)', () => {
     ['introspection with operation name', json({ operationName: 'IntrospectionQuery', query: `query IntrospectionQuery ${introspection}`, variables: {} }, '/graphql')],
     ['51 aliases', json({ query: aliases(51) }, '/graphql')],
     ['a batch of 11 operations', json(batch(11), '/graphql')],
+    ['introspection as an application/graphql body', { path: '/graphql', headers: { 'content-type': 'application/graphql' }, body: introspection }],
   ];
   const benign: Array<[string, Sent]> = [
     ['an ordinary query with __typename', json({ query: 'query GetUser($id: ID!) { user(id: $id) { id name __typename posts(first: 10) { title } } }', variables: { id: '1' } }, '/graphql')],
     ['a few aliases', json({ query: aliases(5) }, '/graphql')],
     ['a batch of 3', json(batch(3), '/graphql')],
     ['a GET query', query('query', '{ me { id name } }')],
+    ['an application/graphql body', { path: '/graphql', headers: { 'content-type': 'application/graphql' }, body: 'query { me { id name __typename } }' }],
     ['a string naming __schema', json({ query: 'mutation { post(text: "see __schema docs") { id } }' }, '/graphql')],
   ];
 

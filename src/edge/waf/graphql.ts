@@ -1,6 +1,6 @@
 // A domain's GraphQL policy (waf_graphql: `block`), pure: GraphQL requests — a JSON body's "query"
 // documents (one object, or a batch: an array of them), a form's or the query string's `query`
-// parameter — refused when they ask for the schema (introspection: __schema, __type; __typename,
+// parameter, a body that is a document (application/graphql) — refused when they ask for the schema (introspection: __schema, __type; __typename,
 // which clients add to every selection, is not) or multiply one request into many (more than
 // MAX_ALIASES aliases in a document: a password tried 1000 times in one request; more than
 // MAX_OPERATIONS documents in a batch). Off by default: many APIs publish their schema.
@@ -65,28 +65,38 @@ function looksLikeDocument(value: string): boolean {
   return /^\s*(?:#[^\n]*\n\s*)*(?:\{|(?:query|mutation|subscription|fragment)\b[^{]{0,500}\{)/.test(value.slice(0, 600));
 }
 
+/** A `query` parameter's value as the server reads it ('+' a space, percent-decoded). */
+function parameterValue(input: Input): string {
+  const value = input.plus ? input.value.replace(/\+/g, ' ') : input.value;
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // Not percent-encoding after all: read as sent.
+  }
+}
+
 /**
  * The policy's rule a request's inputs break, if any: each `query` parameter or JSON "query"
- * key's string value that is a GraphQL document is read; the documents of one body are a batch.
+ * key's string value that is a GraphQL document is read, and a body that is one; the documents of
+ * one body are a batch.
  */
 export function graphqlViolation(inputs: readonly Input[]): { rule: number; where: string } | undefined {
   let documents = 0;
+  // A body that is the document itself (application/graphql) is read as text: its whole comes
+  // first; a JSON body's first input is a key.
+  let bodySeen = false;
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i]!;
     let doc: string | undefined;
-    if (input.key && input.value === 'query') {
+    const firstOfBody = !bodySeen && (input.where === 'body' || input.where === 'body key');
+    if (firstOfBody) bodySeen = true;
+    // (One that starts with '{' is read as JSON: its text outside strings is the document less its strings.)
+    if ((firstOfBody && !input.key && !input.markup) || input.where === 'body (outside strings)') doc = input.value;
+    else if (input.key && input.value === 'query') {
       const next = inputs[i + 1];
       if (next && !next.key && next.where === input.where.replace(/ key$/, '')) doc = next.value;
-    } else if (!input.name && !input.key && input.param === 'query' && (input.where === 'query query' || input.where === 'body field query')) {
-      doc = input.plus ? input.value.replace(/\+/g, ' ') : input.value;
-      if (doc.includes('%')) {
-        try {
-          doc = decodeURIComponent(doc);
-        } catch {
-          // Not percent-encoding after all: read as sent.
-        }
-      }
-    }
+    } else if (!input.name && !input.key && input.param === 'query' && (input.where === 'query query' || input.where === 'body field query')) doc = parameterValue(input);
     if (doc === undefined || !looksLikeDocument(doc)) continue;
     documents++;
     const { introspection, aliases } = graphqlDocument(doc);
