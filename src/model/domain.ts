@@ -55,7 +55,7 @@ const settings = {
     description: 'Past `waf_body_limit`: `refuse` (413), `prefix` (inspect the first `waf_body_limit` KiB, pass the rest uninspected), `auto` (default: prefix for uploads — multipart and binary types —, refuse for the rest)',
   }),
   waf_graphql: Type.Union([Type.Literal('off'), Type.Literal('block')], {
-    description: 'GraphQL requests (a JSON body\'s `query`, a batch of them, a `query` parameter): `block` refuses introspection (`__schema`, `__type`; `__typename` passes) and floods of one request into many (more than 50 aliases in a document, more than 10 operations in a batch), rules 934200 and 934210; `off` (default) leaves them to the other rules',
+    description: 'GraphQL requests (a JSON body\'s `query`, a batch of them, a `query` parameter, an `application/graphql` body): `block` refuses introspection (`__schema`, `__type`; `__typename` passes) and floods of one request into many (more than 50 aliases in a document, more than 10 operations in a batch), rules 934200 and 934210; `off` (default) leaves them to the other rules',
   }),
 };
 
