@@ -64,6 +64,9 @@ const settings = {
       'The signing key\'s algorithm: 13 ECDSA P-256 with SHA-256 (default), 15 Ed25519. Fixed per key, at its making: it cannot change while `dnssec` is on (no algorithm rollover in this release); changed while off, the next turning on makes a new key (a new DS).',
     [EXPECTED]: '13 (ECDSA P-256/SHA-256) or 15 (Ed25519)',
   }),
+  waf_graphql: Type.Union([Type.Literal('off'), Type.Literal('block')], {
+    description: 'GraphQL requests (a JSON body\'s `query`, a batch of them, a `query` parameter, an `application/graphql` body): `block` refuses introspection (`__schema`, `__type`; `__typename` passes) and floods of one request into many (more than 50 aliases in a document, more than 10 operations in a batch), rules 934200 and 934210; `off` (default) leaves them to the other rules',
+  }),
 };
 
 export const DOMAIN_DEFAULTS = {
@@ -88,6 +91,7 @@ export const DOMAIN_DEFAULTS = {
   waf_body_overflow: 'auto' as 'auto' | 'refuse' | 'prefix',
   dnssec: false,
   dnssec_algorithm: 13 as 13 | 15,
+  waf_graphql: 'off' as 'off' | 'block',
 };
 
 const optional = <T extends Record<string, import('typebox').TSchema>>(props: T) =>
@@ -155,10 +159,10 @@ export const Domain = Type.Object({
   created: Timestamp,
   updated: Timestamp,
   revision: Revision,
-}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', dnssec: true, dnssec_algorithm: 13, ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], verification: { state: 'verified', token: 'palisade-verify=3f0c9a7e51b24d6c8e1f0a2b3c4d5e6f', method: 'delegation', verified_at: '2026-11-23T09:05:00.000Z', seen: { at: '2026-11-23T09:05:00.000Z', nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], txt: [], delegation: true, token: false, from: 'resolver' }, next_check: null, accepts: ['delegation', 'txt'], instructions: null }, records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
+}, { examples: [{ domain: 'example.org', enabled: true, mask: 'www', ssl: false, tags: ['prod'], backend: '198.51.100.1', failover: null, fhttps: false, cachelevel: 0, sjschallenge: false, baseprotection: true, bwlimit: 0, geomode: 0, geolist: [], bind_node: [], cachelargefiles: false, waf_level: 1, waf_mode: 'block', waf_exclusions: [{ rule: 942100, path: '/search', param: 'q' }], waf_body_limit: 1024, waf_body_overflow: 'auto', waf_graphql: 'off', dnssec: true, dnssec_algorithm: 13, ns_active: true, failover_active: false, nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], verification: { state: 'verified', token: 'palisade-verify=3f0c9a7e51b24d6c8e1f0a2b3c4d5e6f', method: 'delegation', verified_at: '2026-11-23T09:05:00.000Z', seen: { at: '2026-11-23T09:05:00.000Z', nameservers: ['ns1.palisade.example.net', 'ns2.palisade.example.net'], txt: [], delegation: true, token: false, from: 'resolver' }, next_check: null, accepts: ['delegation', 'txt'], instructions: null }, records: 3, created: '2026-11-23T09:00:00.000Z', updated: '2026-11-23T09:00:00.000Z', revision: 42 }] });
 
 /** Settings added after domains were first stored: a stored domain may lack them (the defaults apply). */
-type LaterSettings = 'waf_level' | 'waf_mode' | 'waf_exclusions' | 'waf_body_limit' | 'waf_body_overflow' | 'dnssec' | 'dnssec_algorithm';
+type LaterSettings = 'waf_level' | 'waf_mode' | 'waf_exclusions' | 'waf_body_limit' | 'waf_body_overflow' | 'waf_graphql' | 'dnssec' | 'dnssec_algorithm';
 
 /**
  * A domain's claim: how its account proves the name is theirs. Absent on a domain stored before

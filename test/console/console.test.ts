@@ -274,7 +274,7 @@ describe('console: one customer', () => {
     const { page } = alice;
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings', level: 2 }).waitFor();
-    for (const label of ['Backend', 'Failover backend', 'Protected names', 'Tags', 'Caching', 'WAF mode', 'Country filter', 'Countries (ISO codes)', 'Bandwidth limit (KB/s, 0 for none)']) await page.getByLabel(label, { exact: true }).waitFor();
+    for (const label of ['Backend', 'Failover backend', 'Protected names', 'Tags', 'Caching', 'WAF mode', 'GraphQL introspection and batching', 'Country filter', 'Countries (ISO codes)', 'Bandwidth limit (KB/s, 0 for none)']) await page.getByLabel(label, { exact: true }).waitFor();
     await page.getByLabel('Failover backend', { exact: true }).fill('not an address');
     await page.getByLabel('Tags', { exact: true }).fill('prod, shop');
     await page.getByRole('button', { name: 'Save settings' }).click();

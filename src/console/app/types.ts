@@ -24,6 +24,7 @@ export interface Domain {
   /** Sign the zone's answers; GET /domains/{domain}/dnssec gives the DS. */
   dnssec: boolean;
   dnssec_algorithm: 13 | 15;
+  waf_graphql: 'off' | 'block';
   ns_active: boolean;
   failover_active: boolean;
   nameservers: string[];

@@ -4,6 +4,7 @@
 // schema includes, LDAP filter structure, NoSQL operators and server-side JavaScript, and line
 // breaks that start a header or a mail command.
 
+import { POLLUTION_RULE, pollutingValue } from './pollution.ts';
 import { TRIGGERS, triggerWords } from './trigger-words.ts';
 
 export const INJECTION = {
@@ -82,8 +83,36 @@ export function operatorKey(key: string, level: number): boolean {
   return /^\$(?:where|function|accumulator|expr)$/.test(key) || (level >= 2 && /^\$(?:ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|elemmatch|lookup|jsonschema|text|mod|all|size|type)$/.test(key));
 }
 
+/**
+ * Keys a login form sends a secret as: no query filters on a password, so any operator there is a
+ * bypass.
+ */
+const SECRET_KEY = /^(?:(?:current|new|old|confirm)_?)?(?:pass(?:word|wd|phrase)?|pwd|pin|otp|secret)(?:_?(?:confirm(?:ation)?|again))?$/;
+/**
+ * Keys a login form sends an identity as: admin tools filter on these ({"email": {"$regex":
+ * "^o'brien"}}, {"username": {"$in": [...]}}), so only the operators that match every user but
+ * one, or all of them, count ({"username": {"$ne": null}}, {"$gt": ""}, {"$nin": []}).
+ */
+const IDENTITY_KEY = /^(?:user(?:name)?|login|e-?mail|mail|account)$/;
+/** The comparison operators that make a query match any document ({"$ne": null}, {"$gt": ""}, {"$regex": ".*"}). */
+const MATCHING_OPERATOR = /^\$(?:ne|eq|gt|gte|lt|lte|regex|in|nin|exists|not|or|and|nor|elemmatch|type|where|expr)$/;
+const BYPASS_OPERATOR = /^\$(?:ne|gt|gte|nin|not|where|expr)$/;
+
+/**
+ * A query operator as the key of an object given for a credential ({"password": {"$ne": null}},
+ * {"username": {"$ne": null}}): at level 1, since no login sends one as an object; an admin
+ * tool's filter on any other field ({"status": {"$ne": "archived"}}) is read so from level 2
+ * (operatorKey).
+ */
+export function credentialOperator(key: string, enclosingKey: string | undefined): boolean {
+  if (enclosingKey === undefined || !key.startsWith('$')) return false;
+  const operator = key.toLowerCase();
+  return (MATCHING_OPERATOR.test(operator) && SECRET_KEY.test(enclosingKey)) || (BYPASS_OPERATOR.test(operator) && IDENTITY_KEY.test(enclosingKey));
+}
+
 export function otherInjection(form: string, inBody: boolean, level: number, words = triggerWords(form), mailHeaders = true): number | undefined {
   if (form.includes('${') && jndi(form)) return INJECTION.jndi;
+  if (pollutingValue(form)) return POLLUTION_RULE;
   if (form.includes('<!--') && SSI.test(form)) return INJECTION.ssi;
   if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
   if (form.includes('<') && XXE.test(form)) return INJECTION.xxe;

@@ -8,11 +8,13 @@ import { LRUCache } from 'lru-cache';
 import { structured, type BodyRefusal } from './body-parse.ts';
 import { base64Text, decodedForms, percentDecode } from './decode.ts';
 import { withoutQuotedCode } from './quoted-code.ts';
-import { INJECTION, operatorKey, otherInjection } from './injection.ts';
-import { onlyAddresses, requestInputs, type Input } from './inputs.ts';
+import { graphqlViolation } from './graphql.ts';
+import { credentialOperator, INJECTION, operatorKey, otherInjection } from './injection.ts';
+import { headerUnread, onlyAddresses, requestInputs, type Input } from './inputs.ts';
 import { joinedAcrossPlaces } from './joined-params.ts';
 import { pathAttack } from './paths.ts';
 import { POLLUTION_RULE, pollutingName } from './pollution.ts';
+import { GRAPHQL_RULES } from './rules/graphql.ts';
 import { INJECTION_RULES } from './rules/injection.ts';
 import { SSRF_RULES } from './rules/ssrf.ts';
 import { LFI_RULES } from './rules/lfi.ts';
@@ -30,7 +32,7 @@ import { triggerWords } from './trigger-words.ts';
 import { crossSiteScripting } from './xss.ts';
 
 export const ATTACK_RULES: readonly Rule[] = [...SQLI_RULES, ...XSS_RULES, ...RCE_RULES, ...LFI_RULES, ...INJECTION_RULES, ...SSRF_RULES];
-const BY_ID = new Map<number, Rule>([...ATTACK_RULES, ...UPLOAD_RULES, SCANNER_RULE].map((r) => [r.id, r]));
+const BY_ID = new Map<number, Rule>([...ATTACK_RULES, ...GRAPHQL_RULES, ...UPLOAD_RULES, SCANNER_RULE].map((r) => [r.id, r]));
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const MAX_URL = 8192;
@@ -94,7 +96,7 @@ function detect(form: string, input: Input, level: number, skip: (rule: number) 
   if (input.key && form.startsWith('$') && operatorKey(form, level) && !skip(INJECTION.nosql)) return INJECTION.nosql;
   if ((rule = sqlInjection(form, level, words, whole)) !== undefined && !skip(rule)) return rule;
   if ((rule = crossSiteScripting(form, level, words, input.body === true && htmlFragment(form))) !== undefined && !skip(rule)) return rule;
-  if ((rule = commandInjection(form, level, words, input.body === true)) !== undefined && !skip(rule)) return rule;
+  if ((rule = commandInjection(form, level, words, input.body === true, input.search === true)) !== undefined && !skip(rule)) return rule;
   if ((rule = otherInjection(form, input.body === true, level, words, input.partHeaders !== true)) !== undefined && !skip(rule)) return rule;
   if ((rule = pathAttack(form, input.path === true, level, words)) !== undefined && !skip(rule)) return rule;
   if ((rule = requestForgery(form, level, !fromHeader(input))) !== undefined && !skip(rule)) return rule;
@@ -118,8 +120,8 @@ function pollutionFinding(input: Input, previousKey: string | undefined, skip: (
 /** A NUL, raw or percent-encoded (once or twice). */
 const NUL = /\0|%(?:25)?00/;
 
-/** The single words a detector does match: Spring's class loader path, Java serialisation (shell.ts's gadgets). */
-const GADGET_WORD = /classloader|^ro0ab|^aced0005/i;
+/** The single words a detector does match: Spring's class loader path, Java serialisation (shell.ts's gadgets), a path to a prototype (pollution.ts). */
+const GADGET_WORD = /classloader|^ro0ab|^aced0005|__proto__|constructor\.prototype/i;
 
 /** A single word (letters, digits, _ . @, single hyphens): no detector but the gadgets' can match it as it is. */
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
@@ -130,11 +132,17 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   // way of reading it (plus, path, body).
   const seen: Array<Set<string> | undefined> = [];
   let previousKey: string | undefined;
+  if (settings.graphql === 'block') {
+    const violation = graphqlViolation(inputs);
+    if (violation && !excluded(settings, violation.rule, path, undefined)) return { status: 403, rule: violation.rule, class: 'injection', where: violation.where };
+  }
   for (const input of inputs) {
     // Names and keys first: "__proto__" is a single word the skip below would pass.
     const skipRule = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
     const polluting = pollutionFinding(input, previousKey, skipRule);
     if (polluting) return polluting;
+    // A query operator given for a credential ({"password": {"$ne": null}}): level 1 (injection.ts).
+    if (input.key && credentialOperator(input.value, previousKey) && !skipRule(INJECTION.nosql)) return { status: 403, rule: INJECTION.nosql, class: 'injection', where: input.where };
     if (input.key) previousKey = input.value.toLowerCase();
     // A metadata address is a single word too (169.254.169.254, 0xa9fea9fe, 169.254.169.254.nip.io).
     if (input.value.length < 300 && /^[\w.:[\]-]+$/.test(input.value)) {
@@ -211,7 +219,6 @@ function scannerFinding(headers: IncomingHttpHeaders, path: string, settings: Wa
  * costs far less than the detectors. An attacker varying requests only fills it (bounded).
  */
 const verdicts = new LRUCache<string, { finding: Finding | null }>({ max: 50_000 });
-const UNKEYED = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'if-none-match', 'if-modified-since', 'cache-control', 'pragma']);
 
 /**
  * The first rule the request matches, or undefined. `body`: the body's inputs (body-parse.ts),
@@ -222,8 +229,9 @@ export function inspect(method: string, url: string, headers: IncomingHttpHeader
   if (body && body.length > 0) return inspectNow(url, headers, settings, body);
   let key = `${settings.key} ${method} ${url}`;
   for (const name in headers) {
-    if (UNKEYED.has(name)) continue;
     const value = headers[name]!;
+    // (Headers the rules do not read — inputs.ts's headerUnread — are no part of the verdict either.)
+    if (headerUnread(name, value)) continue;
     // (Addresses only: not read by the rules, so not a part of the verdict.)
     if (name === 'x-forwarded-for' && onlyAddresses(value)) continue;
     key += `\n${name}:${String(value)}`;

@@ -1,5 +1,5 @@
 // A domain's WAF settings as the edge uses them: its sensitivity level, block or log only, rule
-// exclusions, and the body inspection bound with what happens past it. Domains stored before
+// exclusions, the body inspection bound with what happens past it, and its GraphQL policy. Domains stored before
 // these settings existed have none of the fields: the defaults apply. Compiled once per domain
 // state object (a change in the feed brings a new object).
 import { DOMAIN_DEFAULTS } from '../../model/domain.ts';
@@ -7,6 +7,8 @@ import { DOMAIN_DEFAULTS } from '../../model/domain.ts';
 export type WafMode = 'block' | 'log';
 /** Past the body limit: refuse (413), inspect the first `limit` bytes and pass the rest, or auto (see below). */
 export type BodyOverflow = 'auto' | 'refuse' | 'prefix';
+/** GraphQL introspection and alias or batch floods: `block` refuses them (graphql.ts), `off` leaves them be. */
+export type GraphqlPolicy = 'off' | 'block';
 
 export interface WafExclusion {
   rule: number;
@@ -23,6 +25,7 @@ export interface WafDomainFields {
   waf_exclusions?: WafExclusion[];
   waf_body_limit?: number;
   waf_body_overflow?: BodyOverflow;
+  waf_graphql?: GraphqlPolicy;
 }
 
 /**
@@ -35,6 +38,7 @@ export const WAF_DEFAULTS = {
   waf_mode: DOMAIN_DEFAULTS.waf_mode as WafMode,
   waf_body_limit: DOMAIN_DEFAULTS.waf_body_limit,
   waf_body_overflow: DOMAIN_DEFAULTS.waf_body_overflow as BodyOverflow,
+  waf_graphql: DOMAIN_DEFAULTS.waf_graphql as GraphqlPolicy,
 };
 
 export interface WafSettings {
@@ -43,6 +47,7 @@ export interface WafSettings {
   exclusions: readonly WafExclusion[];
   bodyLimit: number;
   overflow: BodyOverflow;
+  graphql: GraphqlPolicy;
   /** What the verdict cache keys on besides the request (level and exclusions change verdicts). */
   key: string;
 }
@@ -56,13 +61,15 @@ export function wafSettings(domain: WafDomainFields | undefined): WafSettings {
   }
   const level = domain?.waf_level ?? WAF_DEFAULTS.waf_level;
   const exclusions = domain?.waf_exclusions ?? [];
+  const graphql = domain?.waf_graphql ?? WAF_DEFAULTS.waf_graphql;
   const settings: WafSettings = {
     level,
     mode: domain?.waf_mode ?? WAF_DEFAULTS.waf_mode,
     exclusions,
     bodyLimit: (domain?.waf_body_limit ?? WAF_DEFAULTS.waf_body_limit) * 1024,
     overflow: domain?.waf_body_overflow ?? WAF_DEFAULTS.waf_body_overflow,
-    key: exclusions.length === 0 ? `${level}` : `${level}:${JSON.stringify(exclusions)}`,
+    graphql,
+    key: `${level}${graphql === 'block' ? 'g' : ''}${exclusions.length === 0 ? '' : `:${JSON.stringify(exclusions)}`}`,
   };
   if (domain) compiled.set(domain, settings);
   return settings;

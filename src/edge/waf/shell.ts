@@ -139,7 +139,12 @@ function separatorAt(t: string, i: number): string | undefined {
 }
 
 /** The command injection rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
-export function commandInjection(form: string, level: number, words = triggerWords(form), inBody = true): number | undefined {
+/**
+ * `search`: the value is a search box's parameter (inputs.ts): at level 1 a command line as its
+ * whole value is what someone looks for ("ls -la /var/log", "cat /proc/cpuinfo" in a docs search),
+ * unless it writes a file; separators, substitutions and the rest are read as anywhere.
+ */
+export function commandInjection(form: string, level: number, words = triggerWords(form), inBody = true, search = false): number | undefined {
   // Prose (a forum post, a comment, a question) quotes code in Markdown: at level 1 its code
   // spans and fenced blocks are quoted, not run (quoted-code.ts). Anywhere else a backtick substitutes.
   const normal = shellNormal(form);
@@ -180,7 +185,7 @@ export function commandInjection(form: string, level: number, words = triggerWor
     if (values.size > 0) {
       const expanded = t.replace(/\$\{?([a-z_][a-z0-9_]{0,20})\}?/g, (whole, name: string) => values.get(name) ?? whole);
       if (expanded !== t) {
-        const found = commandInjection(expanded.replace(ASSIGNED, ' '), level, words, inBody);
+        const found = commandInjection(expanded.replace(ASSIGNED, ' '), level, words, inBody, search);
         if (found !== undefined) return found;
       }
     }
@@ -201,6 +206,11 @@ export function commandInjection(form: string, level: number, words = triggerWor
   // command with an argument shaped like one; a common word only with an option or a system path.
   const start = commandAt(t, 0);
   if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name)) {
+    // A redirection into a file writes it (echo … > /var/www/s.php): no search or sentence does
+    // ("… > /dev/null 2>&1" is what a search for silencing a command holds).
+    if (/\s\d?>{1,2}\s*(?!\/dev\/null\b)[/~]/.test(start.rest)) return RCE.command;
+  }
+  if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name) && !(search && level < 2)) {
     const arg = /^\s/.test(start.rest) ? start.rest.trimStart().split(/\s/, 1)[0]! : '';
     // At level 1 only arguments no search or sentence has: a URL, a system path, a redirection or
     // substitution ("rm -rf meaning" and "python 3.12 notes" are searches); any shape at level 2.

@@ -4,12 +4,27 @@
 // (169.254.169.254.nip.io), or by the provider's own host name — as a URL's host or as the whole
 // value (level 1). Loopback and private addresses as a URL's host are level 2 (a local dev URL in
 // a form is ordinary); written in a spelling only a bypass uses (hex, decimal, octal, short) they
-// are level 1.
+// are level 1. And the callback hosts of the public out-of-band testing services anywhere (level 1).
 
 export const SSRF = {
   metadata: 934160,
   internal: 934170,
+  callback: 934180,
 } as const;
+
+/**
+ * The out-of-band callback hosts of the public testing services (interactsh's, Burp
+ * Collaborator's, DNS loggers, request bins, canary tokens): a blind injection proves itself by
+ * making the server look one up. A host under them has a label of its own before the service's
+ * name (c59d1b2xq.oast.fun), which nothing but such a test sends; the service's name alone is
+ * prose ("interact.sh", a script's name). Canary tokens' web bugs are URLs on the service's own host.
+ */
+const CALLBACK_HOST = /(?:[a-z0-9_-]\.|\/\/(?=canarytokens))(?:interact\.sh|interactsh\.com|oast\.(?:pro|live|site|online|fun|me)|burpcollaborator\.net|oastify\.com|dnslog\.(?:cn|link)|ceye\.io|requestbin\.net|requestrepo\.com|canarytokens\.(?:com|net|org)|bxss\.me|xss\.ht)(?![a-z0-9_-]|\.[a-z0-9])/i;
+
+/** Whether a decoded form names a callback host of a public testing service (CALLBACK_HOST). */
+export function callbackHost(form: string): boolean {
+  return form.includes('.') && CALLBACK_HOST.test(form);
+}
 
 /** Metadata services: AWS/Azure/GCP/Oracle/OpenStack, AWS ECS task credentials, Alibaba. */
 const METADATA_V4 = new Set([0xa9fea9fe, 0xa9feaa02, 0x646464c8]);
@@ -90,6 +105,7 @@ const BARE_HOST = /^\s*(\[[0-9a-f:.]+\]|[0-9a-f]*:[0-9a-f:.]*:[0-9a-f:.]*|[a-z0-
  * loopback or private URL counts here (not in headers such as Referer and Origin).
  */
 export function requestForgery(form: string, level: number, urlInternal: boolean): number | undefined {
+  if (callbackHost(form)) return SSRF.callback;
   if (form.includes(':')) {
     let seen = 0;
     URL_AUTHORITY.lastIndex = 0;

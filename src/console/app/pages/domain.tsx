@@ -41,6 +41,7 @@ interface Draft {
   waf_body_overflow: 'auto' | 'refuse' | 'prefix';
   dnssec: boolean;
   dnssec_algorithm: 13 | 15;
+  waf_graphql: 'off' | 'block';
 }
 
 const draftOf = (d: Domain): Draft => ({
@@ -146,6 +147,7 @@ function SettingsForm({ domain, nodes, onSaved }: { domain: Domain; nodes: EdgeN
         <TextField label="WAF exclusions (JSON list)" name="waf_exclusions" value={draft.waf_exclusions} onValue={set('waf_exclusions')} problem={p} hint='e.g. [{"rule": 942100, "path": "/search", "param": "q"}]' />
         <TextField label="Body inspected (KiB)" name="waf_body_limit" value={draft.waf_body_limit} onValue={set('waf_body_limit')} problem={p} />
         <SelectField label="Past that" name="waf_body_overflow" value={draft.waf_body_overflow} onValue={set('waf_body_overflow')} problem={p} options={[['auto', 'Automatic'], ['refuse', 'Refuse (413)'], ['prefix', 'Inspect the start only']]} />
+        <SelectField label="GraphQL introspection and batching" name="waf_graphql" value={draft.waf_graphql} onValue={set('waf_graphql')} problem={p} options={[['off', 'Allowed'], ['block', 'Refused']]} />
         <SelectField label="Country filter" name="geomode" value={draft.geomode} onValue={set('geomode')} problem={p} options={[[0, 'None'], [1, 'Allow only the countries listed'], [2, 'Block the countries listed']]} />
         <TextField label="Countries (ISO codes)" name="geolist" value={draft.geolist} onValue={set('geolist')} problem={p} hint="e.g. DE, FR" />
       </fieldset>
