@@ -16,10 +16,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
 import { runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
-import { readBody } from '../src/edge/waf/body-parse.ts';
-import { firstFinding } from '../src/edge/waf/inspect.ts';
-import { wafSettings } from '../src/edge/waf/settings.ts';
-import { costHeader, measureCost } from './waf-cost.ts';
+import { costHeader, HERE, inspectorAt, measureCost } from './waf-cost.ts';
 import { attackCases, benignCases, benignSet, corpusPart, ownAttacks, requestFor, type CorpusRequest, type OwnAttack } from '../test/helpers/waf-corpus.ts';
 
 const MODSEC_MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
@@ -162,7 +159,7 @@ http {
   await stopProcess(serve);
   // The inspection's cost as a ratio to parsing the same body (bench/waf-cost.ts, `npm run bench:waf-cost` alone).
   console.log(`\ninspection (parse + rules, level 1) vs parsing the same body; thread CPU time, median of 5 interleaved rounds\n${costHeader(['WAF'])}`);
-  await measureCost([['WAF', (body, type) => firstFinding(readBody(body, type).inputs, '/', wafSettings({ waf_level: 1 }))]], 5, console.log);
+  await measureCost([['WAF', await inspectorAt(HERE)]], 5, console.log);
 }
 
 runBench(main, children, dir);

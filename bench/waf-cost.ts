@@ -7,19 +7,23 @@
 // least ~25 ms of CPU; the figures are medians over rounds, the ratio the median of the rounds'
 // ratios. Thread CPU time, not wall time: a busy machine stretches the clock, not the work.
 //
+// The code measured is the build (dist/), as production runs it.
+//
 //   npm run bench:waf-cost [-- --rounds N] [-- --against DIR]
-//     --against DIR   also measure the inspection of another checkout of the project (its
-//                     src/edge/waf, e.g. a `git archive` of an earlier commit with node_modules
-//                     reachable), interleaved with this one: before and after in the same run.
-//   node --cpu-prof --import tsx bench/waf-cost.ts --only 'JSON (1 MB)' --seconds 5
+//     --against DIR   also measure the inspection of another checkout of the project (built:
+//                     its dist/edge/waf, e.g. a `git archive` of an earlier commit, built with
+//                     `tsc -p tsconfig.build.json`), interleaved with this one: before and after
+//                     in the same run.
+//   npm run build && node --cpu-prof --import tsx bench/waf-cost.ts --only 'JSON (1 MB)' --seconds 5
 //                     runs only this checkout's inspection of one body, for a profile
 //                     (bench/profile-top.ts reads it).
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { costBodies, type CostBody } from './waf-bodies.ts';
-import { readBody } from '../src/edge/waf/body-parse.ts';
-import { firstFinding } from '../src/edge/waf/inspect.ts';
-import { wafSettings } from '../src/edge/waf/settings.ts';
+
+type BodyParse = typeof import('../src/edge/waf/body-parse.ts');
+type Rules = typeof import('../src/edge/waf/inspect.ts');
+type Settings = typeof import('../src/edge/waf/settings.ts');
 
 type Inspector = (body: Buffer, contentType: string) => unknown;
 
@@ -33,21 +37,24 @@ const cpuMicros = () => {
   return u.user + u.system;
 };
 
-/** An inspector of one checkout: parse the body and run the rules at level 1; a finding on these benign bodies is an error. */
-function inspector(read: typeof readBody, first: typeof firstFinding, settings: ReturnType<typeof wafSettings>): Inspector {
+/** This checkout. */
+export const HERE = resolve(import.meta.dirname, '..');
+
+/**
+ * The inspection of a checkout as it runs in production: its build (dist/, what tsc emits), not
+ * its sources through a loader. It parses the body and runs the rules at level 1; a finding on
+ * these benign bodies is an error.
+ */
+export async function inspectorAt(dir: string): Promise<Inspector> {
+  const at = async (file: string): Promise<unknown> => import(pathToFileURL(resolve(dir, 'dist/edge/waf', file)).href);
+  const { readBody } = (await at('body-parse.js')) as BodyParse;
+  const { firstFinding } = (await at('inspect.js')) as Rules;
+  const settings = ((await at('settings.js')) as Settings).wafSettings({ waf_level: 1 });
   return (body, contentType) => {
-    const finding = first(read(body, contentType).inputs, '/', settings);
+    const finding = firstFinding(readBody(body, contentType).inputs, '/', settings);
     if (finding) throw new Error(`a benign body refused: ${finding.rule} in ${finding.where}`);
     return finding;
   };
-}
-
-async function otherCheckout(dir: string): Promise<Inspector> {
-  const at = (file: string) => pathToFileURL(resolve(dir, 'src/edge/waf', file)).href;
-  const parse = (await import(at('body-parse.ts'))) as { readBody: typeof readBody };
-  const rules = (await import(at('inspect.ts'))) as { firstFinding: typeof firstFinding };
-  const settings = (await import(at('settings.ts'))) as { wafSettings: typeof wafSettings };
-  return inspector(parse.readBody, rules.firstFinding, settings.wafSettings({ waf_level: 1 }));
 }
 
 /** What a backend pays to parse the body (the denominator of the ratio). */
@@ -153,7 +160,7 @@ function argument(name: string): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const here = inspector(readBody, firstFinding, wafSettings({ waf_level: 1 }));
+  const here = await inspectorAt(HERE);
   const only = argument('--only');
   if (only !== undefined) {
     const b = costBodies().find((x) => x.name === only);
@@ -166,7 +173,7 @@ async function main(): Promise<void> {
   }
   const rounds = Number(argument('--rounds') ?? 11);
   const against = argument('--against');
-  const inspectors: Array<[string, Inspector]> = against ? [['before', await otherCheckout(against)], ['after', here]] : [['WAF', here]];
+  const inspectors: Array<[string, Inspector]> = against ? [['before', await inspectorAt(against)], ['after', here]] : [['WAF', here]];
   const labels = inspectors.map(([l]) => l);
   console.log(`inspection (parse + rules, level 1) vs parsing the same body; thread CPU time, median of ${rounds} interleaved rounds\n${costHeader(labels)}`);
   await measureCost(inspectors, rounds, console.log);
