@@ -76,7 +76,7 @@ export function percentDecode(text: string, plus = false): string {
   if (!text.includes('%') && !(plus && text.includes('+'))) return text;
   // Well-formed input decodes natively; invalid UTF-8, a stray '%' or %uXXXX take the byte-wise path.
   try {
-    return decodeURIComponent(plus ? text.replace(/\+/g, ' ') : text);
+    return decodeURIComponent(plus && text.includes('+') ? text.replace(/\+/g, ' ') : text);
   } catch {
     // below
   }

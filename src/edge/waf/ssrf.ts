@@ -117,6 +117,8 @@ function nextAuthority(form: string, from: number): RegExpExecArray | null {
   return null;
 }
 
+const HEX_START = /^\s*0x/;
+
 /** A value that is a host by itself (optionally with a port): name, dotted or bracketed address, one number in hex. */
 const BARE_HOST = /^\s*(\[[0-9a-f:.]+\]|[0-9a-f]*:[0-9a-f:.]*:[0-9a-f:.]*|[a-z0-9.-]{1,253})(?::\d{1,5})?\.?\s*$/;
 
@@ -135,8 +137,9 @@ export function requestForgery(form: string, level: number, urlInternal: boolean
       if (kind === 'internal' && urlInternal && (disguised || level >= 2)) return SSRF.internal;
     }
   }
-  const bare = form.length <= 300 ? BARE_HOST.exec(form) : null;
-  // (A bare decimal number is an id, not a host: only a URL's host is read so.)
+  // (A bare decimal number is an id, not a host: only a URL's host is read so. Only a host with
+  // '.', ':' or '[', or one hex number, is read: a quick test of the form goes first.)
+  const bare = form.length <= 300 && (form.includes('.') || form.includes(':') || form.includes('[') || HEX_START.test(form)) ? BARE_HOST.exec(form) : null;
   if (bare && ((!/^\d+$/.test(bare[1]!) && /[.:[]/.test(bare[1]!)) || /^0x[0-9a-f]{1,8}$/.test(bare[1]!))) {
     const { kind } = hostKind(bare[1]!);
     if (kind === 'metadata') return SSRF.metadata;
