@@ -113,6 +113,8 @@ export interface CostRow {
   micros: number[];
   /** Median over rounds of each inspector's time / the baseline's. */
   ratios: number[];
+  /** With two inspectors (before, after): the median over rounds of the second's time / the first's. */
+  change?: number;
   target?: number;
 }
 
@@ -127,6 +129,7 @@ export async function measureCost(inspectors: Array<[string, Inspector]>, rounds
     for (const fn of fns) calls.push(await calibrate(fn, 25_000));
     const times: number[][] = fns.map(() => []);
     const ratios: number[][] = inspectors.map(() => []);
+    const changes: number[] = [];
     for (let round = 0; round < rounds; round++) {
       // Alternate the order: whoever runs first in a round runs last in the next.
       const order = fns.map((_, i) => i);
@@ -135,8 +138,10 @@ export async function measureCost(inspectors: Array<[string, Inspector]>, rounds
       for (const i of order) got[i] = await batch(fns[i]!, calls[i]!);
       got.forEach((t, i) => times[i]!.push(t));
       for (let k = 0; k < inspectors.length; k++) ratios[k]!.push(got[k + 1]! / got[0]!);
+      if (inspectors.length === 2) changes.push(got[2]! / got[1]!);
     }
     const row: CostRow = { name: b.name, bytes: b.body.length, baseline: BASELINE_NAME[b.baseline], micros: times.map(median), ratios: ratios.map(median), target: TARGET[b.baseline] };
+    if (changes.length > 0) row.change = median(changes);
     rows.push(row);
     log(formatRow(row, inspectors.map(([label]) => label)));
   }
@@ -146,12 +151,12 @@ export async function measureCost(inspectors: Array<[string, Inspector]>, rounds
 const micros = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`).padStart(9);
 
 export function costHeader(labels: string[]): string {
-  return `${'body'.padEnd(21)} ${'bytes'.padStart(8)}  ${'baseline'.padEnd(24)} ${'its time'.padStart(9)}  ${labels.map((l) => `${l.padStart(9)} ${'ratio'.padStart(6)}`).join('  ')}  target`;
+  return `${'body'.padEnd(21)} ${'bytes'.padStart(8)}  ${'baseline'.padEnd(24)} ${'its time'.padStart(9)}  ${labels.map((l) => `${l.padStart(9)} ${'ratio'.padStart(6)}`).join('  ')}  target${labels.length === 2 ? `  ${labels[1]}/${labels[0]}` : ''}`;
 }
 
 export function formatRow(row: CostRow, labels: string[]): string {
   const cells = labels.map((_, k) => `${micros(row.micros[k + 1]!)} ${`${row.ratios[k]!.toFixed(2)}×`.padStart(6)}`);
-  return `${row.name.padEnd(21)} ${String(row.bytes).padStart(8)}  ${row.baseline.padEnd(24)} ${micros(row.micros[0]!)}  ${cells.join('  ')}  ${row.target ? `≤ ${row.target}×` : ''}`;
+  return `${row.name.padEnd(21)} ${String(row.bytes).padStart(8)}  ${row.baseline.padEnd(24)} ${micros(row.micros[0]!)}  ${cells.join('  ')}  ${(row.target ? `≤ ${row.target}×` : '').padEnd(6)}${row.change === undefined ? '' : `  ${row.change.toFixed(2)}`}`;
 }
 
 function argument(name: string): string | undefined {
