@@ -5,6 +5,9 @@
 // levels 1 to 4, judged by this checkout and by another one in the same process, the way the
 // edge judges them (protocol checks, then the body decoded and read, the rules, the body's
 // refusals). Prints how many verdicts were compared and each one that differs (rule and where).
+// A verdict stops at the first rule; so that a change behind it shows too, every detector's own
+// answer is also compared on every decoded form of every value those requests carry (each
+// payload, and each input a benign request's body is read into), in every mode it is called in.
 //
 //   node --import tsx bench/waf-verdicts.ts --against DIR
 //     DIR: another checkout of the project (its src/, e.g. a `git archive` of an earlier commit,
@@ -16,6 +19,13 @@ import { costBodies } from './waf-bodies.ts';
 import { attackCases, benignCases, benignSet, multipart, ownAttacks, requestFor, type CorpusRequest } from '../test/helpers/waf-corpus.ts';
 import * as bodyInspection from '../src/edge/waf/body-inspection.ts';
 import * as bodyParse from '../src/edge/waf/body-parse.ts';
+import * as decode from '../src/edge/waf/decode.ts';
+import * as injection from '../src/edge/waf/injection.ts';
+import * as paths from '../src/edge/waf/paths.ts';
+import * as shell from '../src/edge/waf/shell.ts';
+import * as sqli from '../src/edge/waf/sqli.ts';
+import * as ssrf from '../src/edge/waf/ssrf.ts';
+import * as xss from '../src/edge/waf/xss.ts';
 import * as rules from '../src/edge/waf/inspect.ts';
 import * as settingsModule from '../src/edge/waf/settings.ts';
 import * as uploads from '../src/edge/waf/uploads.ts';
@@ -26,6 +36,15 @@ interface Checkout {
   rules: Pick<typeof rules, 'inspect' | 'protocolFinding' | 'refusalFinding'>;
   settings: Pick<typeof settingsModule, 'wafSettings'>;
   uploads: Pick<typeof uploads, 'serverExecutableHeader'>;
+  decode: Pick<typeof decode, 'decodedForms'>;
+  detectors: {
+    sqli: Pick<typeof sqli, 'sqlInjection'>;
+    xss: Pick<typeof xss, 'crossSiteScripting'>;
+    shell: Pick<typeof shell, 'commandInjection'>;
+    injection: Pick<typeof injection, 'otherInjection'>;
+    paths: Pick<typeof paths, 'pathAttack'>;
+    ssrf: Pick<typeof ssrf, 'requestForgery'>;
+  };
 }
 
 async function checkoutAt(dir: string): Promise<Checkout> {
@@ -36,7 +55,34 @@ async function checkoutAt(dir: string): Promise<Checkout> {
     rules: (await at('inspect.ts')) as Checkout['rules'],
     settings: (await at('settings.ts')) as Checkout['settings'],
     uploads: (await at('uploads.ts')) as Checkout['uploads'],
+    decode: (await at('decode.ts')) as Checkout['decode'],
+    detectors: {
+      sqli: (await at('sqli.ts')) as Checkout['detectors']['sqli'],
+      xss: (await at('xss.ts')) as Checkout['detectors']['xss'],
+      shell: (await at('shell.ts')) as Checkout['detectors']['shell'],
+      injection: (await at('injection.ts')) as Checkout['detectors']['injection'],
+      paths: (await at('paths.ts')) as Checkout['detectors']['paths'],
+      ssrf: (await at('ssrf.ts')) as Checkout['detectors']['ssrf'],
+    },
   };
+}
+
+/** Every detector's answer on one decoded form at one level, in each mode it is called in. */
+function answers(c: Checkout, form: string, level: number): string {
+  const d = c.detectors;
+  return [
+    d.sqli.sqlInjection(form, level),
+    d.xss.crossSiteScripting(form, level, undefined, false),
+    d.xss.crossSiteScripting(form, level, undefined, true),
+    d.shell.commandInjection(form, level, undefined, true),
+    d.shell.commandInjection(form, level, undefined, false),
+    d.injection.otherInjection(form, true, level, undefined, true),
+    d.injection.otherInjection(form, false, level, undefined, false),
+    d.paths.pathAttack(form, true, level),
+    d.paths.pathAttack(form, false, level),
+    d.ssrf.requestForgery(form, level, true),
+    d.ssrf.requestForgery(form, level, false),
+  ].join(',');
 }
 
 type Finding = ReturnType<typeof rules.inspect>;
@@ -90,10 +136,12 @@ function placed(payload: string): Array<[string, CorpusRequest]> {
 const ATTACK_FILES = ['attacks.jsonl', 'held-out-2.jsonl', 'held-out-3.jsonl', 'held-out-4.jsonl', 'held-out-5.jsonl', 'held-out-5-requests.jsonl'] as const;
 const BENIGN_FILES = ['requests.jsonl', 'held-out-2.jsonl', 'held-out-3.jsonl', 'held-out-4.jsonl', 'held-out-5.jsonl'] as const;
 
+/** Every payload of the corpora (attack and benign), filled in by requests(). */
+const payloads = new Set<string>();
+
 /** Every request to judge, labelled. */
 function requests(): Array<[string, CorpusRequest]> {
   const out: Array<[string, CorpusRequest]> = [];
-  const payloads = new Set<string>();
   for (const c of attackCases()) {
     const r = requestFor(c);
     if (r) out.push([`gotestwaf ${c.file} ${c.encoder} ${c.placeholder} ${c.payload.slice(0, 60)}`, r]);
@@ -125,7 +173,7 @@ async function main(): Promise<void> {
   const against = argument('--against');
   if (!against) throw new Error('usage: waf-verdicts.ts --against DIR');
   const before = await checkoutAt(against);
-  const after: Checkout = { bodyInspection, bodyParse, rules, settings: settingsModule, uploads };
+  const after: Checkout = { bodyInspection, bodyParse, rules, settings: settingsModule, uploads, decode, detectors: { sqli, xss, shell, injection, paths, ssrf } };
   const all = requests();
   const levels = [1, 2, 3, 4];
   // One domain object per level and checkout (settings are compiled per object).
@@ -147,7 +195,35 @@ async function main(): Promise<void> {
     }
   }
   console.log(`${all.length} requests × ${levels.length} levels: ${compared} verdicts compared, ${changed} changed (refused: before ${refused[0]}, after ${refused[1]})`);
-  if (changed > 0) process.exitCode = 1;
+
+  // The detectors one by one: each payload, and each input the requests' bodies are read into.
+  const values = new Set(payloads);
+  for (const [, req] of all) if (req.body) for (const input of bodyParse.readBody(req.body, String(req.headers['content-type'] ?? '')).inputs) values.add(input.value);
+  let forms = 0;
+  let differ = 0;
+  for (const value of values) {
+    for (const plus of [false, true]) {
+      const a = before.decode.decodedForms(value, plus);
+      const b = decode.decodedForms(value, plus);
+      if (a.join('\0') !== b.join('\0')) {
+        differ++;
+        if (differ <= 50) console.log(`decoded forms of ${JSON.stringify(value.slice(0, 80))} (plus ${plus}) differ`);
+        continue;
+      }
+      for (const form of b) {
+        forms++;
+        for (const level of levels) {
+          const x = answers(before, form, level);
+          const y = answers(after, form, level);
+          if (x === y) continue;
+          differ++;
+          if (differ <= 50) console.log(`level ${level} ${JSON.stringify(form.slice(0, 80))}\n  before: ${x}\n  after:  ${y}`);
+        }
+      }
+    }
+  }
+  console.log(`${values.size} values, ${forms} decoded forms × ${levels.length} levels × 11 detector calls: ${differ} answers differ`);
+  if (changed > 0 || differ > 0) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => {
