@@ -4,8 +4,8 @@
 // detection per attack class on the GoTestWAF corpus's tuning part and held-out part and on the
 // project's own attack set and the independent sets; false positives on GoTestWAF's benign texts,
 // the realistic benign set and the independent benign sets (for set 5 also which requests were
-// refused at each level; set 6 by counts only); and the inspection's throughput on large bodies,
-// in process.
+// refused at each level; set 6 by counts only); and the inspection's cost beside a backend's
+// parsing of the same bodies, in process (bench/waf-cost.ts).
 //
 //   npm run bench:waf        (needs nginx, libnginx-mod-http-modsecurity and modsecurity-crs)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,9 +16,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
 import { runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
-import { readBody } from '../src/edge/waf/body-parse.ts';
-import { firstFinding } from '../src/edge/waf/inspect.ts';
-import { wafSettings } from '../src/edge/waf/settings.ts';
+import { costHeader, HERE, inspectorAt, measureCost } from './waf-cost.ts';
 import { attackCases, benignCases, benignSet, corpusPart, ownAttacks, requestFor, type CorpusRequest, type OwnAttack } from '../test/helpers/waf-corpus.ts';
 
 const MODSEC_MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
@@ -69,31 +67,6 @@ async function replay(port: number, host: string, cases: Array<[string, CorpusRe
     out.set(label, entry);
   }
   return out;
-}
-
-/** MB/s of the inspection (parse and rules) over a large body of each kind, in this process (one core). */
-function throughput(): Array<[string, number]> {
-  const settings = wafSettings({ waf_level: 1 });
-  const words = 'the quick brown fox jumps over the lazy dog and orders 12 items; price is $5 (each) or less, see https://example.org/a?b=c '.split(' ');
-  const prose = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(' ');
-  const bodies: Array<[string, Buffer, string]> = [
-    ['form (1 MB)', Buffer.from(Array.from({ length: 1000 }, (_, i) => `f${i}=${encodeURIComponent(prose(170, i))}`).join('&')), 'application/x-www-form-urlencoded'],
-    ['JSON (1 MB)', Buffer.from(JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}`, text: prose(80, i), tags: ['a', 'b'] })))), 'application/json'],
-    ['text (1 MB)', Buffer.from(Array.from({ length: 8000 }, (_, i) => prose(22, i)).join('\n')), 'text/plain'],
-  ];
-  // Per CPU-second of this process (a busy machine stretches the wall clock, not the work).
-  return bodies.map(([name, body, type]) => {
-    const started = performance.now();
-    const cpu = process.cpuUsage();
-    let rounds = 0;
-    while (performance.now() - started < 2000) {
-      const finding = firstFinding(readBody(body, type).inputs, '/', settings);
-      if (finding) throw new Error(`${name}: ${finding.rule} in ${finding.where}`);
-      rounds++;
-    }
-    const used = process.cpuUsage(cpu);
-    return [`${name}`, (body.length * rounds) / 1e6 / ((used.user + used.system) / 1e6)];
-  });
 }
 
 async function main(): Promise<void> {
@@ -188,8 +161,9 @@ http {
     }
   }
   await stopProcess(serve);
-  console.log('\ninspection throughput per CPU-second (parse + rules, level 1)');
-  for (const [name, rate] of throughput()) console.log(`${name.padEnd(21)} ${rate.toFixed(0).padStart(6)} MB per CPU-s`);
+  // The inspection's cost as a ratio to parsing the same body (bench/waf-cost.ts, `npm run bench:waf-cost` alone).
+  console.log(`\ninspection (parse + rules, level 1) vs parsing the same body; thread CPU time, median of 5 interleaved rounds\n${costHeader(['WAF'])}`);
+  await measureCost([['WAF', await inspectorAt(HERE)]], 5, console.log);
 }
 
 runBench(main, children, dir);

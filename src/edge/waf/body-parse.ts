@@ -70,7 +70,10 @@ function text(bytes: Uint8Array, charset?: string): string {
  */
 export function jsonInputs(source: string, where: string): Input[] {
   const out: Input[] = [];
-  const outside: string[] = [];
+  // What stands between the literals, as [start, end) pairs: JSON's own syntax there (most
+  // bodies) is no input, and the pieces are joined only when one holds something else.
+  const gaps: number[] = [];
+  let syntaxOnly = true;
   const whereKey = `${where} key`;
   let i = 0;
   const n = source.length;
@@ -80,7 +83,11 @@ export function jsonInputs(source: string, where: string): Input[] {
   let nextSlash = -1;
   while (i < n) {
     const q = source.indexOf('"', i);
-    if (q !== i) outside.push(source.slice(i, q < 0 ? n : q));
+    if (q !== i) {
+      const end = q < 0 ? n : q;
+      gaps.push(i, end);
+      if (syntaxOnly) syntaxOnly = jsonSyntax(source, i, end);
+    }
     if (q < 0) break;
     // The literal's end: the first '"' not escaped by a backslash (a backslash escapes the next character).
     let j = q + 1;
@@ -103,13 +110,60 @@ export function jsonInputs(source: string, where: string): Input[] {
       }
     }
     const key = followedByColon(source, j + 1, Math.min(j + 40, n));
-    if (value !== '') out.push({ where: key ? whereKey : where, param: key ? value.slice(0, 100) : undefined, value, body: true, ...(key && { key: true }) });
+    // (Two object literals, not a spread: every input then has one of two shapes, cheap to read.)
+    if (value !== '') out.push(key ? { where: whereKey, param: value.slice(0, 100), value, body: true, key: true } : { where, param: undefined, value, body: true });
     i = j + 1;
   }
+  if (syntaxOnly) return out;
+  const outside: string[] = [];
+  for (let k = 0; k < gaps.length; k += 2) outside.push(source.slice(gaps[k], gaps[k + 1]));
   const between = outside.join('');
-  const words = between.replace(/\b(?:true|false|null)\b|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|[\s{}[\]:,]/gi, '');
+  const words = between.replace(OUTSIDE_SYNTAX, '');
   if (words !== '') out.push({ where: `${where} (outside strings)`, value: between.replace(/\s+/g, ' ').slice(0, MAX_TEXT), body: true });
   return out;
+}
+
+/** JSON's words, numbers, punctuation and white space: what outside its strings is no input. */
+const OUTSIDE_SYNTAX = /\b(?:true|false|null)\b|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|[\s{}[\]:,]/gi;
+
+const structural = (c: number) => c === 32 || (c >= 9 && c <= 13) || c === 123 || c === 125 || c === 91 || c === 93 || c === 58 || c === 44;
+const digit = (c: number) => c >= 48 && c <= 57;
+const wordChar = (c: number) => digit(c) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
+const LITERALS: Record<number, string> = { 116: 'true', 102: 'false', 110: 'null' };
+
+/**
+ * Whether source[from, to) is nothing OUTSIDE_SYNTAX would leave in place, whatever stands beside
+ * it in the joined text: it starts with punctuation or white space (so no number or word runs
+ * into it from the piece before), then holds only punctuation, white space, numbers and JSON's
+ * words. False when unsure: the pieces are then joined and read by the pattern itself.
+ */
+function jsonSyntax(source: string, from: number, to: number): boolean {
+  if (!structural(source.charCodeAt(from))) return false;
+  let k = from;
+  while (k < to) {
+    const c = source.charCodeAt(k);
+    if (structural(c)) {
+      k++;
+    } else if (c === 45 || digit(c)) {
+      // A number as the pattern reads it: -?\d+(?:\.\d+)?(?:e[+-]?\d+)?
+      if (c === 45) k++;
+      if (k >= to || !digit(source.charCodeAt(k))) return false;
+      while (k < to && digit(source.charCodeAt(k))) k++;
+      if (source.charCodeAt(k) === 46 && k + 1 < to && digit(source.charCodeAt(k + 1))) for (k += 2; k < to && digit(source.charCodeAt(k)); k++);
+      if ((source.charCodeAt(k) | 32) === 101) {
+        let e = k + 1;
+        if (source.charCodeAt(e) === 43 || source.charCodeAt(e) === 45) e++;
+        if (e < to && digit(source.charCodeAt(e))) for (k = e + 1; k < to && digit(source.charCodeAt(k)); k++);
+      }
+    } else {
+      // true, false, null between word boundaries (a number or word right before it is no boundary).
+      const word = LITERALS[c];
+      if (word === undefined || k + word.length > to || !source.startsWith(word, k) || wordChar(source.charCodeAt(k - 1))) return false;
+      k += word.length;
+      if (k < to && wordChar(source.charCodeAt(k))) return false;
+    }
+  }
+  return true;
 }
 
 function indexOr(source: string, char: string, from: number, none: number): number {

@@ -76,7 +76,7 @@ export function percentDecode(text: string, plus = false): string {
   if (!text.includes('%') && !(plus && text.includes('+'))) return text;
   // Well-formed input decodes natively; invalid UTF-8, a stray '%' or %uXXXX take the byte-wise path.
   try {
-    return decodeURIComponent(plus ? text.replace(/\+/g, ' ') : text);
+    return decodeURIComponent(plus && text.includes('+') ? text.replace(/\+/g, ' ') : text);
   } catch {
     // below
   }
@@ -199,35 +199,39 @@ const ROUNDS = 3;
 export function decodedForms(value: string, plus = false): string[] {
   // A handful at most: a list with === is cheaper than a Set, which hashes every (long) form.
   const forms: string[] = [];
-  const keep = (t: string) => {
-    if (!forms.includes(t)) forms.push(t);
-  };
-  const add = (text: string) => {
-    let t = text.includes('\0') ? text.replace(/\0/g, '') : text;
-    t = t.toLowerCase();
-    keep(t);
-    if (!t.includes('&') && !t.includes('\\')) return;
-    const decoded = escapeDecode(entityDecode(t)).toLowerCase();
-    keep(decoded.includes('\0') ? decoded.replace(/\0/g, '') : decoded);
-  };
   // Query and form values ('+' means a space) always reach an app decoded once: the value as
   // received is only a form of its own when there is nothing to decode.
   const once = percentDecode(value, plus);
-  if (!plus || once === value) add(value);
+  if (!plus || once === value) add(forms, value);
   let current = value;
   for (let round = 0; round < ROUNDS; round++) {
     // A backend that decodes twice uses the same decoder twice ('+' a space in forms and queries).
     const next = round === 0 ? once : percentDecode(current, plus);
     if (next === current) break;
-    add(next);
+    add(forms, next);
     current = next;
   }
   // Full-width forms (＜ＳＣＲＩＰＴ＞, ＇ ＯＲ): apps that normalise Unicode (NFKC, Windows best-fit) read ASCII.
-  if (FULL_WIDTH.test(current)) add(current.normalize('NFKC'));
+  if (FULL_WIDTH.test(current)) add(forms, current.normalize('NFKC'));
   // Classic ASP drops a '%' that starts no escape (%U%N%I%O%N is UNION there).
-  if (current.includes('%') && STRAY_PERCENT.test(current)) add(current.replace(STRAY_PERCENT_ALL, ''));
+  if (current.includes('%') && STRAY_PERCENT.test(current)) add(forms, current.replace(STRAY_PERCENT_ALL, ''));
   // Escapes can hide percent-encoding and the other way round (\u0025 → %): one more round on the decoded text.
   const mixed = escapeDecode(entityDecode(current));
-  if (mixed !== current && mixed.includes('%')) add(percentDecode(mixed));
+  if (mixed !== current && mixed.includes('%')) add(forms, percentDecode(mixed));
   return forms;
+}
+
+// (decodedForms's steps are functions of their own, not closures made anew for every value.)
+function keep(forms: string[], t: string): void {
+  if (!forms.includes(t)) forms.push(t);
+}
+
+/** A form in lower case without NUL bytes, and with references and escapes decoded when it has any. */
+function add(forms: string[], text: string): void {
+  let t = text.includes('\0') ? text.replace(/\0/g, '') : text;
+  t = t.toLowerCase();
+  keep(forms, t);
+  if (!t.includes('&') && !t.includes('\\')) return;
+  const decoded = escapeDecode(entityDecode(t)).toLowerCase();
+  keep(forms, decoded.includes('\0') ? decoded.replace(/\0/g, '') : decoded);
 }

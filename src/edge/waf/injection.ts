@@ -25,7 +25,9 @@ const WORK = /[-*+/%(\[|`]|__|\?\w+\(|\bnew\b|@\w|\bt\(|\.class\b|\.getclass\b/;
 const TEMPLATE_OPEN = /\{\{|\{%|\$\{|#\{|\*\{|@\{|~\{|<%=?|\[#(?:assign|include|list)|<#(?:assign|include|list|import|macro|attempt)\b/g;
 const LOOKUP_NESTED = /\$\{(?:lower:|upper:|[a-z0-9]*:[^{}:$]{0,40}:-|[a-z0-9]*:-)([^{}$]{0,20})\}|\$\{date:\s*'([^'{}$]{0,20})'\s*\}/g;
 const XXE = /<!doctype[^>[]{0,200}(?:\[|\bsystem\b|\bpublic\b)|<!entity\b|\bxsi:(?:schemalocation|nonamespaceschemalocation)\s*=|<\s*(?:xs|xsd):(?:include|import|redefine)\b|<\s*xi:include\b|\bxmlns:xi\s*=/;
-const LDAP = /\(\s*[&|!]\s*\(|\)\s*\(\s*[&|!]|\*\s*\)\s*\(|\(\s*\w+\s*=\s*\*\s*\)|\b\w+(?::dn)?:(?:\d+\.){2,}\d+:=|\b\w+:dn:=/;
+const LDAP = /\(\s*[&|!]\s*\(|\)\s*\(\s*[&|!]|\*\s*\)\s*\(|\(\s*\w+\s*=\s*\*\s*\)/;
+/** Extensible matches (cn:dn:=, attr:1.2.3:=): each ends in ':=' (tried only then: they start at every word). */
+const LDAP_EXTENSIBLE = /\b\w+(?::dn)?:(?:\d+\.){2,}\d+:=|\b\w+:dn:=/;
 const NOSQL_OPERATOR = /(?:^|[{,[\s"'])\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b\s*['"]?\s*[\]:=]|\[\s*\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr)\s*\]/;
 /** What every match of NOSQL_OPERATOR holds: '$' and an operator's name (a literal start: a quick scan). */
 const NOSQL_NAME = /\$(?:where|ne|eq|gt|gte|lt|lte|regex|or|and|nor|not|nin|in|exists|expr|function|accumulator|elemmatch|lookup|jsonschema|text|mod|all|size|type)\b/;
@@ -117,7 +119,7 @@ export function otherInjection(form: string, inBody: boolean, level: number, wor
   if (/[{<[]/.test(form) && template(form)) return INJECTION.template;
   if (form.includes('<') && XXE.test(form)) return INJECTION.xxe;
   if ((form.includes('(') && /[&|!*]/.test(form)) || form.includes(':=')) {
-    if (LDAP.test(form)) return INJECTION.ldap;
+    if (LDAP.test(form) || (form.includes(':=') && LDAP_EXTENSIBLE.test(form))) return INJECTION.ldap;
   }
   if (form.includes(';') || form.includes('||') ? JS_BREAKOUT.test(form) : false) return INJECTION.nosql;
   if ((form.includes('$') && NOSQL_NAME.test(form) && NOSQL_OPERATOR.test(form)) || ((words & TRIGGERS.serverJs) !== 0 && form.includes('(') && SERVER_JS.test(form))) return INJECTION.nosql;

@@ -126,6 +126,9 @@ const GADGET_WORD = /classloader|^ro0ab|^aced0005|__proto__|constructor\.prototy
 /** A single word (letters, digits, _ . @, single hyphens): no detector but the gadgets' can match it as it is. */
 const WORD = /^[\w.@]*(?:-[\w.@]+)*$/;
 
+/** A domain without exclusions skips no rule (one function, not one made for every input). */
+const NO_EXCLUSIONS = (): boolean => false;
+
 /** The first rule any input matches, given the domain's settings. */
 export function firstFinding(inputs: Input[], path: string, settings: WafSettings): Finding | undefined {
   // Short values repeat (JSON keys of every object in an array, flags): each is read once, per
@@ -138,7 +141,7 @@ export function firstFinding(inputs: Input[], path: string, settings: WafSetting
   }
   for (const input of inputs) {
     // Names and keys first: "__proto__" is a single word the skip below would pass.
-    const skipRule = settings.exclusions.length === 0 ? () => false : (rule: number) => excluded(settings, rule, path, input.param);
+    const skipRule = settings.exclusions.length === 0 ? NO_EXCLUSIONS : (rule: number) => excluded(settings, rule, path, input.param);
     const polluting = pollutionFinding(input, previousKey, skipRule);
     if (polluting) return polluting;
     // A query operator given for a credential ({"password": {"$ne": null}}): level 1 (injection.ts).

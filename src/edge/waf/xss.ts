@@ -58,36 +58,43 @@ const SCRIPT_URL = /(?:java|vb|live)script\s*:|data\s*:\s*(?:text\/html|applicat
 /** Event attributes of script frameworks that evaluate their value: AngularJS ng-<event>, Vue v-on: and @, Alpine x-on:. */
 const FRAMEWORK_HANDLER = /^(?:ng-(?:click|dblclick|focus|blur|change|submit|copy|cut|paste|init|mouse[a-z]+|key[a-z]+)|v-on:[a-z]+|x-on:[a-z]+|@[a-z]+)$/;
 
+/** HTML's blanks (space, tab, LF, FF, CR), by code: tagHandler reads a document character by character. */
+const blank = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
+const SLASH = 47;
+const GT = 62;
+const LT = 60;
+const EQUALS = 61;
+
 /** An attribute named on<event> inside a tag ('<' and a letter, attributes up to '>'). */
 function tagHandler(text: string): boolean {
   const n = text.length;
   let i = text.indexOf('<');
   while (i >= 0 && i < n) {
     let j = i + 1;
-    if (text[j] === '/') j++;
+    if (text.charCodeAt(j) === SLASH) j++;
     const first = text.charCodeAt(j);
     if (!(first >= 97 && first <= 122)) {
       i = text.indexOf('<', i + 1);
       continue;
     }
-    while (j < n && !' \t\n\f\r/>'.includes(text[j]!)) j++;
+    for (let c = text.charCodeAt(j); j < n && !blank(c) && c !== SLASH && c !== GT; c = text.charCodeAt(++j));
     const end = Math.min(n, j + 1024);
-    while (j < end && text[j] !== '>' && text[j] !== '<') {
-      while (j < end && ' \t\n\f\r/'.includes(text[j]!)) j++;
+    while (j < end && text.charCodeAt(j) !== GT && text.charCodeAt(j) !== LT) {
+      for (let c = text.charCodeAt(j); j < end && (blank(c) || c === SLASH); c = text.charCodeAt(++j));
       const start = j;
-      while (j < end && !' \t\n\f\r/>='.includes(text[j]!)) j++;
-      const name = text.slice(start, j);
+      for (let c = text.charCodeAt(j); j < end && !blank(c) && c !== SLASH && c !== GT && c !== EQUALS; c = text.charCodeAt(++j));
       let k = j;
-      while (k < end && ' \t\n\f\r'.includes(text[k]!)) k++;
-      if (text[k] === '=') {
+      while (k < end && blank(text.charCodeAt(k))) k++;
+      if (text.charCodeAt(k) === EQUALS) {
+        const name = text.slice(start, j);
         if (/^on[a-z]{3,}$/.test(name) || FRAMEWORK_HANDLER.test(name)) return true;
         k++;
-        while (k < end && ' \t\n\f\r'.includes(text[k]!)) k++;
+        while (k < end && blank(text.charCodeAt(k))) k++;
         const quote = text[k];
         if (quote === '"' || quote === "'") {
           const close = text.indexOf(quote, k + 1);
           k = close < 0 ? end : close + 1;
-        } else while (k < end && !' \t\n\f\r>'.includes(text[k]!)) k++;
+        } else for (let c = text.charCodeAt(k); k < end && !blank(c) && c !== GT; c = text.charCodeAt(++k));
         j = k;
       } else if (j === start) j++;
     }
