@@ -4,6 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readBody } from '../../src/edge/waf/body-parse.ts';
+import { firstFinding } from '../../src/edge/waf/inspect.ts';
+import { wafSettings } from '../../src/edge/waf/settings.ts';
 import { mediaType, skippableBinary, unreadableEncoding } from '../../src/edge/waf/body-types.ts';
 import { codeBehindMagic, serverExecutableName } from '../../src/edge/waf/uploads.ts';
 
@@ -50,6 +52,26 @@ describe('body types', () => {
     const upload = readBody(file, 'multipart/form-data; boundary=b');
     expect(upload.inputs.map((i) => i.value)).toContain('Name\tCity');
     expect(upload.refusals).toEqual([]);
+  });
+
+  it('reads a long text body to its end: an attack on a line past the first 256 KiB and 2,000 lines is found', () => {
+    const settings = wafSettings({ waf_level: 1 });
+    const rows = Array.from({ length: 8000 }, (_, i) => `${i},widget ${i},blue,12.50,in stock`);
+    for (const attack of ["1' UNION SELECT username, password FROM users --", '<script>alert(document.cookie)</script>', '; cat /etc/passwd']) {
+      for (const at of [7999, 7000, 2001]) {
+        const lines = [...rows];
+        lines[at] = attack;
+        for (const type of ['text/plain', 'text/csv']) {
+          const read = readBody(Buffer.from(lines.join('\n')), type);
+          expect(firstFinding(read.inputs, '/import', settings), `${type}, line ${at}: ${attack}`).toBeDefined();
+        }
+      }
+    }
+    // A payload across a window's end, on one very long line (no line start to begin at): whole in the overlap.
+    const long = `${'a'.repeat(256 * 1024 - 20)} <script>alert(document.cookie)</script> ${'b'.repeat(100_000)}`;
+    expect(firstFinding(readBody(Buffer.from(long), 'text/plain').inputs, '/', settings)).toBeDefined();
+    // The ordinary rows alone pass.
+    expect(firstFinding(readBody(Buffer.from(rows.join('\n')), 'text/csv').inputs, '/import', settings)).toBeUndefined();
   });
 
   it('refuses charsets outside the allow-list and JSON not in UTF-8', () => {

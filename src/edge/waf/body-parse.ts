@@ -33,10 +33,32 @@ export const CHARSET_RULE = 920480;
 export const SERVER_FILE_RULE = 933110;
 export const HIDDEN_CODE_RULE = 933100;
 
-/** Whole text inputs longer than this are read by the markup rules' scan only up to it… */
+/**
+ * A whole text is read in windows of at most this many characters (what one detector pass gets)…
+ */
 const MAX_TEXT = 256 * 1024;
-/** …and line by line, at most this many lines. */
+/** …each after the first starting at a line start within this of the last one's end (or at it). */
+const WINDOW_OVERLAP = 4096;
+/** Lines are also read one by one, the first this many (the windows cover the rest). */
 const MAX_LINES = 2000;
+
+/**
+ * Windows covering the whole text: a body's every byte up to the domain's limit is read (a text
+ * read only up to 256 KiB let an attack on a later line through). A payload on a line that
+ * straddles a window's end is whole in the next window, which starts at that line.
+ */
+function textWindows(t: string): string[] {
+  if (t.length <= MAX_TEXT) return [t];
+  const out: string[] = [];
+  let start = 0;
+  for (;;) {
+    const end = Math.min(t.length, start + MAX_TEXT);
+    out.push(t.slice(start, end));
+    if (end >= t.length) return out;
+    const lineStart = t.lastIndexOf('\n', end - 1) + 1;
+    start = lineStart > end - WINDOW_OVERLAP && lineStart > start ? lineStart : end - WINDOW_OVERLAP;
+  }
+}
 const MAX_PARTS = 1000;
 
 const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
@@ -119,7 +141,7 @@ export function jsonInputs(source: string, where: string): Input[] {
   for (let k = 0; k < gaps.length; k += 2) outside.push(source.slice(gaps[k], gaps[k + 1]));
   const between = outside.join('');
   const words = between.replace(OUTSIDE_SYNTAX, '');
-  if (words !== '') out.push({ where: `${where} (outside strings)`, value: between.replace(/\s+/g, ' ').slice(0, MAX_TEXT), body: true });
+  if (words !== '') for (const value of textWindows(between.replace(/\s+/g, ' '))) out.push({ where: `${where} (outside strings)`, value, body: true });
   return out;
 }
 
@@ -184,7 +206,7 @@ function followedByColon(source: string, from: number, end: number): boolean {
 
 /** Text of unknown structure: whole (bounded) and line by line. */
 function textInputs(t: string, where: string): Input[] {
-  const out: Input[] = [{ where, value: t.slice(0, MAX_TEXT), body: true }];
+  const out: Input[] = textWindows(t).map((value) => ({ where, value, body: true }));
   if (t.includes('\n')) {
     const lines = t.split('\n', MAX_LINES);
     for (const line of lines) if (line.trim() !== '') out.push({ where, value: line, body: true });
