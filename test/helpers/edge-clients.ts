@@ -3,7 +3,7 @@
 // test body runs over each (describe.each).
 import { connect as h2connect, constants } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 
 export type EdgeProtocol = 'http/1.1' | 'h2';
 export const EDGE_PROTOCOLS: EdgeProtocol[] = ['http/1.1', 'h2'];
@@ -41,12 +41,12 @@ function fetchH1(r: EdgeRequest): Promise<EdgeAnswer> {
     const headers: Record<string, string | string[]> = { host: r.authority, ...r.headers };
     if (r.body !== undefined) headers['content-length'] = String(Buffer.byteLength(r.body));
     const req = httpsRequest(
-      { host: '127.0.0.1', port: r.port, path: r.path, method: r.method ?? 'GET', headers, servername: sniOf(r), rejectUnauthorized: false, agent: false, ALPNProtocols: ['http/1.1'], localAddress: r.localAddress },
+      { host: '127.0.0.1', port: r.port, path: r.path, method: r.method ?? 'GET', headers, servername: sniOf(r), rejectUnauthorized: false, agent: false, ALPNProtocols: ['http/1.1'], localAddress: r.localAddress } as import('node:https').RequestOptions,
       (res) => {
         let body = '';
         res.setEncoding('latin1');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, alpn: (res.socket as import('node:tls').TLSSocket).alpnProtocol }));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, alpn: (res.socket as import('node:tls').TLSSocket).alpnProtocol ?? false }));
         res.on('error', reject);
       },
     );
@@ -60,7 +60,8 @@ function fetchH2(r: EdgeRequest): Promise<EdgeAnswer> {
   return new Promise((resolve, reject) => {
     // The URL only names the scheme: the authority is the request's own, the connection ours.
     const session = h2connect('https://localhost', {
-      createConnection: () => tlsConnect({ host: '127.0.0.1', port: r.port, servername: sniOf(r), rejectUnauthorized: false, ALPNProtocols: ['h2'], localAddress: r.localAddress }),
+      // (localAddress is passed on to net.connect; the TLS typings leave it out.)
+      createConnection: () => tlsConnect({ host: '127.0.0.1', port: r.port, servername: sniOf(r), rejectUnauthorized: false, ALPNProtocols: ['h2'], localAddress: r.localAddress } as ConnectionOptions),
     });
     session.on('error', reject);
     const method = r.method ?? 'GET';
