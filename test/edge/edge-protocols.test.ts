@@ -4,7 +4,9 @@
 // protocol the client spoke: fronting, the authority's reading, baseprotection on the query, the
 // headers and the body, the ACME ping, the status page, the challenge, the cache's keys, the
 // client's rate limit, the access log and the metrics. Backends hear HTTP/1.1 either way.
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
@@ -175,5 +177,32 @@ describe('HTTP/2 header rules', { timeout: 30_000 }, () => {
     const body = 'x'.repeat(100_000);
     expect((await fetchOver('h2', req({ authority: 'bravo.test', path: '/streamed', method: 'PUT', body, localAddress: '127.0.0.9' }))).status).toBe(200);
     expect(heardOf('/streamed')).toEqual([`bravo PUT /streamed host=bravo.test v=1.1 cookie= body=${body}`]);
+  });
+});
+
+describe('cleartext HTTP/2 (h2c) on the plain port', { timeout: 30_000 }, () => {
+  /** What the plain port answers to `bytes`, until it closes. */
+  async function plainAnswer(bytes: string): Promise<Buffer> {
+    const url = new URL(server.edgeUrl!);
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(bytes, 'latin1');
+    await Promise.race([once(socket, 'close'), new Promise((r) => setTimeout(r, 5000))]);
+    socket.destroy();
+    return Buffer.concat(chunks);
+  }
+
+  it('answers the HTTP/2 preface (prior knowledge) with SETTINGS and GOAWAY HTTP_1_1_REQUIRED, in frames the client can read', async () => {
+    const answer = await plainAnswer('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00');
+    // SETTINGS (type 4, empty), then GOAWAY (type 7) whose error code is 0xd.
+    expect([...answer.subarray(0, 9)]).toEqual([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    expect(answer[9 + 3]).toBe(7);
+    expect(answer.readUInt32BE(9 + 9 + 4)).toBe(0xd);
+  });
+
+  it('still answers a malformed HTTP/1.1 request with 400 as before', async () => {
+    expect((await plainAnswer('GET / HTTP/1.1\r\nhost: bravo.test\r\nbad header\r\n\r\n')).toString('latin1')).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
   });
 });
