@@ -10,7 +10,7 @@
 // bench:edge measures the protections with 10,000 clients over HTTP/1.1.
 //
 //   npm run bench:edge-h2        (needs h2load, nginx, openssl and taskset: Debian nghttp2-client, nginx-light, openssl, util-linux)
-//   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_STREAMS=10
+//   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_STREAMS=2
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,9 @@ import { freePort } from '../test/helpers/redis-server.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const STREAMS = Number(process.env.BENCH_STREAMS ?? 10);
+// 32 connections × 2 streams: 64 requests in flight, the one client's backend share
+// (PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT's default): more would be answered 429 by design.
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 2);
 const SERVER_CPU = '0';
 const CLIENT_CPU = '1';
 
@@ -124,6 +126,8 @@ async function main(): Promise<void> {
     nginxConf(
       'proxy',
       `  access_log ${dir}/proxy/access.log;
+  # nginx closes an h2 connection after 1000 requests by default; h2load does not reconnect.
+  keepalive_requests 10000000;
   proxy_cache_path ${dir}/proxy/cache keys_zone=edge:10m;
   upstream backend { server 127.0.0.1:${backendPort}; keepalive 64; }
   server { listen 127.0.0.1:${nginxPort} ssl http2; server_name miss.bench.example; ssl_certificate ${missCert.cert}; ssl_certificate_key ${missCert.key}; location / { proxy_pass http://backend; ${proxy} } }
@@ -154,9 +158,9 @@ async function main(): Promise<void> {
   await admin(env, ['cert', 'put', 'miss.bench.example', '--cert', missCert.cert, '--key', missCert.key]);
 
   const targets = {
-    'edge h2 cache hit': { port: edgePort, authority: 'hit.bench.example', pids: [edgePid] },
+    'edge h2 cache hit': { port: edgePort, authority: 'hit.bench.example', pids: processTree(edgePid) },
     'nginx h2 cache hit': { port: nginxPort, authority: 'hit.bench.example', pids: processTree(nginxProxy.pid!) },
-    'edge h2 miss (proxied)': { port: edgePort, authority: 'miss.bench.example', pids: [edgePid] },
+    'edge h2 miss (proxied)': { port: edgePort, authority: 'miss.bench.example', pids: processTree(edgePid) },
     'nginx h2 miss (proxied)': { port: nginxPort, authority: 'miss.bench.example', pids: processTree(nginxProxy.pid!) },
     'bare node h2 fixed reply': { port: barePort, authority: 'hit.bench.example', pids: processTree(bare.pid!) },
   };
@@ -190,7 +194,11 @@ main()
     console.error(error);
     process.exitCode = 1;
   })
-  .finally(() => {
+  .finally(async () => {
+    // SIGTERM: nginx's master stops its workers, serve its parts (a SIGKILL would orphan them).
+    for (const child of children) child.kill('SIGTERM');
+    await sleep(2000);
     for (const child of children) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+    process.exit();
   });
