@@ -41,6 +41,7 @@ if (which === 'log' || which === 'all') {
     method: 'GET',
     path: '/file.css',
     scheme: 'http',
+    protocol: 'http/1.1',
     status: 200,
     bytes: 1024,
     cache: 'HIT',
@@ -71,7 +72,7 @@ if (which === 'waf-key' || which === 'all') {
 
 if (which === 'metrics' || which === 'all') {
   const metrics = new EdgeMetrics();
-  compare('metrics per request', { 'EdgeMetrics.request': (i) => metrics.request(i & 1 ? 200 : 304, 'HIT') });
+  compare('metrics per request', { 'EdgeMetrics.request': (i) => metrics.request(i & 1 ? 200 : 304, 'HIT', 'http/1.1') });
 }
 
 if (which === 'headers' || which === 'all') {
@@ -91,7 +92,7 @@ if (which === 'log-stream' || which === 'all') {
   const destination = pino.destination({ dest: '/dev/null', sync: false });
   const log = pino({ level: 'info' }, destination).child({ part: 'edge', component: 'edge' });
   const access = new AccessLog(log);
-  const line = (i: number): AccessFields => ({ domain: 'hit.bench.example', host: 'hit.bench.example', method: 'GET', path: '/file.css', scheme: 'http', status: 200, bytes: 1024, cache: 'HIT', blocked: undefined, ref: undefined, upstreamMs: undefined, via: undefined, ms: (i % 1000) / 100, client: `10.${(i >> 8) & 255}.${i & 255}.1`, complete: true, upgrade: undefined });
+  const line = (i: number): AccessFields => ({ domain: 'hit.bench.example', host: 'hit.bench.example', method: 'GET', path: '/file.css', scheme: 'http', protocol: 'http/1.1', status: 200, bytes: 1024, cache: 'HIT', blocked: undefined, ref: undefined, upstreamMs: undefined, via: undefined, ms: (i % 1000) / 100, client: `10.${(i >> 8) & 255}.${i & 255}.1`, complete: true, upgrade: undefined });
   const turns = async (write: (i: number) => void): Promise<number> => {
     const before = process.cpuUsage();
     let i = 0;

@@ -12,6 +12,8 @@ export interface AccessFields {
   method: string | undefined;
   path: string;
   scheme: string;
+  /** The protocol the client spoke: `http/1.1` or `h2`. */
+  protocol: string;
   status: number;
   bytes: number;
   cache: string | undefined;
@@ -42,7 +44,7 @@ export function accessFieldsJson(f: AccessFields): string {
   if (f.domain !== undefined) line += `,"domain":${str(f.domain)}`;
   if (f.host !== undefined) line += `,"host":${str(f.host)}`;
   if (f.method !== undefined) line += `,"method":${str(f.method)}`;
-  line += `,"path":${str(f.path)},"scheme":${str(f.scheme)},"status":${num(f.status)},"bytes":${num(f.bytes)}`;
+  line += `,"path":${str(f.path)},"scheme":${str(f.scheme)},"protocol":${str(f.protocol)},"status":${num(f.status)},"bytes":${num(f.bytes)}`;
   if (f.cache !== undefined) line += `,"cache":${str(f.cache)}`;
   if (f.blocked !== undefined) line += `,"blocked":${str(f.blocked)}`;
   if (f.ref !== undefined) line += `,"ref":${str(f.ref)}`;

@@ -46,7 +46,11 @@ export class EdgeMetrics {
   /** Counts by status class (1–5) and cache status: no key built per request. */
   private readonly byClass: Array<Map<string, number>> = [1, 2, 3, 4, 5, 6].map(() => new Map());
 
-  request(status: number, cache: string): void {
+  /** Requests by the protocol the client spoke (ALPN's names). */
+  private readonly byProtocol = new Map<string, number>();
+
+  request(status: number, cache: string, protocol: string): void {
+    this.byProtocol.set(protocol, (this.byProtocol.get(protocol) ?? 0) + 1);
     const counts = this.byClass[Math.min(5, Math.max(0, Math.floor(status / 100) - 1))]!;
     counts.set(cache, (counts.get(cache) ?? 0) + 1);
   }
@@ -77,6 +81,8 @@ export class EdgeMetrics {
     for (const [i, counts] of this.byClass.entries()) {
       for (const [cache, count] of counts) lines.push(`palisade_edge_requests_total{class="${i + 1}xx",cache="${cache}"} ${count}`);
     }
+    lines.push('# HELP palisade_edge_requests_by_protocol_total Edge requests by the protocol the client spoke.', '# TYPE palisade_edge_requests_by_protocol_total counter');
+    for (const [protocol, count] of this.byProtocol) lines.push(`palisade_edge_requests_by_protocol_total{protocol="${protocol}"} ${count}`);
     lines.push('# HELP palisade_edge_upstream_seconds Time until the backend\'s response headers arrived.', '# TYPE palisade_edge_upstream_seconds histogram');
     BUCKETS.forEach((le, i) => lines.push(`palisade_edge_upstream_seconds_bucket{le="${le}"} ${this.bucketCounts[i]}`));
     lines.push(`palisade_edge_upstream_seconds_bucket{le="+Inf"} ${this.upstreamCount}`, `palisade_edge_upstream_seconds_sum ${this.upstreamSum}`, `palisade_edge_upstream_seconds_count ${this.upstreamCount}`);

@@ -1,6 +1,7 @@
 // The edge, wired: its parts built once (stage/parts.ts), the chain in its order (chain.ts), and
-// the HTTP/1.1 front (front/http1.ts) that turns each connection and request into a context and
-// runs the chain. Nothing here decides anything about a request.
+// the fronts that turn each connection and request into a context and run the chain: HTTP/1.1
+// (front/http1.ts) on the plain port, and on the TLS port (front/tls.ts) HTTP/1.1 or HTTP/2
+// (front/http2.ts) as the client's ALPN chooses. Nothing here decides anything about a request.
 import type { EdgeState } from './edge-state.ts';
 import { droppedLogLines } from '../common/log-output.ts';
 import { buildParts, type EdgeParts, type EdgeServerOptions } from './stage/parts.ts';
@@ -8,6 +9,9 @@ import { ChainRunner } from './stage/run.ts';
 import type { Scheme } from './stage/context.ts';
 import { edgeChain } from './chain.ts';
 import { Http1Front } from './front/http1.ts';
+import { Http2Front } from './front/http2.ts';
+import { TlsFront } from './front/tls.ts';
+import { listenOn } from './front/listen.ts';
 import type { Socket } from 'node:net';
 
 export type { EdgeServerOptions } from './stage/parts.ts';
@@ -17,6 +21,8 @@ export class EdgeServer {
   private readonly parts: EdgeParts;
   readonly chain: ChainRunner;
   private readonly front: Http1Front;
+  private readonly h2: Http2Front;
+  private readonly tls: TlsFront;
 
   constructor(
     private readonly state: EdgeState,
@@ -25,6 +31,8 @@ export class EdgeServer {
     this.parts = buildParts(state, options);
     this.chain = new ChainRunner(edgeChain(this.parts), options.log);
     this.front = new Http1Front(this.parts, this.chain);
+    this.h2 = new Http2Front(this.parts, this.chain);
+    this.tls = new TlsFront(this.parts, this.chain, this.front, this.h2);
   }
 
   // The parts the roles and the tests reach (feeds, workers' stats, /metrics).
@@ -58,9 +66,10 @@ export class EdgeServer {
 
   /** Starts both listeners; resolves with the ports they got. `reusePort`: SO_REUSEPORT (the edge role's workers each listen). */
   async listen(host: string, httpPort: number, httpsPort: number, options: { reusePort?: boolean } = {}): Promise<{ http: number; https: number }> {
-    const ports = await this.front.listen(host, httpPort, httpsPort, options.reusePort ?? false);
-    this.parts.httpsPort = ports.https;
-    return ports;
+    const http = await this.front.listen(host, httpPort, options.reusePort ?? false);
+    const https = await listenOn(this.tls.server, host, httpsPort, options.reusePort ?? false, 'HTTPS');
+    this.parts.httpsPort = https;
+    return { http, https };
   }
 
   /**
@@ -74,12 +83,13 @@ export class EdgeServer {
 
   /** TLS session ticket keys (48 bytes) shared by the node's processes: a session resumes in any of them. */
   setTicketKeys(keys: Buffer): void {
-    this.front.https.setTicketKeys(keys);
+    this.tls.server.setTicketKeys(keys);
   }
 
   /** A connection handed over (serveHandedOver): from here it is as if this process had accepted it. */
   accept(socket: Socket, scheme: Scheme): void {
-    this.front.accept(socket, scheme);
+    if (scheme === 'https') this.tls.server.emit('connection', socket);
+    else this.front.accept(socket);
   }
 
   renderMetrics(extra: Record<string, number> = {}): string {
@@ -88,7 +98,7 @@ export class EdgeServer {
   }
 
   async close(): Promise<void> {
-    await this.front.close();
+    await Promise.all([this.front.close(), this.h2.close(), new Promise<void>((resolve) => this.tls.server.close(() => resolve()))]);
     this.parts.proxy.close();
     this.parts.accessLog.flush();
     this.parts.health.stop();

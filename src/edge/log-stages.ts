@@ -9,7 +9,7 @@ export function requestMetricsStage(parts: EdgeParts): LoggingStage {
     phase: 'logging',
     name: 'requests by status and cache → /metrics',
     answered(ctx) {
-      parts.metrics.request(ctx.outcome!.status, ctx.outcome!.cache ?? 'NONE');
+      parts.metrics.request(ctx.outcome!.status, ctx.outcome!.cache ?? 'NONE', ctx.protocol);
     },
   };
 }
@@ -27,6 +27,7 @@ export function accessLogStage(parts: EdgeParts): LoggingStage {
         method: req.method,
         path: ctx.path,
         scheme: ctx.scheme,
+        protocol: ctx.protocol,
         status: o.status,
         bytes: o.bytes ?? (Number(res.getHeader('content-length')) || 0),
         cache: o.cache,

@@ -20,6 +20,7 @@ const BASE: AccessFields = {
   method: 'GET',
   path: '/file.css',
   scheme: 'https',
+  protocol: 'h2',
   status: 200,
   bytes: 1024,
   cache: 'HIT',

@@ -2,10 +2,12 @@
 // request (or WebSocket handshake) into a request context and hands it to the chain; it knows no
 // stage. What belongs here is what HTTP/1.1 itself brings: connection timeouts, the 408 for a
 // silent client, a handshake's response bound to its raw socket, pipelining after an Upgrade.
-// An HTTP/2 front does the same from an h2 stream (../README.md).
+// Its HTTPS server listens on nothing: the TLS port's server (tls.ts) hands it the connections
+// that chose HTTP/1.1; an h2 stream goes to front/http2.ts instead.
 import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { EdgeParts } from '../stage/parts.ts';
 import type { ChainRunner } from '../stage/run.ts';
@@ -13,6 +15,8 @@ import { RequestContext, type Scheme, type UpgradeContext } from '../stage/conte
 import { page } from '../stage/answer.ts';
 import { PAGES } from '../pages.ts';
 import { isWebSocketUpgrade } from '../upgrade.ts';
+import { listenOn } from './listen.ts';
+import { refusePriorKnowledge } from './h2c-refusal.ts';
 
 /** The response in progress on a connection (for the 408 on a silent client): a field of the socket, not a map beside it. */
 const RESPONDING = Symbol('palisade.responding');
@@ -41,15 +45,21 @@ export class Http1Front {
       server.requestTimeout = 0;
       server.timeout = parts.options.clientTimeoutMs;
       server.on('timeout', (socket: Socket) => this.silent(socket));
-      server.on('connection', (socket: Socket) => void chain.accept(socket));
     }
-    this.https.on('tlsClientError', () => undefined);
+    // The HTTPS server's connections arrive after their handshake (tls.ts ran the connection stages).
+    this.http.on('connection', (socket: Socket) => void chain.accept(socket));
+    this.http.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => refusePriorKnowledge(error, socket));
+  }
+
+  /** A TLS connection that chose HTTP/1.1 (or no protocol) in its handshake. */
+  serveTls(socket: TLSSocket): void {
+    this.https.emit('secureConnection', socket);
   }
 
   /** One request: its context built, its watches armed, the log line bound to its end, the chain run. */
   private handle(req: IncomingMessage, res: ServerResponse, scheme: Scheme, upgrade?: UpgradeContext): void {
     const socket = req.socket;
-    const ctx = new RequestContext(req, res, scheme, this.parts.clients.of(req), upgrade, this.chain);
+    const ctx = new RequestContext(req, res, scheme, this.parts.clients.of(req), upgrade, this.chain, socket, 'http/1.1');
     (socket as Responding)[RESPONDING] = res;
     // An ordinary request that named Upgrade (no WebSocket handshake): what a client pipelined
     // behind it cannot be trusted to follow, so the connection ends with the answer.
@@ -115,25 +125,11 @@ export class Http1Front {
     this.handle(req, res, scheme, { socket, head });
   }
 
-  private listenOne(server: Server | HttpsServer, port: number, host: string, reusePort: boolean): Promise<number> {
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ port, host, reusePort }, () => {
-        server.off('error', reject);
-        resolve((server.address() as { port: number }).port);
-      });
-    });
-  }
-
-  /** Starts both listeners; resolves with the ports they got. `reusePort`: SO_REUSEPORT (the edge role's workers each listen). */
-  async listen(host: string, httpPort: number, httpsPort: number, reusePort: boolean): Promise<{ http: number; https: number }> {
-    const http = await this.listenOne(this.http, httpPort, host, reusePort).catch((error: NodeJS.ErrnoException) => {
-      throw Object.assign(new Error(`cannot listen on ${host}:${httpPort} for HTTP (${error.code ?? error.message})`), { code: error.code });
-    });
-    const https = await this.listenOne(this.https, httpsPort, host, reusePort).catch((error: NodeJS.ErrnoException) => {
-      throw Object.assign(new Error(`cannot listen on ${host}:${httpsPort} for HTTPS (${error.code ?? error.message})`), { code: error.code });
-    });
-    return { http, https };
+  /** Starts the plain HTTP listener; resolves with the port it got. The HTTPS server only tracks the connections it is handed. */
+  async listen(host: string, httpPort: number, reusePort: boolean): Promise<number> {
+    const port = await listenOn(this.http, host, httpPort, reusePort, 'HTTP');
+    this.https.emit('listening');
+    return port;
   }
 
   /** Connections accepted by another process will be handed over (accept): the servers start as if listening. */
@@ -143,9 +139,9 @@ export class Http1Front {
     for (const server of [this.http, this.https]) server.emit('listening');
   }
 
-  /** A connection handed over: from here it is as if this process had accepted it. */
-  accept(socket: Socket, scheme: Scheme): void {
-    (scheme === 'https' ? this.https : this.http).emit('connection', socket);
+  /** A plain HTTP connection handed over: from here it is as if this process had accepted it. */
+  accept(socket: Socket): void {
+    this.http.emit('connection', socket);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 // fields; the proxy and the log line read it. Per-request state lives here, never in parameter
 // lists or on objects shared between requests.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex, Writable } from 'node:stream';
 import type { Backend } from '../../model/backend.ts';
 import type { DomainState } from '../../model/domain.ts';
@@ -12,6 +13,9 @@ import type { BodyWatch } from '../waf/inspect-request.ts';
 import type { BodyTap, ProxyOutcome, ProxyRequest } from '../proxy.ts';
 
 export type Scheme = 'http' | 'https';
+
+/** The protocol the client spoke (ALPN's names): the log line's and the metrics' label. */
+export type Protocol = 'http/1.1' | 'h2';
 
 export const ACME_PREFIX = '/.well-known/acme-challenge/';
 
@@ -105,6 +109,9 @@ export class RequestContext implements ProxyRequest {
     readonly client: string,
     readonly upgrade: UpgradeContext | undefined,
     private readonly filters: ResponseFilters,
+    /** The client's connection: for h2 the session's TLS socket (the request's own `socket` stands for its stream). */
+    readonly connection: Socket,
+    readonly protocol: Protocol,
   ) {
     this.url = req.url ?? '/';
     this.logHost = req.headers.host;

@@ -68,6 +68,11 @@ export class ChainRunner implements ResponseFilters {
     else this.answered(ctx, walked);
   }
 
+  /** A front answered the request itself (one its protocol cannot carry): logged as any other. */
+  answeredByFront(ctx: RequestContext, outcome: Outcome): void {
+    this.answered(ctx, outcome);
+  }
+
   /** The response is over (or the client gone): the log line, once the outcome is known too. */
   ended(ctx: RequestContext): void {
     ctx.over = true;

@@ -9,7 +9,7 @@ export function frontingStage(parts: EdgeParts): WalkStage {
     phase: 'request head',
     name: 'domain fronting (Host of another domain than the SNI) → 421',
     run(ctx) {
-      const fronted = frontingRefusal(parts.state.routes, ctx.req.socket, ctx.route);
+      const fronted = frontingRefusal(parts.state.routes, ctx.connection, ctx.route);
       if (!fronted) return undefined;
       reply(ctx.res, 421, 'text/plain; charset=utf-8', fronted);
       return { status: 421, via: 'sni-mismatch' };

@@ -1,0 +1,208 @@
+// The same protections over HTTP/1.1 and HTTP/2: one real `palisade serve` edge, two tenants (and
+// one behind the JS challenge), and each test body run once per protocol the TLS port negotiates
+// (ALPN http/1.1, then h2 with Node's http2 client). What a stage decides must not depend on the
+// protocol the client spoke: fronting, the authority's reading, baseprotection on the query, the
+// headers and the body, the ACME ping, the status page, the challenge, the cache's keys, the
+// client's rate limit, the access log and the metrics. Backends hear HTTP/1.1 either way.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
+import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { EDGE_PROTOCOLS, fetchOver, type EdgeProtocol, type EdgeRequest } from '../helpers/edge-clients.ts';
+
+let server: RunningServer;
+let httpsPort = 0;
+const backends: Server[] = [];
+/** What each tenant's backend heard: "alpha GET /x host=alpha.test v=1.1 body=…". */
+const heard: string[] = [];
+
+function startBackend(name: string): Promise<number> {
+  const s = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('latin1');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      heard.push(`${name} ${req.method} ${req.url} host=${req.headers.host} v=${req.httpVersion} cookie=${req.headers.cookie ?? ''} body=${body}`);
+      const cacheable = /\.css(\?|$)/.test(req.url ?? '');
+      res.writeHead(200, { 'content-type': cacheable ? 'text/css' : 'text/plain', ...(cacheable && { 'cache-control': 'max-age=600' }) });
+      res.end(`${name} site`);
+    });
+  });
+  backends.push(s);
+  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)));
+}
+
+const req = (r: Omit<EdgeRequest, 'port'>): EdgeRequest => ({ port: httpsPort, ...r });
+const heardOf = (path: string) => heard.filter((h) => h.includes(` ${path}`));
+
+beforeAll(async () => {
+  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true' };
+  const user = await runAdminCli(env, ['user', 'create', '--name', 'alpha', '--email', 'alpha@example.org']);
+  expect(user.code, user.stderr).toBe(0);
+  const alphaKey = JSON.parse(user.stdout).key.api_key as string;
+  const other = await runAdminCli(env, ['user', 'create', '--name', 'bravo', '--email', 'bravo@example.org']);
+  const bravoKey = JSON.parse(other.stdout).key.api_key as string;
+  const [alphaPort, bravoPort] = [await startBackend('alpha'), await startBackend('bravo')];
+  // The client rate: 30 requests a second, a burst of 30, per client address (the rate test's own).
+  server = await startServe({ ...env, PALISADE_EDGE_CLIENT_RATE: '30', PALISADE_EDGE_CLIENT_BURST: '30' });
+  httpsPort = Number(new URL(server.edgeHttpsUrl!).port);
+  for (const [key, body] of [
+    [alphaKey, { domain: 'alpha.test', backend: `127.0.0.1:${alphaPort}`, ssl: true, baseprotection: true, cachelevel: 3 }],
+    [alphaKey, { domain: 'gate.test', backend: `127.0.0.1:${alphaPort}`, ssl: true, baseprotection: false, sjschallenge: true }],
+    [bravoKey, { domain: 'bravo.test', backend: `127.0.0.1:${bravoPort}`, ssl: true, baseprotection: false }],
+  ] as const) {
+    const res = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status, await res.text()).toBe(201);
+  }
+  const started = Date.now();
+  while (Date.now() - started < 10_000) {
+    const answer = await fetchOver('h2', req({ authority: 'bravo.test', path: '/ready', localAddress: '127.0.0.2' })).catch(() => undefined);
+    if (answer?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 90_000);
+
+afterAll(async () => {
+  if (server) await stopProcess(server);
+  for (const s of backends) s.close();
+  removeTempDirs();
+});
+
+describe.each(EDGE_PROTOCOLS)('the edge over %s', { timeout: 30_000 }, (protocol: EdgeProtocol) => {
+  const tag = protocol === 'h2' ? 'h2' : 'h1';
+  // Each protocol's requests come from their own address: the client limits of one run do not touch the other's.
+  const localAddress = protocol === 'h2' ? '127.0.0.3' : '127.0.0.4';
+  const get = (authority: string, path: string, extra: Partial<EdgeRequest> = {}) => fetchOver(protocol, req({ authority, path, localAddress, ...extra }));
+
+  it('negotiates the protocol and proxies to the backend in HTTP/1.1 with the canonical Host', async () => {
+    const answer = await get('alpha.test', `/hello-${tag}?x=1`);
+    expect(answer.alpn).toBe(protocol);
+    expect(answer).toMatchObject({ status: 200, body: 'alpha site' });
+    expect(heardOf(`/hello-${tag}?x=1`)).toEqual([`alpha GET /hello-${tag}?x=1 host=alpha.test v=1.1 cookie= body=`]);
+  });
+
+  it("answers 421 when the SNI names one tenant's domain and the authority another's; that backend hears nothing", async () => {
+    expect((await get('bravo.test', `/fronted-${tag}`, { servername: 'alpha.test' })).status).toBe(421);
+    expect((await get('alpha.test', `/no-sni-${tag}`, { servername: '' })).status).toBe(421);
+    expect(heardOf(`/fronted-${tag}`)).toEqual([]);
+    expect(heardOf(`/no-sni-${tag}`)).toEqual([]);
+  });
+
+  it('refuses a malformed authority with 400', async () => {
+    expect((await get('alpha.test:99999', `/bad-port-${tag}`, { servername: 'alpha.test' })).status).toBe(400);
+    expect(heardOf(`/bad-port-${tag}`)).toEqual([]);
+  });
+
+  it('applies baseprotection to the query, the headers and the body; nothing refused reaches the backend', async () => {
+    expect((await get('alpha.test', `/q-${tag}?id=1%27%20OR%20%271%27%3D%271`)).status).toBe(403);
+    expect((await get('alpha.test', `/ua-${tag}`, { headers: { 'user-agent': 'sqlmap/1.7' } })).status).toBe(403);
+    const body = 'comment=%3Cscript%3Ealert(document.cookie)%3C%2Fscript%3E';
+    expect((await get('alpha.test', `/body-${tag}`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(403);
+    expect([...heardOf(`/q-${tag}`), ...heardOf(`/ua-${tag}`), ...heardOf(`/body-${tag}`)]).toEqual([]);
+    // A harmless body passes whole.
+    expect((await get('alpha.test', `/form-${tag}`, { method: 'POST', body: 'name=ada&lang=en', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(200);
+    expect(heardOf(`/form-${tag}`)).toEqual([`alpha POST /form-${tag} host=alpha.test v=1.1 cookie= body=name=ada&lang=en`]);
+  });
+
+  it('answers the ACME ping and the node status page before any protection', async () => {
+    expect(await get('alpha.test', '/.well-known/acme-challenge/ping')).toMatchObject({ status: 200, body: 'pong' });
+    expect((await get('127.0.0.1', '/', { servername: '' })).status).toBe(200);
+  });
+
+  it('puts an HTML navigation behind the JS challenge (503, no-store)', async () => {
+    const answer = await get('gate.test', `/page-${tag}`, { headers: { accept: 'text/html' } });
+    expect(answer.status).toBe(503);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(heardOf(`/page-${tag}`)).toEqual([]);
+  });
+});
+
+describe('one edge for both protocols', { timeout: 30_000 }, () => {
+  it('keeps one cache: an entry filled over one protocol is a hit over the other', async () => {
+    const first = await fetchOver('http/1.1', req({ authority: 'alpha.test', path: '/style.css?v=1', localAddress: '127.0.0.5' }));
+    expect(first.headers['x-cache']).toBe('MISS');
+    const second = await fetchOver('h2', req({ authority: 'alpha.test', path: '/style.css?v=1', localAddress: '127.0.0.5' }));
+    expect(second).toMatchObject({ status: 200, body: 'alpha site' });
+    expect(second.headers['x-cache']).toBe('HIT');
+    const third = await fetchOver('h2', req({ authority: 'alpha.test', path: '/style.css?v=2', localAddress: '127.0.0.5' }));
+    expect(third.headers['x-cache']).toBe('MISS');
+    expect((await fetchOver('http/1.1', req({ authority: 'alpha.test', path: '/style.css?v=2', localAddress: '127.0.0.5' }))).headers['x-cache']).toBe('HIT');
+    expect(heardOf('/style.css?v=1')).toHaveLength(1);
+  });
+
+  it("counts a client's requests over both protocols against one rate (429 past it), and no one else's", async () => {
+    const statuses: number[] = [];
+    // 60 requests at once against a burst of 30 (and 30 a second after it): the protocols share the client's one bucket.
+    const started = performance.now();
+    const sends = Array.from({ length: 60 }, (_, i) => fetchOver(i % 2 ? 'h2' : 'http/1.1', req({ authority: 'alpha.test', path: `/rate-${i}`, localAddress: '127.0.0.6' })).then((a) => statuses.push(a.status)));
+    await Promise.all(sends);
+    const refilled = Math.ceil(((performance.now() - started) / 1000) * 30);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(30 + refilled + 1);
+    expect(statuses.filter((s) => s === 429 || s === 403).length).toBeGreaterThan(0);
+    expect((await fetchOver('h2', req({ authority: 'alpha.test', path: '/rate-other', localAddress: '127.0.0.7' }))).status).toBe(200);
+  });
+
+  it('writes the protocol in the access log line and counts requests by protocol in /metrics', async () => {
+    await fetchOver('h2', req({ authority: 'bravo.test', path: '/logged-h2', localAddress: '127.0.0.8' }));
+    await fetchOver('http/1.1', req({ authority: 'bravo.test', path: '/logged-h1', localAddress: '127.0.0.8' }));
+    const lines = () => server.output().split('\n').filter((l) => l.includes('/logged-'));
+    const started = Date.now();
+    while (lines().length < 2 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    const protocols = Object.fromEntries(lines().map((l) => JSON.parse(l) as { path: string; protocol: string }).map((l) => [l.path, l.protocol]));
+    expect(protocols).toEqual({ '/logged-h2': 'h2', '/logged-h1': 'http/1.1' });
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/palisade_edge_requests_by_protocol_total\{protocol="h2"\} [1-9]/);
+    expect(metrics).toMatch(/palisade_edge_requests_by_protocol_total\{protocol="http\/1.1"\} [1-9]/);
+  });
+});
+
+describe('HTTP/2 header rules', { timeout: 30_000 }, () => {
+  const h2 = (path: string, extra: Partial<EdgeRequest> = {}) => fetchOver('h2', req({ authority: 'alpha.test', path, localAddress: '127.0.0.9', ...extra }));
+
+  it('joins cookie crumbs before the WAF reads them, and the backend gets one Cookie header', async () => {
+    expect((await h2('/crumbs', { headers: { cookie: ['a=1', 'b=2'] } })).status).toBe(200);
+    expect(heardOf('/crumbs')).toEqual(['alpha GET /crumbs host=alpha.test v=1.1 cookie=a=1; b=2 body=']);
+    expect((await h2('/crumb-attack', { headers: { cookie: ['a=1', "id=1' UNION SELECT password FROM users--"] } })).status).toBe(403);
+    expect(heardOf('/crumb-attack')).toEqual([]);
+  });
+
+  it('refuses :authority and host that disagree (400)', async () => {
+    expect((await h2('/two-hosts', { headers: { host: 'bravo.test' } })).status).toBe(400);
+    expect(heardOf('/two-hosts')).toEqual([]);
+  });
+
+  it('carries a body without content-length (the end of the stream) to the backend whole', async () => {
+    const body = 'x'.repeat(100_000);
+    expect((await fetchOver('h2', req({ authority: 'bravo.test', path: '/streamed', method: 'PUT', body, localAddress: '127.0.0.9' }))).status).toBe(200);
+    expect(heardOf('/streamed')).toEqual([`bravo PUT /streamed host=bravo.test v=1.1 cookie= body=${body}`]);
+  });
+});
+
+describe('cleartext HTTP/2 (h2c) on the plain port', { timeout: 30_000 }, () => {
+  /** What the plain port answers to `bytes`, until it closes. */
+  async function plainAnswer(bytes: string): Promise<Buffer> {
+    const url = new URL(server.edgeUrl!);
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(bytes, 'latin1');
+    await Promise.race([once(socket, 'close'), new Promise((r) => setTimeout(r, 5000))]);
+    socket.destroy();
+    return Buffer.concat(chunks);
+  }
+
+  it('answers the HTTP/2 preface (prior knowledge) with SETTINGS and GOAWAY HTTP_1_1_REQUIRED, in frames the client can read', async () => {
+    const answer = await plainAnswer('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00');
+    // SETTINGS (type 4, empty), then GOAWAY (type 7) whose error code is 0xd.
+    expect([...answer.subarray(0, 9)]).toEqual([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    expect(answer[9 + 3]).toBe(7);
+    expect(answer.readUInt32BE(9 + 9 + 4)).toBe(0xd);
+  });
+
+  it('still answers a malformed HTTP/1.1 request with 400 as before', async () => {
+    expect((await plainAnswer('GET / HTTP/1.1\r\nhost: bravo.test\r\nbad header\r\n\r\n')).toString('latin1')).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+  });
+});
