@@ -29,7 +29,7 @@ const TICK_MS = 1000;
 /** The store's list of active tasks is read this often (tasks written by other processes); this process's own writes are followed as they happen. */
 const RESCAN_MS = 5000;
 /** Domains issued at once, and at most this many of one account's (the others' tasks are not held up by one account's thousands). */
-const CONCURRENCY = 8;
+export const CONCURRENCY = 8;
 const PER_OWNER = 4;
 
 /** A failure no retry can mend (configuration): the task fails at once. */

@@ -4,6 +4,7 @@
 // one order; tasks outlive the process that queued them (one API stops mid-way, the other
 // finishes its work).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONCURRENCY } from '../../src/certs/cert-worker.ts';
 import type { TaskJson } from '../helpers/cert-tasks.ts';
 import { startPebble, type TestPebble } from '../helpers/pebble.ts';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis-server.ts';
@@ -81,8 +82,10 @@ describe('certificates with two API processes on Redis', { timeout: 90_000 }, ()
     const logged = [...issuedBy(first), ...issuedBy(second)];
     console.log(`issued by the process that stopped: ${issuedBy(first).length}, by the other: ${issuedBy(second).length}; tasks ${JSON.stringify(tasks.map((t) => [t.domain, t.attempts, t.orders]))}`);
     // No domain issued twice. (A run the stopping process had not finished within its 5 s of
-    // grace may still complete as the process exits, its log line lost: the task says done.)
+    // grace may still complete as the process exits, its log line lost: the task says done. Each
+    // run in flight at the stop can, up to the worker's runs at once: 3 were seen on a loaded
+    // machine. Issuing twice shows in the orders above, whatever the log says.)
     expect(new Set(logged).size).toBe(logged.length);
-    expect(logged.length).toBeGreaterThanOrEqual(names.length - 1);
+    expect(logged.length).toBeGreaterThanOrEqual(names.length - Math.min(CONCURRENCY, names.length - 1));
   });
 });
