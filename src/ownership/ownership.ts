@@ -245,8 +245,12 @@ export class Ownership {
     const claim = head.domain.claim;
     if (!claim) return head;
     this.counts.checks++;
-    const doc = (await this.store.getDoc<SeenDoc>('claimseen', id)) ?? { attempts: 0 };
     const look = await lookAtEvidence(head.domain, this.evidence());
+    // Read after the look: a look begun before another one that is already recorded (the
+    // monitor's and a request's at once) is stale, and must not replace what was seen since (nor
+    // act on it: the later look did).
+    const doc = (await this.store.getDoc<SeenDoc>('claimseen', id)) ?? { attempts: 0 };
+    if (doc.seen && doc.seen.at > look.seen.at) return (await this.store.getZoneHead(name, ownerId)) ?? head;
     doc.seen = look.seen;
     if (claim.verified) {
       if (look.method) doc.missingSince = undefined;

@@ -337,7 +337,10 @@ describe('palisade edge with two workers', () => {
     await eventually(health, (h) => h.workers.every((w) => w.revision === h.revision) && h.revision > 0);
     const answers = await Promise.all(Array.from({ length: 30 }, () => get('limited.example', '/', ofSecond[4]!)));
     const passed = answers.filter((a) => a.status === 200).length;
-    const served = new Set([...edge.output().matchAll(/"worker":(\d),"component":"edge".*?"domain":"limited.example"/g)].map((m) => m[1]));
+    // Each worker's access lines reach the output a few milliseconds after its answers.
+    const servedBy = () => [...edge.output().matchAll(/"worker":(\d),"component":"edge".*?"domain":"limited.example"/g)].map((m) => m[1]);
+    await eventually(async () => servedBy().length, (lines) => lines >= 30);
+    const served = new Set(servedBy());
     console.log(`kernel balance: ${passed} of 30 requests of one client passed a limit of 10 (served by workers ${[...served].join(', ')})`);
     // The connections spread over the workers (the kernel hashes each connection, not the client).
     expect(served.size).toBe(2);
