@@ -3,97 +3,21 @@
 // mail header injection, nested Log4j lookups and shell tricks; and the ordinary requests that
 // look a little like them (an editor's block markup, e-mail HTML, prose, a Windows path in a
 // search, a spreadsheet's formulas) passed. Refused requests never reach the backend.
-import { createServer, request, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
-import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { multipart } from '../helpers/waf-corpus.ts';
+import { form, json, part, query, WafEdge, type Sent } from '../helpers/waf-edge.ts';
 
-let server: RunningServer;
-let backend: Server;
-let reached = 0;
-let clientCounter = 0;
-
-interface Sent {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: Buffer | string;
-}
-
+let edge: WafEdge;
 const host = (level: number) => `classes${level}.example`;
-
-function send(req: Sent, level = 1): Promise<number> {
-  const url = new URL(server.edgeUrl!);
-  clientCounter++;
-  // Each request from its own client (named by the trusted proxy): bans do not mix cases up.
-  const client = `10.${(clientCounter >> 16) & 255}.${(clientCounter >> 8) & 255}.${clientCounter & 255}`;
-  const body = req.body === undefined ? undefined : Buffer.from(req.body);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { host: host(level), 'x-forwarded-for': client, ...req.headers };
-    if (body) headers['content-length'] = String(body.length);
-    const r = request({ host: url.hostname, port: url.port, path: req.path, method: req.method ?? (body ? 'POST' : 'GET'), localAddress: '127.0.0.9', agent: false, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    r.on('error', reject);
-    r.end(body);
-  });
-}
-
-const json = (value: unknown): Sent => ({ path: '/api', headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
 const rawJson = (text: string): Sent => ({ path: '/api', headers: { 'content-type': 'application/json' }, body: text });
-const form = (fields: Record<string, string>): Sent => ({ path: '/form', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
-const query = (name: string, value: string): Sent => ({ path: `/q?${encodeURIComponent(name)}=${encodeURIComponent(value)}` });
-const part = (name: string, value: string): Sent => {
-  const m = multipart({ [name]: value });
-  return { path: '/upload', headers: { 'content-type': m.contentType }, body: m.body };
-};
-
-/** Each case refused at `level` (403) and never seen by the backend. */
-async function expectRefused(cases: Array<[string, Sent]>, level = 1): Promise<void> {
-  const passed: string[] = [];
-  for (const [name, req] of cases) {
-    const before = reached;
-    const status = await send(req, level);
-    if (status !== 403) passed.push(`${name}: ${status}`);
-    expect(reached, `${name} reached the backend`).toBe(before + (status === 403 ? 0 : 1));
-  }
-  expect(passed).toEqual([]);
-}
-
-async function expectPassed(cases: Array<[string, Sent]>, level = 1): Promise<void> {
-  const refused: string[] = [];
-  for (const [name, req] of cases) {
-    const status = await send(req, level);
-    if (status !== 200) refused.push(`${name}: ${status}`);
-  }
-  expect(refused).toEqual([]);
-}
+const expectRefused = (cases: Array<[string, Sent]>, level = 1) => edge.expectRefused(cases, host(level));
+const expectPassed = (cases: Array<[string, Sent]>, level = 1) => edge.expectPassed(cases, host(level));
 
 beforeAll(async () => {
-  backend = createServer((req, res) => {
-    reached++;
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  });
-  await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-  const port = (backend.address() as { port: number }).port;
-  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.9', PALISADE_LOG_LEVEL: 'warn' };
-  const key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'w', '--email', 'w@example.org'])).stdout).key.api_key as string;
-  server = await startServe({ ...env, PALISADE_LOG_LEVEL: 'info', PALISADE_EDGE_CLIENT_RATE: '0' });
-  for (const level of [1, 2]) {
-    const res = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain: host(level), backend: `127.0.0.1:${port}`, baseprotection: true, waf_level: level }) });
-    expect(res.status).toBe(201);
-    for (let i = 0; i < 100 && (await send({ path: '/' }, level)) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
-  }
+  edge = await WafEdge.start([1, 2].map((level) => ({ domain: host(level), settings: { waf_level: level } })));
 }, 150_000);
 
-afterAll(async () => {
-  if (server) await stopProcess(server);
-  backend?.close();
-  removeTempDirs();
-});
+afterAll(() => edge?.stop());
 
 describe('edge: attack classes at level 1', () => {
   it('refuses cloud metadata addresses in any spelling, as a URL host or a bare host, in queries, forms, JSON and multipart (SSRF)', async () => {

@@ -6,102 +6,29 @@
 // API's PATCH). And the ordinary requests that look a little like them passed: other schemes'
 // tokens, well-formed validators, a prose search for a command line, GraphQL with __typename.
 // Refused requests never reach the backend.
-import { createServer, request, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonInputs } from '../../src/edge/waf/body-parse.ts';
 import { graphqlDocument, graphqlViolation } from '../../src/edge/waf/graphql.ts';
 import { headerUnread } from '../../src/edge/waf/inputs.ts';
 import { cpuMs } from '../helpers/cpu-time.ts';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
-import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { multipart } from '../helpers/waf-corpus.ts';
+import { json, query, WafEdge, type Sent } from '../helpers/waf-edge.ts';
 
-let server: RunningServer;
-let backend: Server;
-let apiKey = '';
-let reached = 0;
-let clientCounter = 0;
-
-interface Sent {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: Buffer | string;
-}
-
+let edge: WafEdge;
 const PLAIN = 'inputs.example';
 const GRAPHQL = 'graphql.example';
-
-function send(req: Sent, host = PLAIN): Promise<number> {
-  const url = new URL(server.edgeUrl!);
-  clientCounter++;
-  // Each request from its own client (named by the trusted proxy): bans do not mix cases up.
-  const client = `10.${(clientCounter >> 16) & 255}.${(clientCounter >> 8) & 255}.${clientCounter & 255}`;
-  const body = req.body === undefined ? undefined : Buffer.from(req.body);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { host, 'x-forwarded-for': client, ...req.headers };
-    if (body) headers['content-length'] = String(body.length);
-    const r = request({ host: url.hostname, port: url.port, path: req.path, method: req.method ?? (body ? 'POST' : 'GET'), localAddress: '127.0.0.9', agent: false, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    r.on('error', reject);
-    r.end(body);
-  });
-}
-
-const json = (value: unknown, path = '/api'): Sent => ({ path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
-const query = (name: string, value: string): Sent => ({ path: `/q?${encodeURIComponent(name)}=${encodeURIComponent(value)}` });
+const send = (req: Sent, host = PLAIN) => edge.send(req, host);
 const headers = (h: Record<string, string>): Sent => ({ path: '/page', headers: h });
 const basic = (user: string, password: string): Sent => headers({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
-
-/** Each case refused (403) and never seen by the backend. */
-async function expectRefused(cases: Array<[string, Sent]>, host = PLAIN): Promise<void> {
-  const passed: string[] = [];
-  for (const [name, req] of cases) {
-    const before = reached;
-    const status = await send(req, host);
-    if (status !== 403) passed.push(`${name}: ${status}`);
-    expect(reached, `${name} reached the backend`).toBe(before + (status === 403 ? 0 : 1));
-  }
-  expect(passed).toEqual([]);
-}
-
-async function expectPassed(cases: Array<[string, Sent]>, host = PLAIN): Promise<void> {
-  const refused: string[] = [];
-  for (const [name, req] of cases) {
-    const status = await send(req, host);
-    if (status !== 200) refused.push(`${name}: ${status}`);
-  }
-  expect(refused).toEqual([]);
-}
-
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${server.url}${path}`, { method, headers: { 'x-auth-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+const expectRefused = (cases: Array<[string, Sent]>, host = PLAIN) => edge.expectRefused(cases, host);
+const expectPassed = (cases: Array<[string, Sent]>, host = PLAIN) => edge.expectPassed(cases, host);
+const api = (method: string, path: string, body?: unknown) => edge.api(method, path, body);
 
 beforeAll(async () => {
-  backend = createServer((req, res) => {
-    reached++;
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  });
-  await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-  const port = (backend.address() as { port: number }).port;
-  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.9', PALISADE_LOG_LEVEL: 'warn' };
-  apiKey = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'w', '--email', 'w@example.org'])).stdout).key.api_key as string;
-  server = await startServe({ ...env, PALISADE_LOG_LEVEL: 'info', PALISADE_EDGE_CLIENT_RATE: '0' });
-  for (const domain of [PLAIN, GRAPHQL]) {
-    const res = await api('POST', '/domains', { domain, backend: `127.0.0.1:${port}`, baseprotection: true });
-    expect(res.status).toBe(201);
-    for (let i = 0; i < 100 && (await send({ path: '/' }, domain)) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
-  }
+  edge = await WafEdge.start([{ domain: PLAIN }, { domain: GRAPHQL }]);
 }, 150_000);
 
-afterAll(async () => {
-  if (server) await stopProcess(server);
-  backend?.close();
-  removeTempDirs();
-});
+afterAll(() => edge?.stop());
 
 describe('edge: inputs besides parameters, at level 1', () => {
   it('reads the user and password of HTTP basic authentication', async () => {
@@ -260,7 +187,7 @@ describe('edge: a domain GraphQL policy (waf_graphql)', () => {
   });
 
   it('is set through the API and described in the OpenAPI document', async () => {
-    const spec = await (await fetch(`${server.url}/openapi.json`)).text();
+    const spec = await (await fetch(`${edge.server.url}/openapi.json`)).text();
     const at = spec.indexOf('"waf_graphql":{');
     expect(at).toBeGreaterThan(0);
     // The setting's schema: its two values and a description (the PATCH body's and the domain's).

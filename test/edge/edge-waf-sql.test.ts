@@ -5,52 +5,13 @@
 // SQL that backticks do not hide (MySQL quotes identifiers with them; a Markdown code span in
 // prose is still text a query receives). The ordinary requests that look like them pass.
 // Refused requests never reach the backend.
-import { createServer, request, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCli, startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
-import { removeTempDirs, tempDir } from '../helpers/temp.ts';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { multipart } from '../helpers/waf-corpus.ts';
+import { form, json, part, query, WafEdge, type Sent } from '../helpers/waf-edge.ts';
 
-let server: RunningServer;
-let backend: Server;
-let reached = 0;
-let clientCounter = 0;
-
-interface Sent {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: Buffer | string;
-}
-
+let edge: WafEdge;
 const HOST = 'sql.example';
-
-function send(req: Sent): Promise<number> {
-  const url = new URL(server.edgeUrl!);
-  clientCounter++;
-  // Each request from its own client (named by the trusted proxy): bans do not mix cases up.
-  const client = `10.${(clientCounter >> 16) & 255}.${(clientCounter >> 8) & 255}.${clientCounter & 255}`;
-  const body = req.body === undefined ? undefined : Buffer.from(req.body);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { host: HOST, 'x-forwarded-for': client, ...req.headers };
-    if (body) headers['content-length'] = String(body.length);
-    const r = request({ host: url.hostname, port: url.port, path: req.path, method: req.method ?? (body ? 'POST' : 'GET'), localAddress: '127.0.0.9', agent: false, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    r.on('error', reject);
-    r.end(body);
-  });
-}
-
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const query = (name: string, value: string): Sent => ({ path: `/q?${encodeURIComponent(name)}=${encodeURIComponent(value)}` });
-const form = (fields: Record<string, string>): Sent => ({ path: '/form', headers: FORM, body: new URLSearchParams(fields).toString() });
-const json = (value: unknown): Sent => ({ path: '/api', headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
-const part = (name: string, value: string): Sent => {
-  const m = multipart({ [name]: value });
-  return { path: '/upload', headers: { 'content-type': m.contentType }, body: m.body };
-};
 
 /** The value in a query, a form, JSON and a multipart field. */
 const everywhere = (name: string, value: string): Array<[string, Sent]> => [
@@ -60,48 +21,14 @@ const everywhere = (name: string, value: string): Array<[string, Sent]> => [
   [`multipart ${value}`, part(name, value)],
 ];
 
-/** Each case refused (403) and never seen by the backend. */
-async function expectRefused(cases: Array<[string, Sent]>): Promise<void> {
-  const passed: string[] = [];
-  for (const [name, req] of cases) {
-    const before = reached;
-    const status = await send(req);
-    if (status !== 403) passed.push(`${name}: ${status}`);
-    expect(reached, `${name} reached the backend`).toBe(before + (status === 403 ? 0 : 1));
-  }
-  expect(passed).toEqual([]);
-}
-
-async function expectPassed(cases: Array<[string, Sent]>): Promise<void> {
-  const refused: string[] = [];
-  for (const [name, req] of cases) {
-    const status = await send(req);
-    if (status !== 200) refused.push(`${name}: ${status}`);
-  }
-  expect(refused).toEqual([]);
-}
+const expectRefused = (cases: Array<[string, Sent]>) => edge.expectRefused(cases, HOST);
+const expectPassed = (cases: Array<[string, Sent]>) => edge.expectPassed(cases, HOST);
 
 beforeAll(async () => {
-  backend = createServer((req, res) => {
-    reached++;
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  });
-  await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-  const port = (backend.address() as { port: number }).port;
-  const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.9', PALISADE_LOG_LEVEL: 'warn' };
-  const key = JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'w', '--email', 'w@example.org'])).stdout).key.api_key as string;
-  server = await startServe({ ...env, PALISADE_LOG_LEVEL: 'info', PALISADE_EDGE_CLIENT_RATE: '0' });
-  const res = await fetch(`${server.url}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain: HOST, backend: `127.0.0.1:${port}`, baseprotection: true }) });
-  expect(res.status).toBe(201);
-  for (let i = 0; i < 100 && (await send({ path: '/' })) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+  edge = await WafEdge.start([{ domain: HOST }]);
 }, 150_000);
 
-afterAll(async () => {
-  if (server) await stopProcess(server);
-  backend?.close();
-  removeTempDirs();
-});
+afterAll(() => edge?.stop());
 
 describe('edge: SQL injection at level 1, read as a parser reads it', () => {
   it('refuses UNION SELECT whose select list concatenates or names its columns (||, ->>, AS), such a subquery, a stacked SELECT CASE WHEN', async () => {
