@@ -1,13 +1,11 @@
 // Logs a person reads at a terminal, JSON for everything else: the line format itself, and real
 // processes started at a pseudo-terminal (util-linux `script`) and on a pipe.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prettyLine } from '../../src/common/log-pretty.ts';
 import { BIN } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 
-const run = promisify(execFile);
 afterAll(() => removeTempDirs());
 
 describe('readable log lines', () => {
@@ -17,23 +15,40 @@ describe('readable log lines', () => {
     expect(prettyLine('not json')).toBe('not json\n');
   });
 
-  const started = async (format: string | undefined, terminal: boolean): Promise<string> => {
+  /**
+   * The API's output from its start until it says it serves (then it is stopped): at most 20 s.
+   * `script` gives the command a pseudo-terminal as its standard output; without it, a pipe.
+   */
+  const started = (format: string | undefined, terminal: boolean): Promise<string> => {
     const env = { ...process.env, PALISADE_DATA_DIR: tempDir(), PALISADE_API_PORT: '0', PALISADE_LOG_LEVEL: 'info', NO_COLOR: '1', ...(format && { PALISADE_LOG_FORMAT: format }) };
     if (format === undefined) delete (env as Record<string, string | undefined>).PALISADE_LOG_FORMAT;
-    const command = `timeout -s INT 4 ${process.execPath} ${BIN} api`;
-    // `script` gives the command a pseudo-terminal as its standard output; without it, a pipe.
-    const args = terminal ? ['script', ['-qec', command, '/dev/null']] : ['bash', ['-c', command]];
-    const { stdout } = await run(args[0] as string, args[1] as string[], { env, timeout: 20_000 }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
-    return stdout;
+    const command = `timeout -s INT 20 ${process.execPath} ${BIN} api`;
+    const [file, args] = terminal ? ['script', ['-qec', command, '/dev/null']] : ['bash', ['-c', command]];
+    // Its own process group, so that the stop reaches the API under `script` or `bash`.
+    const child = spawn(file as string, args as string[], { env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    return new Promise((resolve) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (/palisade serving[^\n]*\n/.test(stdout)) {
+          try {
+            process.kill(-child.pid!, 'SIGINT');
+          } catch {
+            // Gone already.
+          }
+        }
+      });
+      child.on('close', () => resolve(stdout));
+    });
   };
 
   it('a terminal gets readable lines; a pipe gets JSON; PALISADE_LOG_FORMAT decides when set', async () => {
-    const terminal = await started(undefined, true);
+    // Four processes at once: each ends as soon as it has said it serves.
+    const [terminal, pipe, json, pretty] = await Promise.all([started(undefined, true), started(undefined, false), started('json', true), started('pretty', false)]);
     expect(terminal).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}palisade serving {2}dataDir=/m);
     expect(terminal).not.toContain('"level":');
-    const pipe = await started(undefined, false);
     expect(pipe).toMatch(/^\{"level":30,.*"msg":"palisade serving"\}$/m);
-    expect(await started('json', true)).toMatch(/^\{"level":30,/m);
-    expect(await started('pretty', false)).toMatch(/ INFO {2}palisade serving/);
+    expect(json).toMatch(/^\{"level":30,/m);
+    expect(pretty).toMatch(/ INFO {2}palisade serving/);
   });
 });

@@ -174,7 +174,7 @@ describe('edge: country rules', () => {
   });
 });
 
-/** Bytes/s received by `n` parallel downloads of `host`/`path`, counted from 1 s to 4 s after they start. */
+/** Bytes/s received by `n` parallel downloads of `host`/`path`, counted from 1 s to 3.5 s after they start. */
 async function downloadRate(host: string, path: string, n: number, cache?: string): Promise<number> {
   const url = new URL(server.edgeUrl!);
   let counted = 0;
@@ -194,15 +194,17 @@ async function downloadRate(host: string, path: string, n: number, cache?: strin
   await new Promise((r) => setTimeout(r, 1000));
   counting = true;
   const started = performance.now();
-  await new Promise((r) => setTimeout(r, 3000));
+  // 2.5 s: the bucket's burst (a tenth of a second of the rate) is at most 4 % of the count.
+  await new Promise((r) => setTimeout(r, 2500));
   const rate = counted / ((performance.now() - started) / 1000);
   for (const req of requests) req.destroy();
   return rate;
 }
 
 describe('edge: bandwidth limit', () => {
-  it('holds 1, 2 and 8 parallel downloads to the domain\'s rate together (at most +10%, at least -25%), proxied and from the cache', async () => {
-    for (const n of [1, 2, 8]) {
+  it('holds 1 and 8 parallel downloads to the domain\'s rate together (at most +10%, at least -25%), proxied and from the cache', async () => {
+    // 8 at once is the case the bug showed (each download its own rate: × 8); 1 is the rate itself.
+    for (const n of [1, 8]) {
       const rate = await downloadRate('bw.example', '/10mb.bin', n);
       console.log(`bw.example (512 KiB/s, proxied): ${n} download(s) together ${(rate / 1024).toFixed(0)} KiB/s`);
       // Above the rate: never, whatever the load (the limit's bug: each download its own rate, × n).
