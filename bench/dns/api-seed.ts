@@ -20,12 +20,12 @@ async function call(base: string, key: string, method: string, path: string, bod
   }
 }
 
-/** Creates `zones` workload zones through the API at `base`, each with `backend`. */
-export async function seedThroughApi(base: string, key: string, zones: number, backend: string, inFlight = 8): Promise<void> {
+/** Creates `zones` workload zones through the API at `base`, each with `backend` and the domain settings in `settings` (e.g. `{ dnssec: true }`). */
+export async function seedThroughApi(base: string, key: string, zones: number, backend: string, inFlight = 8, settings: Record<string, unknown> = {}): Promise<void> {
   let next = 0;
   const one = async (i: number) => {
     const domain = zoneName(i);
-    await call(base, key, 'POST', '/domains', { domain, backend });
+    await call(base, key, 'POST', '/domains', { domain, backend, ...settings });
     await call(base, key, 'POST', `/domains/${domain}/dnsrecords/bulk`, { create: recordsFor(i) });
     await call(base, key, 'GET', `/domains/${domain}/activatens`);
   };

@@ -149,19 +149,22 @@ export async function nsd(dir: string, zones: readonly Zone[], servers: number, 
   return { child, port };
 }
 
-/** PowerDNS Authoritative, bind backend, `receivers` receiver threads each on its own socket (reuseport). */
-export async function pdns(dir: string, zones: readonly Zone[], receivers: number): Promise<{ child: ChildProcess; port: number }> {
+/**
+ * PowerDNS Authoritative, bind backend, `receivers` receiver threads each on its own socket
+ * (reuseport). `signed`: every zone signed on line (its DNSSEC database, `pdnsutil
+ * secure-all-zones`: PowerDNS's default, one ECDSA P-256 key per zone, NSEC).
+ */
+export async function pdns(dir: string, zones: readonly Zone[], receivers: number, signed = false): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const zonesDir = writeZones(dir, zones);
   writeFileSync(join(dir, 'named.conf'), zones.map((z) => `zone "${z.domain.domain}" { type master; file "${join(zonesDir, `${z.domain.domain}.zone`)}"; };\n`).join(''));
+  const backend = ['launch=bind', `bind-config=${join(dir, 'named.conf')}`, ...(signed ? [`bind-dnssec-db=${join(dir, 'dnssec.sqlite3')}`] : [])];
   const args = [
     `--config-dir=${dir}`,
     '--daemon=no',
     '--guardian=no',
     '--disable-syslog=yes',
     '--loglevel=3',
-    '--launch=bind',
-    `--bind-config=${join(dir, 'named.conf')}`,
     '--local-address=127.0.0.1',
     `--local-port=${port}`,
     `--receiver-threads=${receivers}`,
@@ -170,7 +173,14 @@ export async function pdns(dir: string, zones: readonly Zone[], receivers: numbe
     '--webserver=no',
     '--api=no',
   ];
-  writeFileSync(join(dir, 'pdns.conf'), '');
+  // The backend in pdns.conf: pdnsutil reads it from there too.
+  writeFileSync(join(dir, 'pdns.conf'), `${backend.join('\n')}\n`);
+  if (signed) {
+    for (const command of [['create-bind-db', join(dir, 'dnssec.sqlite3')], ['secure-all-zones']]) {
+      const made = spawnSync('pdnsutil', [`--config-dir=${dir}`, ...command], { encoding: 'utf8' });
+      if (made.status !== 0) throw new Error(`pdnsutil ${command[0]}: ${made.stderr.slice(-500)}`);
+    }
+  }
   const child = spawn('pdns_server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   await answering(child, port, 'pdns_server');
   return { child, port };
