@@ -287,6 +287,34 @@ describe('console: one customer', () => {
     const stored = await (await fetch(`${server.url}/domains/${DOMAIN}`, { headers: { 'x-auth-key': aliceKey } })).json();
     expect(stored.tags).toEqual(['prod', 'shop']);
     expect(stored.failover).toBeNull();
+    // A second save on the same form: the domain read again since has a new revision, which is not a setting to send.
+    await page.getByLabel('Cache large files', { exact: true }).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    expect((await (await fetch(`${server.url}/domains/${DOMAIN}`, { headers: { 'x-auth-key': aliceKey } })).json()).cachelargefiles).toBe(true);
+  });
+
+  it('DNSSEC turned on in the settings: the name servers tab shows the state, what to do next and the DS the API gives, copied by its button', async () => {
+    const { page } = alice;
+    await page.goto(consoleUrl(`#/domains/${DOMAIN}`));
+    await page.getByLabel("Sign the zone's answers (DNSSEC)").check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    const status = await (await fetch(`${server.url}/domains/${DOMAIN}/dnssec`, { headers: { 'x-auth-key': aliceKey } })).json();
+    expect(status.keys).toHaveLength(1);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await page.getByRole('link', { name: 'Name servers' }).click();
+    await shows(page.locator('#dnssec-state strong'), status.state.replace(/_/g, ' '));
+    expect(await page.locator('#dnssec-next').textContent()).toMatch(/registrar/);
+    expect(await page.locator('#dnssec-keys code.ds').textContent()).toBe(status.keys[0].ds);
+    expect(await page.locator('#dnssec-keys code.dnskey').textContent()).toBe(status.keys[0].dnskey);
+    await page.getByRole('button', { name: `Copy the DS record of key ${status.keys[0].key_tag}` }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied' }).first().waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(status.keys[0].ds);
+    await screenshot(page, 'dnssec');
+    // Off again, as the other tests expect the domain (and the DS gone from the page with it).
+    expect((await fetch(`${server.url}/domains/${DOMAIN}`, { method: 'PATCH', headers: { 'x-auth-key': aliceKey, 'content-type': 'application/json' }, body: JSON.stringify({ dnssec: false }) })).status).toBe(200);
+    expect(alice.faults).toEqual([]);
   });
 
   it('an address added to an IP list in the console is refused by the edge', async () => {

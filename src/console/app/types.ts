@@ -185,3 +185,12 @@ export const EVENT_TYPES = [
   'domain.claim_shared',
   'webhook.test',
 ] as const;
+
+/** GET /domains/{domain}/dnssec. */
+export interface DnssecStatus {
+  state: string;
+  algorithm: number;
+  keys: Array<{ key_tag: number; flags: number; algorithm: number; dnskey: string; ds: string }>;
+  /** What the customer does next, in plain words (when the API says). */
+  next_step?: string;
+}

@@ -44,8 +44,14 @@ interface Draft {
   waf_graphql: 'off' | 'block';
 }
 
+/** The settings the form holds: only these are ever sent (the domain's read-only fields — its revision, when it was updated — change under a mounted form). */
+const SETTINGS = ['enabled', 'mask', 'ssl', 'tags', 'backend', 'failover', 'fhttps', 'cachelevel', 'sjschallenge', 'baseprotection', 'bwlimit', 'geomode', 'geolist', 'bind_node', 'cachelargefiles', 'waf_level', 'waf_mode', 'waf_exclusions', 'waf_body_limit', 'waf_body_overflow', 'dnssec', 'dnssec_algorithm', 'waf_graphql'] as const;
+// Every field of the draft is in SETTINGS: a new setting added to Draft but not here fails the typecheck.
+const everySetting: Record<Exclude<keyof Draft, (typeof SETTINGS)[number]>, never> = {};
+void everySetting;
+
 const draftOf = (d: Domain): Draft => ({
-  ...d,
+  ...(Object.fromEntries(SETTINGS.map((key) => [key, d[key]])) as Pick<Domain, (typeof SETTINGS)[number]>),
   tags: d.tags.join(', '),
   failover: d.failover ?? '',
   bwlimit: String(d.bwlimit),

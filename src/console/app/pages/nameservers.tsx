@@ -1,6 +1,7 @@
-// What to set at the registrar, whether our name servers answer for the domain (activation), and
-// whether the delegation is seen.
+// What to set at the registrar, whether our name servers answer for the domain (activation),
+// whether the delegation is seen, and the DS the registrar needs for DNSSEC.
 import { api, seg } from '../api.ts';
+import { DnssecSection } from './dnssec.tsx';
 import type { Domain } from '../types.ts';
 import { ProblemNote, useAction, when } from '../ui.tsx';
 
@@ -72,6 +73,7 @@ export function NameServersTab({ domain, onChanged }: { domain: Domain; onChange
         </button>
       )}
       <ProblemNote problem={action.problem} />
+      <DnssecSection domain={domain} />
     </section>
   );
 }
