@@ -134,7 +134,7 @@ function SettingsForm({ domain, nodes, onSaved }: { domain: Domain; nodes: EdgeN
         <legend>DNSSEC</legend>
         <CheckField label="Sign the zone's answers (DNSSEC)" name="dnssec" checked={draft.dnssec} onValue={set('dnssec')} problem={p} />
         <SelectField label="Algorithm" name="dnssec_algorithm" value={draft.dnssec_algorithm} onValue={set('dnssec_algorithm')} problem={p} options={[[13, 'ECDSA P-256 (13)'], [15, 'Ed25519 (15)']]} />
-        <p class="hint">Once on, publish the DS record (GET /domains/{domain.domain}/dnssec) at your registrar. Before turning it off, remove the DS there and wait out its TTL.</p>
+        <p class="hint">Once on, publish the DS record shown on the Name servers tab at your registrar. Before turning it off, remove the DS there and wait out its TTL.</p>
       </fieldset>
       <fieldset>
         <legend>HTTPS and caching</legend>
