@@ -50,7 +50,8 @@ export async function runNameServer(config: Config): Promise<void> {
     workers = new DnsWorkers({ count, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
     workers.start();
   }
-  feed.start();
+  // Serves the local state at once (synchronously); the pulls go on in the background.
+  void feed.start();
   workers?.stateLoaded();
   const dnsPort = await dns.listen().catch(async (error: NodeJS.ErrnoException) => {
     await workers?.stop();

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { EdgeState } from '../edge/edge-state.ts';
-import { RemoteEdgeFeed } from '../edge/feed/remote-edge-feed.ts';
+import { RemoteEdgeFeed } from '../edge/feed/edge-feeds.ts';
 import { createLogger } from '../log.ts';
 import { NotifyListener } from '../sync/notify-listener.ts';
 import { openGeo } from './dns-parts.ts';
@@ -45,7 +45,8 @@ export async function runEdge(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   const state = new EdgeState(edge.node);
   const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
-  feed.start();
+  // Serves the local state at once (synchronously); the pulls go on in the background.
+  void feed.start();
   // Clients are located for the domains' country rules (the same database as the name servers').
   const geo = openGeo(config, log);
   const server = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);

@@ -36,6 +36,8 @@ export type EdgeChange =
   | { revision: number; kind: PerDomainKind; op: 'put'; key: string; data: DomainState | CertificateState | AcmeChallengeState }
   /** `digest` = nameDigest(consumer secret, name): the edge matches it against the names it holds. */
   | { revision: number; kind: PerDomainKind; op: 'delete'; digest: string }
+  /** From a store in the same process (the all-in-one edge stands for every node): the name itself. */
+  | { revision: number; kind: PerDomainKind; op: 'delete'; key: string }
   | { revision: number; kind: 'iplist'; op: 'put'; key: string; data: IpListState }
   | { revision: number; kind: 'iplist'; op: 'delete'; key: string }
   | { revision: number; kind: 'node'; op: 'put' | 'delete'; key: string; data?: EdgeNode };

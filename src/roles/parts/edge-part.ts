@@ -4,7 +4,7 @@
 import type { Config } from '../../config.ts';
 import { SecretBox, withOpenKey } from '../../certs/secret-box.ts';
 import { EdgeState } from '../../edge/edge-state.ts';
-import { StoreEdgeFeed } from '../../edge/store-edge-feed.ts';
+import { StoreEdgeFeed } from '../../edge/feed/edge-feeds.ts';
 import { UptimeReporter } from '../../edge/uptime-reporter.ts';
 import { createLogger } from '../../log.ts';
 import { openStore } from '../../store/index.ts';
@@ -44,7 +44,7 @@ export async function runEdgePart(config: Config): Promise<void> {
   channel.ready({ http: Number(new URL(addresses.http).port), https: Number(new URL(addresses.https).port) }, { edge: addresses });
 
   closeOnSignal(log, async () => {
-    feed.stop();
+    await feed.stop();
     reporter.stop();
     await edge.close();
     geo?.close();
