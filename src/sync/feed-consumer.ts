@@ -20,7 +20,7 @@ export interface FeedPage {
   current: number;
 }
 
-/** Where a consumer's snapshot and changes come from (sources.md in README: store, HTTP). */
+/** Where a consumer's snapshot and changes come from: a store in this process, or the API over HTTP. */
 export interface FeedSource<Page extends FeedPage, Snapshot> {
   /** Prefix of log lines ("sync", "edge sync"). */
   readonly who: string;

@@ -4,9 +4,8 @@
 //   key opened), HTTP-01 challenge and IP list, read in this process; a page is the store's
 //   changes that concern edges, one per key, each document as it now is;
 //   HTTP (the edge role, one node's share): GET /sync/edge/snapshot, /sync/edge/changes.
-import type { AcmeChallengeState } from '../../model/acme-challenge.ts';
 import type { CertificateState } from '../../model/certificate.ts';
-import type { Page, PageRequest, Store } from '../../store/types.ts';
+import type { Change, Page, PageRequest, Store } from '../../store/types.ts';
 import { LineSplitter } from '../../common/ndjson.ts';
 import { concernsEdges, edgeDomain, parseEdgeLine, type EdgeChange, type EdgeChangePage, type EdgeLine } from '../../sync/edge-feed-format.ts';
 import type { FeedSource } from '../../sync/feed-consumer.ts';
@@ -52,31 +51,34 @@ export function edgeStoreSource(store: Store, pollMs: number, openKey: (cert: Ce
       const last = feed.changes[feed.changes.length - 1];
       // Record-only zone changes, and changes of settings no edge acts on (tags), leave the edge as it was.
       const latest = new Map(feed.changes.filter(concernsEdges).map((c) => [`${c.kind}:${c.key}`, c]));
-      const changes = await Promise.all([...latest.values()].map(async ({ revision, kind, key }): Promise<EdgeChange | undefined> => {
-        const gone = { revision, kind, op: 'delete', key } as EdgeChange;
-        if (kind === 'zone') {
-          const zone = await store.getZoneHead(key);
-          return zone ? { revision, kind: 'domain', op: 'put', key, data: edgeDomain(zone.domain) } : { ...gone, kind: 'domain' } as EdgeChange;
-        }
-        if (kind === 'certificate') {
-          const cert = await store.getCertificate(key);
-          return cert ? { revision, kind, op: 'put', key, data: openKey(cert) } : gone;
-        }
-        if (kind === 'challenge') {
-          const challenge: AcmeChallengeState | undefined = await store.getChallenge(key);
-          return challenge ? { revision, kind, op: 'put', key, data: challenge } : gone;
-        }
-        if (kind === 'iplist') {
-          const list = await store.getIpList(Number(key));
-          return list ? { revision, kind, op: 'put', key, data: list } : gone;
-        }
-        return undefined;
-      }));
+      const changes = await Promise.all([...latest.values()].map((change) => edgeChangeOf(store, change, openKey)));
       // Nothing after `since` (none retained): up to date at the revision read.
       const revision = last ? last.revision : since;
       return { since, revision, current: Math.max(current, revision), changes: changes.filter((c) => c !== undefined) };
     },
   };
+}
+
+/** A stored change as an edge receives it: the document as it now is, or its deletion by name. */
+async function edgeChangeOf(store: Store, { revision, kind, key }: Change, openKey: (cert: CertificateState) => CertificateState): Promise<EdgeChange | undefined> {
+  if (kind === 'zone') {
+    const zone = await store.getZoneHead(key);
+    return zone ? { revision, kind: 'domain', op: 'put', key, data: edgeDomain(zone.domain) } : { revision, kind: 'domain', op: 'delete', key };
+  }
+  if (kind === 'certificate') {
+    const cert = await store.getCertificate(key);
+    return cert ? { revision, kind, op: 'put', key, data: openKey(cert) } : { revision, kind, op: 'delete', key };
+  }
+  if (kind === 'challenge') {
+    const challenge = await store.getChallenge(key);
+    return challenge ? { revision, kind, op: 'put', key, data: challenge } : { revision, kind, op: 'delete', key };
+  }
+  if (kind === 'iplist') {
+    const list = await store.getIpList(Number(key));
+    return list ? { revision, kind, op: 'put', key, data: list } : { revision, kind, op: 'delete', key };
+  }
+  // Accounts, consumers, nodes: the all-in-one edge stands for every node and acts on none of them.
+  return undefined;
 }
 
 export function edgeHttpSource(http: HttpFeed): EdgeSource {
