@@ -12,7 +12,9 @@ export type SettingReader = 'name servers' | 'edges';
 /** Set by the service, not by the customer, but read like settings. */
 type ServiceSet = 'ns_active' | 'failover_active' | 'claim' | 'signing';
 
-export const SETTING_READERS: Readonly<Record<keyof DomainSettings | ServiceSet, readonly SettingReader[]>> = {
+export type SettingName = keyof DomainSettings | ServiceSet;
+
+export const SETTING_READERS: Readonly<Record<SettingName, readonly SettingReader[]>> = {
   enabled: ['name servers', 'edges'],
   mask: ['name servers', 'edges'],
   ssl: ['edges'],
@@ -52,3 +54,12 @@ export const NAME_SERVER_SETTINGS: ReadonlySet<string> = readBy('name servers', 
 
 /** Settings no edge acts on (it serves a domain whatever its name servers): a change of these alone reaches no edge. */
 export const NOT_EDGE_SETTINGS: ReadonlySet<string> = readBy('edges', false);
+
+/**
+ * Settings that reach their readers only: the domain others receive leaves them out (the DNSSEC
+ * private keys). Every other setting travels in the domain document to every consumer.
+ */
+const ONLY_TO_READERS: readonly SettingName[] = ['signing'];
+
+/** The fields of a domain an edge never receives (../sync/edge-feed-format.ts: edgeDomain). */
+export const WITHHELD_FROM_EDGES: readonly SettingName[] = ONLY_TO_READERS.filter((name) => !SETTING_READERS[name].includes('edges'));

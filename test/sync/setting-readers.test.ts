@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { DomainSettings, NAME_SERVER_SETTINGS, NOT_EDGE_SETTINGS } from '../../src/model/domain.ts';
 import { SETTING_READERS } from '../../src/model/domain-readers.ts';
-import { concernsEdges } from '../../src/sync/edge-feed-format.ts';
+import { concernsEdges, edgeDomain } from '../../src/sync/edge-feed-format.ts';
+import { makeZone } from '../helpers/dns-fixture.ts';
+import { makeSigningKey } from '../helpers/dnssec-keys.ts';
 import type { Change } from '../../src/store/types.ts';
 
 const declared = Object.keys(SETTING_READERS);
@@ -27,5 +29,14 @@ describe('who reads a setting is declared once', () => {
       const readByEdges = SETTING_READERS[name as keyof typeof SETTING_READERS].includes('edges');
       expect(concernsEdges(change([name])), name).toBe(readByEdges);
     }
+  });
+
+  it('an edge receives every field of a domain but the signing keys, which only their readers (name servers) get', () => {
+    const domain = { ...makeZone({ domain: 'keys.example', dnssec: true }, []).domain, signing: { keys: [makeSigningKey()] } };
+    const given = edgeDomain(domain);
+    expect(Object.keys(domain).filter((field) => !(field in given))).toEqual(['signing']);
+    expect(SETTING_READERS.signing).not.toContain('edges');
+    const unsigned = makeZone({ domain: 'plain.example' }, []).domain;
+    expect(edgeDomain(unsigned)).toBe(unsigned);
   });
 });
