@@ -50,8 +50,7 @@ export async function runNameServer(config: Config): Promise<void> {
     workers = new DnsWorkers({ count, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
     workers.start();
   }
-  // Serves the local state at once (synchronously); the pulls go on in the background.
-  void feed.start();
+  feed.start();
   workers?.stateLoaded();
   const dnsPort = await dns.listen().catch(async (error: NodeJS.ErrnoException) => {
     await workers?.stop();

@@ -45,8 +45,7 @@ export async function runEdge(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   const state = new EdgeState(edge.node);
   const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
-  // Serves the local state at once (synchronously); the pulls go on in the background.
-  void feed.start();
+  feed.start();
   // Clients are located for the domains' country rules (the same database as the name servers').
   const geo = openGeo(config, log);
   const server = newEdgeServer(config, state, log.child({ component: 'edge' }), geo);

@@ -80,11 +80,12 @@ export class FeedConsumer<Page extends FeedPage, Snapshot> implements Progress {
   }
 
   /**
-   * Serves what is kept (synchronously: the caller may answer as soon as this returns for a
-   * remote source), then follows the source. A source in the same process is read whole first,
-   * and its failure is the caller's (a start-up error).
+   * Serves what is kept (synchronously: for a remote source the caller may answer as soon as the
+   * returned promise exists), then follows the source. A source in the same process is read whole
+   * first, and its failure is the caller's (a start-up error). Each consumer's `start` calls this,
+   * typed as its role has always used it.
    */
-  start(): Promise<void> {
+  protected begin(): Promise<void> {
     this.applied = this.view.resume();
     if (!this.source.awaitFirstSnapshot) {
       this.unfollow = this.source.follow(() => void this.catchUp());
@@ -95,11 +96,11 @@ export class FeedConsumer<Page extends FeedPage, Snapshot> implements Progress {
     });
   }
 
-  async stop(): Promise<void> {
+  /** Stops following at once; resolves once a pull in progress is over and what is kept is closed. */
+  protected end(): Promise<void> {
     this.unfollow?.();
     this.unfollow = undefined;
-    await this.catchUp.settled();
-    await this.view.close();
+    return this.catchUp.settled().then(() => this.view.close());
   }
 
   /** Pulls until up to date; concurrent calls (commits, pushes, polls) coalesce. */

@@ -22,4 +22,13 @@ export class RemoteFeed extends FeedConsumer<ChangePage, ZoneSnapshot> {
     const source = nameServerHttpSource(new HttpFeed(options));
     super(source, new NameServerView(index, source, { log: options.log, dataDir: options.dataDir, onApplied: options.onApplied }), options.log);
   }
+
+  /** Serves the local state (the caller may serve DNS as soon as this returns), then pulls in the background. */
+  start(): void {
+    void this.begin();
+  }
+
+  stop(): Promise<void> {
+    return this.end();
+  }
 }

@@ -22,4 +22,14 @@ export class StoreFeed extends FeedConsumer<ChangePage, ZoneSnapshot> {
     const source = nameServerStoreSource(store, pollMs, domainView);
     super(source, new NameServerView(index, source, { log }), log);
   }
+
+  /** Reads the store's snapshot (its failure is the caller's), then follows the store's commits. */
+  start(): Promise<void> {
+    return this.begin();
+  }
+
+  /** Stops following (a pull in progress finishes on its own). */
+  stop(): void {
+    void this.end();
+  }
 }

@@ -25,6 +25,16 @@ export class StoreEdgeFeed extends FeedConsumer<EdgeChangePage, EdgeSnapshot> {
   ) {
     super(edgeStoreSource(store, pollMs, openKey), new EdgeView(state, { log }), log);
   }
+
+  /** Reads the store whole (certificates opened: a missing operator key fails here), then follows its commits. */
+  start(): Promise<void> {
+    return this.begin();
+  }
+
+  /** Stops following (a pull in progress finishes on its own). */
+  stop(): void {
+    void this.end();
+  }
 }
 
 export interface RemoteEdgeFeedOptions extends HttpFeedOptions {
@@ -36,5 +46,14 @@ export interface RemoteEdgeFeedOptions extends HttpFeedOptions {
 export class RemoteEdgeFeed extends FeedConsumer<EdgeChangePage, EdgeSnapshot> {
   constructor(state: EdgeState, options: RemoteEdgeFeedOptions) {
     super(edgeHttpSource(new HttpFeed(options)), new EdgeView(state, { log: options.log, kept: { dataDir: options.dataDir, secret: options.secret } }), options.log);
+  }
+
+  /** Serves the local state (the caller may listen as soon as this returns), then pulls in the background. */
+  start(): void {
+    void this.begin();
+  }
+
+  stop(): Promise<void> {
+    return this.end();
   }
 }

@@ -189,8 +189,7 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
     });
   };
 
-  // Serves the local state at once (synchronously); the pulls go on in the background.
-  void feed.start();
+  feed.start();
   health.start(() => state.routes.backends(), edge.checkIntervalMs);
   janitor.start();
 

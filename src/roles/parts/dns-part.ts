@@ -38,7 +38,7 @@ export async function runDnsPart(config: Config): Promise<void> {
   channel.ready({ dns: port }, { zones: dns.index.size });
 
   closeOnSignal(log, async () => {
-    await feed.stop();
+    feed.stop();
     dns.stopTransfers();
     await dns.close();
     geo?.close();

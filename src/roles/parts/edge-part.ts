@@ -44,7 +44,7 @@ export async function runEdgePart(config: Config): Promise<void> {
   channel.ready({ http: Number(new URL(addresses.http).port), https: Number(new URL(addresses.https).port) }, { edge: addresses });
 
   closeOnSignal(log, async () => {
-    await feed.stop();
+    feed.stop();
     reporter.stop();
     await edge.close();
     geo?.close();
