@@ -7,6 +7,7 @@ import { BackendText, EXPECTED, NodeIds, Nullable, Revision, Timestamp } from '.
 import { checkBackend } from './backend.ts';
 import { normaliseDomainName, normaliseOwnerName } from './names.ts';
 import type { ZoneSigning } from './dnssec.ts';
+import { NAME_SERVER_SETTINGS } from './domain-readers.ts';
 
 const settings = {
   enabled: Type.Boolean({ description: 'Protection on: protected names resolve to the edge nodes. Off: DNS only.' }),
@@ -218,17 +219,8 @@ export interface DomainState extends Omit<DomainSettings, LaterSettings>, Partia
   nsRevision?: number;
 }
 
-/**
- * The settings a name server's answers depend on (../dns/zone/build.ts reads these and no
- * others; `claim`: whether the domain is proven, and the pair its apex names): a change of any other setting (tags, caching, WAF …) reaches no name server.
- */
-export const NAME_SERVER_SETTINGS: ReadonlySet<string> = new Set(['enabled', 'mask', 'ns_active', 'bind_node', 'backend', 'failover', 'failover_active', 'claim', 'dnssec', 'signing']);
-
-/**
- * Settings an edge does not act on (it serves a domain whatever its name servers): a change of
- * these alone reaches no edge. DNSSEC is the name servers' alone (and its keys never go to edges).
- */
-export const NOT_EDGE_SETTINGS: ReadonlySet<string> = new Set(['tags', 'ns_active', 'dnssec', 'dnssec_algorithm', 'signing']);
+// Who reads each setting (name servers, edges) is declared once, in domain-readers.ts.
+export { NAME_SERVER_SETTINGS, NOT_EDGE_SETTINGS } from './domain-readers.ts';
 
 /** Fields about the document itself, not settings. */
 const BOOKKEEPING: ReadonlySet<string> = new Set(['created', 'updated', 'revision', 'nsRevision']);

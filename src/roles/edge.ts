@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { EdgeState } from '../edge/edge-state.ts';
-import { RemoteEdgeFeed } from '../edge/feed/remote-edge-feed.ts';
+import { RemoteEdgeFeed } from '../edge/feed/edge-feeds.ts';
 import { createLogger } from '../log.ts';
 import { NotifyListener } from '../sync/notify-listener.ts';
 import { openGeo } from './dns-parts.ts';

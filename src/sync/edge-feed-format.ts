@@ -12,6 +12,7 @@ import type { DomainState } from '../model/domain.ts';
 import type { IpListState } from '../model/iplist.ts';
 import type { EdgeNode } from '../model/node.ts';
 import { NOT_EDGE_SETTINGS } from '../model/domain.ts';
+import { WITHHELD_FROM_EDGES } from '../model/domain-readers.ts';
 import { isRecordChange, type Change } from '../store/types.ts';
 
 export interface EdgeHeader {
@@ -36,6 +37,8 @@ export type EdgeChange =
   | { revision: number; kind: PerDomainKind; op: 'put'; key: string; data: DomainState | CertificateState | AcmeChallengeState }
   /** `digest` = nameDigest(consumer secret, name): the edge matches it against the names it holds. */
   | { revision: number; kind: PerDomainKind; op: 'delete'; digest: string }
+  /** From a store in the same process (the all-in-one edge stands for every node): the name itself. */
+  | { revision: number; kind: PerDomainKind; op: 'delete'; key: string }
   | { revision: number; kind: 'iplist'; op: 'put'; key: string; data: IpListState }
   | { revision: number; kind: 'iplist'; op: 'delete'; key: string }
   | { revision: number; kind: 'node'; op: 'put' | 'delete'; key: string; data?: EdgeNode };
@@ -55,11 +58,13 @@ export const nameDigest = (secret: string, name: string): string => createHmac('
  */
 export const concernsEdges = (change: Change): boolean => !isRecordChange(change) && !(change.settings && change.settings.every((s) => NOT_EDGE_SETTINGS.has(s)));
 
-/** A domain as an edge receives it: without its DNSSEC signing keys (the name servers' alone). */
+/** A domain as an edge receives it: without what only its readers receive (the DNSSEC signing keys: ../model/domain-readers.ts). */
 export function edgeDomain(domain: DomainState): DomainState {
-  if (domain.signing === undefined) return domain;
-  const { signing: _keys, ...rest } = domain;
-  return rest;
+  const fields = domain as unknown as Record<string, unknown>;
+  if (!WITHHELD_FROM_EDGES.some((name) => fields[name] !== undefined)) return domain;
+  const rest = { ...fields };
+  for (const name of WITHHELD_FROM_EDGES) delete rest[name];
+  return rest as unknown as DomainState;
 }
 
 /** Whether the edge of `node` serves the domain. */

@@ -1,4 +1,4 @@
-// What a name server does around applying a page (remote-feed.ts), apart so that feed stays small:
+// What a name server does around applying a page (name-server-view.ts, with a local state), apart so that view stays small:
 // which zones it must fetch whole first, and what it stores of the page (local-state.ts).
 //
 // A name server keeps every zone it has been given, served or not (a zone's name servers may be

@@ -24,7 +24,7 @@ import type { Config } from '../../config.ts';
 import { BackendHealth } from '../../edge/backend-health.ts';
 import { CacheJanitor } from '../../edge/cache/cache-janitor.ts';
 import { EdgeState, type EdgeBatch } from '../../edge/edge-state.ts';
-import { RemoteEdgeFeed } from '../../edge/feed/remote-edge-feed.ts';
+import { RemoteEdgeFeed } from '../../edge/feed/edge-feeds.ts';
 import { DEFAULT_CONNECTION_LIMITS } from '../../edge/protect/connection-limits.ts';
 import { IpRanges } from '../../edge/protect/ip-ranges.ts';
 import { UptimeRecorder } from '../../edge/uptime-recorder.ts';

@@ -4,7 +4,7 @@
 import type { Config } from '../../config.ts';
 import { SecretBox, withOpenKey } from '../../certs/secret-box.ts';
 import { EdgeState } from '../../edge/edge-state.ts';
-import { StoreEdgeFeed } from '../../edge/store-edge-feed.ts';
+import { StoreEdgeFeed } from '../../edge/feed/edge-feeds.ts';
 import { UptimeReporter } from '../../edge/uptime-reporter.ts';
 import { createLogger } from '../../log.ts';
 import { openStore } from '../../store/index.ts';
