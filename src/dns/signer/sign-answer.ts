@@ -41,9 +41,13 @@ function wildcardOwner(zone: ZoneData, set: RRset): string | undefined {
   return wild && typeSet(wild, set.type) ? wildcard : undefined;
 }
 
+/** What the parent is authoritative for at a cut (RFC 4035 §2.3): never the child's types or occluded data. */
+const PARENT_SIDE = new Set<number>([QTYPE.NS, QTYPE.DS]);
+
 /** The types that exist at `name` (at the wildcard that covers it, when it does not exist itself). */
 function typesAt(zone: ZoneData, name: string): number[] {
   const node = zone.nodes.get(name);
+  if (node && zone.cuts.has(name)) return node.map((set) => set.type).filter((type) => PARENT_SIDE.has(type));
   if (node) return node.map((set) => set.type);
   if (zone.ents.has(name)) return [];
   let encloser = name;
