@@ -2,8 +2,10 @@
 // categories are counted apart, and TCP is never limited.
 import { describe, expect, it } from 'vitest';
 import { ResponseRateLimiter, slipResponse } from '../../src/dns/rate-limit/rate-limit.ts';
+import { SigningBudget } from '../../src/dns/rate-limit/signing-budget.ts';
 import { dig } from '../helpers/dig.ts';
-import { fixtureZone } from '../helpers/dns-fixture.ts';
+import { makeSigningKey } from '../helpers/dnssec-keys.ts';
+import { fixtureZone, makeZone } from '../helpers/dns-fixture.ts';
 import { decode, dns2Query } from '../helpers/dns2-packets.ts';
 import { startDns, udpExchange } from '../helpers/dns-server.ts';
 
@@ -45,6 +47,60 @@ describe('response-rate limiter', () => {
       expect(results.filter((r) => r === undefined).length).toBeGreaterThan(5);
       for (let i = 0; i < 10; i++) expect((await dig(dns.port, 'www.example.org', 'A', ['+tcp'])).answer).toHaveLength(1);
       expect(dns.server.metrics.render()).toMatch(/palisade_dns_rate_limited_total [1-9]/);
+    } finally {
+      await dns.close();
+    }
+  });
+});
+
+describe('signing budget', () => {
+  it('allows `rate` fresh signatures a second per zone and per client network, refilled with time', () => {
+    const budget = new SigningBudget({ zoneRate: 5, clientRate: 3 });
+    const t = 1_000_000;
+    // One client: its 3, then refused (by the client bound), whatever the zone.
+    expect(Array.from({ length: 4 }, () => budget.take('a.example', '192.0.2.1', false, t))).toEqual([undefined, undefined, undefined, 'client']);
+    expect(budget.take('b.example', '192.0.2.200', false, t)).toBe('client');
+    // Over TCP or with a valid cookie, the network's budget is another one: spoofing cannot spend it.
+    expect(budget.take('b.example', '192.0.2.1', true, t)).toBeUndefined();
+    // Other networks share the zone's 5: 2 left.
+    expect([budget.take('a.example', '198.51.100.1', false, t), budget.take('a.example', '203.0.113.1', false, t), budget.take('a.example', '2001:db8::1', false, t)]).toEqual([undefined, undefined, 'zone']);
+    // Another zone is untouched by the first one's flood.
+    expect(budget.take('c.example', '2001:db8::1', false, t)).toBeUndefined();
+    expect(budget.refused).toEqual({ zone: 1, client: 2 });
+    // A third of a second later: one more for the client (rate 3), as much as a second's worth at most.
+    expect(budget.take('c.example', '192.0.2.1', false, t + 340)).toBeUndefined();
+    expect(budget.take('c.example', '192.0.2.1', false, t + 340)).toBe('client');
+    expect(Array.from({ length: 4 }, () => budget.take('c.example', '192.0.2.1', false, t + 60_000))).toEqual([undefined, undefined, undefined, 'client']);
+  });
+
+  it('0 turns a bound off', () => {
+    const budget = new SigningBudget({ zoneRate: 0, clientRate: 0 });
+    for (let i = 0; i < 10_000; i++) expect(budget.take('a.example', '192.0.2.1', false, 1)).toBeUndefined();
+  });
+});
+
+describe('signing budget in the name server', () => {
+  it('past its network\'s budget, an unverified UDP client gets TC=1 and no records; over TCP it has its own, then SERVFAIL; nothing is cached', async () => {
+    const key = makeSigningKey(13);
+    const zone = makeZone({ domain: 'signed.example', dnssec: true, signing: { keys: [key] } }, [{ name: 'www', type: 1, value: '192.0.2.10' }]);
+    const dns = await startDns([zone], { rateLimit: { rate: 0, slip: 0, signClientRate: 2, signZoneRate: 0 } });
+    try {
+      // Each nonexistent name needs a new NSEC signature (the SOA's is made once: the first one spends 2).
+      const udp = [];
+      for (const name of ['a', 'b', 'c']) udp.push(await dig(dns.port, `${name}.signed.example`, 'A', ['+dnssec', '+ignore', '+tries=1']));
+      expect(udp[0]!.authority.some((a) => a.type === 'NSEC')).toBe(true);
+      const limited = udp.at(-1)!;
+      expect(limited.status).toBe('NOERROR');
+      expect(limited.flags).toContain('tc');
+      expect(limited.authority).toEqual([]);
+      const tcp = [];
+      for (const name of ['d', 'e', 'f']) tcp.push(await dig(dns.port, `${name}.signed.example`, 'A', ['+dnssec', '+tcp']));
+      expect(tcp[0]!.authority.some((a) => a.type === 'NSEC')).toBe(true);
+      expect(tcp.at(-1)!.status).toBe('SERVFAIL');
+      // Not cached: asked again once the budget refills (a second), it is signed.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await dig(dns.port, 'c.signed.example', 'A', ['+dnssec', '+ignore', '+tries=1'])).authority.some((a) => a.type === 'NSEC')).toBe(true);
+      expect(dns.server.metrics.render()).toMatch(/palisade_dns_signatures_refused_client_total [2-9]/);
     } finally {
       await dns.close();
     }
