@@ -4,46 +4,18 @@
 // bounded in time. Signing work is bounded per zone and per client network; past the bound a
 // question that needs a new signature is answered TC=1 (an unverified UDP client) or SERVFAIL.
 // FLOOD_UNBOUNDED=1 runs the same with the bounds off (to see the difference), FLOOD_QPS the rate.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
-import { buildRecord, type RecordCreate } from '../../src/model/record.ts';
-import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { dig } from '../helpers/dig.ts';
-import { flood, randomNamesFile, victim } from '../helpers/dns-flood.ts';
-import { makeSigningKey } from '../helpers/dnssec-keys.ts';
+import { flood, FLOODED, randomNamesFile, seedFloodZones, victim, victimNames, VICTIM } from '../helpers/dns-flood.ts';
 import { startServe, stopProcess, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
-const FLOODED = 'flooded.example';
-const VICTIM = 'victim.example';
-const VICTIM_RECORDS: RecordCreate[] = ['www', 'mail', 'api', 'shop'].map((name, i) => ({ name, type: 1, value: `192.0.2.${10 + i}` }));
-
 let server: RunningServer;
-
-async function seed(dataDir: string): Promise<void> {
-  const store = new EmbeddedStore({ path: dataDir });
-  try {
-    const owner = await store.createUser({ name: 'flood', email: 'flood@example.org' });
-    for (const [domain, records] of [
-      [FLOODED, [{ name: 'www', type: 1, value: '192.0.2.1' }]],
-      [VICTIM, VICTIM_RECORDS],
-    ] as const) {
-      await store.createZone((c) => ({
-        domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain, ownerId: owner.id, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false, dnssec: true, signing: { keys: [makeSigningKey(13)] } },
-        records: [],
-      }));
-      await store.changeRecords(domain, owner.id, (_zone, ctx) => ({ put: records.map((r) => buildRecord(r, ctx.nextRecordId(), domain, [])), del: [] }));
-    }
-  } finally {
-    await store.close();
-  }
-}
 
 beforeAll(async () => {
   const dataDir = tempDir();
-  await seed(dataDir);
+  await seedFloodZones(dataDir);
   server = await startServe({ PALISADE_DATA_DIR: dataDir, PALISADE_DNS_WORKERS: '1', PALISADE_DNS_RRL_RATE: '100', ...(process.env.FLOOD_UNBOUNDED ? { PALISADE_DNS_SIGN_ZONE_RATE: '0', PALISADE_DNS_SIGN_CLIENT_RATE: '0' } : {}) });
   await until('zones served', async () => (await dig(server.dnsPort, `www.${VICTIM}`, 'A').catch(() => undefined))?.answer.length === 1);
 }, 120_000);
@@ -55,9 +27,7 @@ afterAll(async () => {
 
 describe('a DO=1 random-name flood against one signed zone', () => {
   it('another zone\'s signed answers are still answered during it', async () => {
-    // The victim's existing names (signed once, then from the caches) and, every fifth question,
-    // a name of its own that does not exist (a fresh signature each time).
-    const names = Array.from({ length: 400 }, (_, i) => (i % 5 === 4 ? `${randomBytes(5).toString('hex')}.${VICTIM}` : `${VICTIM_RECORDS[i % 4]!.name}.${VICTIM}`));
+    const names = victimNames();
     for (const name of names.slice(0, 4)) expect((await dig(server.dnsPort, name, 'A', ['+dnssec'])).answer.some((a) => a.type === 'RRSIG')).toBe(true);
     const file = randomNamesFile(FLOODED, 150_000);
     const seconds = 6;

@@ -6,7 +6,39 @@ import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
+import { buildRecord, type RecordCreate } from '../../src/model/record.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
+import { makeSigningKey } from './dnssec-keys.ts';
 import { tempDir } from './temp.ts';
+
+export const FLOODED = 'flooded.example';
+export const VICTIM = 'victim.example';
+export const VICTIM_RECORDS: RecordCreate[] = ['www', 'mail', 'api', 'shop'].map((name, i) => ({ name, type: 1, value: `192.0.2.${10 + i}` }));
+
+/** A store with the two signed zones: the one flooded, and the victim. */
+export async function seedFloodZones(dataDir: string): Promise<void> {
+  const store = new EmbeddedStore({ path: dataDir });
+  try {
+    const owner = await store.createUser({ name: 'flood', email: 'flood@example.org' });
+    for (const [domain, records] of [
+      [FLOODED, [{ name: 'www', type: 1, value: '192.0.2.1' }]],
+      [VICTIM, VICTIM_RECORDS],
+    ] as const) {
+      await store.createZone((c) => ({
+        domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain, ownerId: owner.id, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false, dnssec: true, signing: { keys: [makeSigningKey(13)] } },
+        records: [],
+      }));
+      await store.changeRecords(domain, owner.id, (_zone, ctx) => ({ put: records.map((r) => buildRecord(r, ctx.nextRecordId(), domain, [])), del: [] }));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** The victim's questions: its existing names and, every fifth, a name of its own that does not exist. */
+export const victimNames = (count = 400): string[] =>
+  Array.from({ length: count }, (_, i) => (i % 5 === 4 ? `${randomBytes(5).toString('hex')}.${VICTIM}` : `${VICTIM_RECORDS[i % 4]!.name}.${VICTIM}`));
 
 /** A query with EDNS (payload 1232) and, when asked, the DO bit. */
 export function dnsQuery(id: number, name: string, qtype: number, dnssecOk = true): Buffer {
