@@ -45,9 +45,9 @@ describe('a DO=1 random-name flood against one signed zone', () => {
     expect(flooded.sent, flooded.output).toBeGreaterThan(10_000);
     expect(seen.answered / seen.sent).toBeGreaterThanOrEqual(0.9);
     expect(seen.servfail).toBe(0);
-    // Half the victim's answers waited no longer than this; unbounded, 650–1,000 ms were measured
-    // at this rate on a loaded 2-core machine (1–15 ms bounded).
-    expect(seen.p50).toBeLessThan(300);
+    // Half the victim's answers waited no longer than this; unbounded, 650–1,100 ms were measured
+    // at this rate on a loaded 2-core machine (bounded 1–15 ms, 225 ms with other test files at once).
+    expect(seen.p50).toBeLessThan(500);
     // The flood's signatures stay within its client network's budget (500 a second, a second's
     // worth at first), the victim's few besides; unbounded, one per flooding question (~40,000).
     expect(Number(signed)).toBeLessThan(500 * (seconds + 3) + 500);
