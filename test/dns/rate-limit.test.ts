@@ -1,5 +1,7 @@
 // Response-rate limiting: past the rate, UDP answers are dropped or slipped (TC=1, no data),
-// categories are counted apart, and TCP is never limited.
+// categories are counted apart, and TCP is never limited. The signing budget: new DNSSEC
+// signatures per zone and client network a second (verified clients apart), and what a client
+// past it gets from the name server (TC=1 over UDP, SERVFAIL over TCP, nothing cached).
 import { describe, expect, it } from 'vitest';
 import { ResponseRateLimiter, slipResponse } from '../../src/dns/rate-limit/rate-limit.ts';
 import { SigningBudget } from '../../src/dns/rate-limit/signing-budget.ts';
