@@ -53,7 +53,7 @@ export const SUBLAYERS = {
   'dns/rate-limit': ['chain'],
   'dns/cache': ['chain', 'zone', 'wire', 'metrics', 'engine/types.ts'],
   'dns/engine': ['chain', 'wire', 'zone', 'metrics'],
-  'dns/signer': ['chain', 'wire', 'zone'],
+  'dns/signer': ['chain', 'wire', 'zone', 'rate-limit'],
   'dns/transfer': ['chain', 'wire', 'zone'],
   'dns/server': ['chain', 'metrics', 'wire', 'zone'],
   // The two stores implement the contract's tests' subject; neither knows the other.

@@ -12,6 +12,12 @@ import type { Config } from './types.ts';
 /** Response-rate limiting's defaults: 100 responses a second per client /24 (/56) and response category, every 2nd dropped one slipped as TC=1 (see docs/dns.md). */
 export const DNS_RRL_DEFAULTS = { rate: 100, slip: 2 } as const;
 
+/**
+ * Fresh DNSSEC signatures a second per zone and per client network (~47 µs each: 2,000 are about a
+ * tenth of a core). Past them a question that needs a new signature is answered SERVFAIL.
+ */
+export const DNS_SIGNING_DEFAULTS = { zoneRate: 2000, clientRate: 500 } as const;
+
 export const MAX_DNS_WORKERS = 64;
 const T = DEFAULT_TCP_LIMITS;
 
@@ -41,6 +47,12 @@ export const DNS_SETTINGS = {
   }),
   PALISADE_DNS_RRL_RATE: int(DNS_RRL_DEFAULTS.rate, 0, 1_000_000, { help: 'UDP responses per second per client /24 (/56) and category; 0 = off; clients with a valid DNS cookie are exempt' }),
   PALISADE_DNS_RRL_SLIP: int(DNS_RRL_DEFAULTS.slip, 0, 100, { help: 'every n-th rate-limited response is sent truncated (TC=1) instead of dropped' }),
+  PALISADE_DNS_SIGN_ZONE_RATE: int(DNS_SIGNING_DEFAULTS.zoneRate, 0, 10_000_000, {
+    help: 'new DNSSEC signatures per second for one zone (split among the DNS processes; cached ones are free); a question that needs one past it is answered SERVFAIL; 0 = unbounded',
+  }),
+  PALISADE_DNS_SIGN_CLIENT_RATE: int(DNS_SIGNING_DEFAULTS.clientRate, 0, 10_000_000, {
+    help: 'new DNSSEC signatures per second for one client /24 (/56), all zones together, likewise; 0 = unbounded',
+  }),
   PALISADE_DNS_COOKIE_SECRET: hexKey(/^[0-9a-fA-F]{32}$/, 'must be 32 hex digits (16 random bytes, e.g. from `openssl rand -hex 16`)', {
     help: '32 hex digits: the RFC 9018 server-cookie secret; give anycast instances the same one',
     shown: 'random per process',
@@ -86,7 +98,7 @@ export function dnsConfig(env: Record<string, string | undefined>, problems: str
       port: v.PALISADE_DNS_PORT,
       cache: v.PALISADE_DNS_CACHE,
       signatureCache: { entries: v.PALISADE_DNS_SIGNATURE_CACHE_ENTRIES, bytes: v.PALISADE_DNS_SIGNATURE_CACHE_BYTES },
-      rateLimit: { rate: v.PALISADE_DNS_RRL_RATE, slip: v.PALISADE_DNS_RRL_SLIP },
+      rateLimit: { rate: v.PALISADE_DNS_RRL_RATE, slip: v.PALISADE_DNS_RRL_SLIP, signZoneRate: v.PALISADE_DNS_SIGN_ZONE_RATE, signClientRate: v.PALISADE_DNS_SIGN_CLIENT_RATE },
       cookieSecret: v.PALISADE_DNS_COOKIE_SECRET,
       catalogZone: catalog === '' ? '' : checkedDomain('PALISADE_DNS_CATALOG_ZONE', catalog ?? 'catalog.palisade.invalid', problems),
       nsid: v.PALISADE_DNS_NSID ?? '',

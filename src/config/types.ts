@@ -118,7 +118,8 @@ export interface Config {
     /** Bounds of the DNSSEC signature cache, per DNS process. */
     signatureCache: { entries: number; bytes: number };
     tcp: TcpLimits;
-    rateLimit: { rate: number; slip: number };
+    /** Response-rate limiting, and the bounds on fresh DNSSEC signatures per zone and client network a second. */
+    rateLimit: { rate: number; slip: number; signZoneRate: number; signClientRate: number };
     cookieSecret?: Buffer;
     /** The catalog zone's name offered to secondaries (RFC 9432); "" = none. */
     catalogZone: string;

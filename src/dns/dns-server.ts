@@ -6,6 +6,7 @@ import { ServerCookies } from './cookies/server-cookies.ts';
 import { QueryHandler, type HandlerOptions } from './server/handler.ts';
 import { DnsMetrics } from './metrics/dns-metrics.ts';
 import { ResponseRateLimiter, type RateLimitOptions } from './rate-limit/rate-limit.ts';
+import { SigningBudget } from './rate-limit/signing-budget.ts';
 import { TcpListener } from './server/tcp.ts';
 import { TCP_BACKLOG, type TcpLimits } from './server/tcp-limits.ts';
 import { UdpListener } from './server/udp.ts';
@@ -20,7 +21,10 @@ export interface DnsServerOptions {
   hostmaster: string;
   tcp: TcpLimits;
   handler?: HandlerOptions;
-  /** UDP response-rate limiting; absent or rate 0 = off. Clients with a valid server cookie are exempt. */
+  /**
+   * UDP response-rate limiting; absent or rate 0 = off. Clients with a valid server cookie are exempt.
+   * Its signing rates bound fresh DNSSEC signatures per zone and client network (UDP and TCP alike).
+   */
   rateLimit?: RateLimitOptions;
   /** DNS Cookies secret (16 bytes); absent = cookies ignored. */
   cookieSecret?: Buffer;
@@ -49,11 +53,13 @@ export class DnsServer {
     this.transfers = options.transfers && new Transfers(options.transfers, this.index, () => this.metrics.revisionApplied(), options.log);
     const limit = options.rateLimit;
     this.rateLimiter = limit && limit.rate > 0 ? new ResponseRateLimiter(limit) : undefined;
+    const signing = limit && (limit.signZoneRate || limit.signClientRate) ? new SigningBudget({ zoneRate: limit.signZoneRate ?? 0, clientRate: limit.signClientRate ?? 0 }) : undefined;
     let lastLogged = 0;
     this.handler = new QueryHandler(this.index, this.metrics, {
       ...options.handler,
       transfers: this.transfers?.responder,
       rateLimiter: this.rateLimiter,
+      signingBudget: signing,
       cookies: options.cookieSecret && new ServerCookies(options.cookieSecret),
       // At most one line a second: a packet that trips a bug may arrive by the thousand.
       onError: (error) => {

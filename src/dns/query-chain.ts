@@ -26,6 +26,7 @@ import type { DnsMetrics } from './metrics/dns-metrics.ts';
 import { metricsStage } from './metrics/stage.ts';
 import type { ResponseRateLimiter } from './rate-limit/rate-limit.ts';
 import { rateLimitStage } from './rate-limit/stage.ts';
+import type { SigningBudget } from './rate-limit/signing-budget.ts';
 import type { TransferResponder } from './transfer/responder.ts';
 import { transferStage } from './transfer/stage.ts';
 import { SIGNATURE_CACHE_LIMITS } from './signer/signature-cache.ts';
@@ -48,6 +49,8 @@ export interface ChainSettings {
   transfers?: TransferResponder;
   /** The signature cache's bounds (entries, estimated bytes); absent: the defaults. */
   signatureCache?: { entries: number; bytes: number };
+  /** Bounds on fresh signatures per zone and per client network; absent: unbounded. */
+  signingBudget?: SigningBudget;
 }
 
 export function queryChain(index: ZoneIndex, metrics: DnsMetrics, settings: ChainSettings): DnsStage[] {
@@ -63,7 +66,16 @@ export function queryChain(index: ZoneIndex, metrics: DnsMetrics, settings: Chai
 }
 
 function signer(metrics: DnsMetrics, settings: ChainSettings): DnsStage {
-  const { stage, stats } = signerStage(settings.signatureCache ?? SIGNATURE_CACHE_LIMITS);
-  metrics.signing = () => ({ signed: stats.signed, cacheHits: stats.cache.hits, entries: stats.cache.size, bytes: stats.cache.bytes, evicted: stats.cache.evicted });
+  const budget = settings.signingBudget;
+  const { stage, stats } = signerStage(settings.signatureCache ?? SIGNATURE_CACHE_LIMITS, { budget });
+  metrics.signing = () => ({
+    signed: stats.signed,
+    cacheHits: stats.cache.hits,
+    entries: stats.cache.size,
+    bytes: stats.cache.bytes,
+    evicted: stats.cache.evicted,
+    refusedZone: budget?.refused.zone ?? 0,
+    refusedClient: budget?.refused.client ?? 0,
+  });
   return stage;
 }

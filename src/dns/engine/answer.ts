@@ -172,9 +172,22 @@ function resolve(index: ZoneIndex, zone: ZoneData, qname: string, qtype: number,
   if (next) resolve(index, next, target, qtype, walk, visited);
 }
 
+/**
+ * The zone a question is answered from: the closest enclosing one, except for DS at the apex of a
+ * zone whose parent is served here too and delegates it: DS belongs to the parent side of the cut
+ * (RFC 4035 §3.1.4.1), signed by the parent, whose NSEC proves an insecure delegation.
+ */
+function zoneFor(index: ZoneIndex, question: Question): ZoneData | undefined {
+  const zone = index.findZone(question.qname);
+  if (!zone || question.qtype !== QTYPE.DS || zone.apex !== question.qname) return zone;
+  const dot = zone.apex.indexOf('.');
+  const parent = dot === -1 ? undefined : index.findZone(zone.apex.slice(dot + 1));
+  return parent?.cuts.has(zone.apex) ? parent : zone;
+}
+
 export function answer(index: ZoneIndex, question: Question, client: ClientLocation): Answer {
   const result: Answer = { rcode: RCODE.NOERROR, aa: true, answer: [], authority: [], additional: [], zones: [], geoUsed: false };
-  const zone = index.findZone(question.qname);
+  const zone = zoneFor(index, question);
   if (!zone) return { ...result, rcode: RCODE.REFUSED, aa: false };
   resolve(index, zone, question.qname, question.qtype, { answer: result, client }, new Set());
   return result;

@@ -46,7 +46,7 @@ export class DnsMetrics {
   revisionApplied = () => 0;
   rateLimited = () => 0;
   /** DNSSEC signing (../signer): set by the query chain. */
-  signing = () => ({ signed: 0, cacheHits: 0, entries: 0, bytes: 0, evicted: 0 });
+  signing = () => ({ signed: 0, cacheHits: 0, entries: 0, bytes: 0, evicted: 0, refusedZone: 0, refusedClient: 0 });
   /** Zone transfers (../transfer): set by the DNS server when transfers are on. */
   transfers = () => ({ axfr: 0, ixfr: 0, ixfrFull: 0, refused: 0, tsigFailures: 0, notifySent: 0, notifyAnswered: 0, notifyWaiting: 0, journalBytes: 0, journalEntries: 0, journalEvicted: 0, transfersRunning: 0, transfersWaiting: 0, transfersQueued: 0 });
 
@@ -127,6 +127,8 @@ function signingGauges(s: ReturnType<DnsMetrics['signing']>): Array<[string, str
     ['palisade_dns_signature_cache_entries', 'gauge', 'Signatures held in the signature cache.', s.entries],
     ['palisade_dns_signature_cache_bytes', 'gauge', 'Estimated bytes of the signature cache (keys and signatures).', s.bytes],
     ['palisade_dns_signature_cache_evicted_total', 'counter', 'Signatures dropped from the signature cache to keep its bounds.', s.evicted],
+    ['palisade_dns_signatures_refused_zone_total', 'counter', 'Answers not signed (SERVFAIL) because their zone had spent its fresh signatures for the second.', s.refusedZone],
+    ['palisade_dns_signatures_refused_client_total', 'counter', 'Answers not signed (SERVFAIL) because the client network had spent its fresh signatures for the second.', s.refusedClient],
   ];
 }
 

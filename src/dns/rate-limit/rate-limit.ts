@@ -11,6 +11,9 @@ export interface RateLimitOptions {
   slip: number;
   /** Bound on tracked networks; the table is cleared when it fills. */
   maxEntries?: number;
+  /** Fresh DNSSEC signatures per second per zone, and per client network (./signing-budget.ts); 0 or absent = unbounded. */
+  signZoneRate?: number;
+  signClientRate?: number;
 }
 
 export type RateDecision = 'send' | 'slip' | 'drop';
@@ -24,7 +27,8 @@ function category(response: Buffer): string {
   return response[7] === 0 && response[6] === 0 ? 'd' : 'a';
 }
 
-function network(address: string): string {
+/** The client network an address belongs to (/24, /56): what one client is, for the limits here. */
+export function clientNetwork(address: string): string {
   if (!address.includes(':')) return address.slice(0, address.lastIndexOf('.'));
   return Buffer.from(ipToBytes(address).subarray(0, 7)).toString('hex');
 }
@@ -45,7 +49,7 @@ export class ResponseRateLimiter {
   }
 
   decide(address: string, response: Buffer, nowMs = Date.now()): RateDecision {
-    const key = `${network(address)}/${category(response)}`;
+    const key = `${clientNetwork(address)}/${category(response)}`;
     const second = Math.floor(nowMs / 1000);
     let bucket = this.buckets.get(key);
     if (!bucket) {

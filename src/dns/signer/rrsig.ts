@@ -11,7 +11,19 @@ export interface SignerMetrics {
   signed: number;
 }
 
+/** A fresh signature was over the signing budget (../rate-limit/signing-budget.ts): the answer is not signed now. */
+export class SigningLimited extends Error {
+  constructor() {
+    super('over the signing budget');
+  }
+}
+
+/** Thrown as it is: under a flood it is thrown thousands of times a second, a stack trace each would cost. */
+export const SIGNING_LIMITED = new SigningLimited();
+
 export interface SigningJob {
+  /** Asked before each signature not found in the cache; false: over the budget (SigningLimited is thrown). */
+  mayMake?: () => boolean;
   key: SigningKey;
   /** The zone's apex: the RRSIG's signer name. */
   signer: string;
@@ -48,6 +60,7 @@ function rrsigRdata(set: RRset, job: SigningJob, wildcard: string | undefined): 
   const cacheKey = `${key.id}\u0000${data.toString('latin1')}`;
   let signature = job.cache.get(cacheKey);
   if (!signature) {
+    if (job.mayMake && !job.mayMake()) throw SIGNING_LIMITED;
     signature =
       key.algorithm === 13 ? sign('sha256', data, { key: key.privateKey, dsaEncoding: 'ieee-p1363' }) : sign(null, data, key.privateKey);
     job.metrics.signed++;

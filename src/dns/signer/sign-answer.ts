@@ -14,6 +14,8 @@ import { MAX_SIGNED_TTL, validityAt, type Validity } from './validity.ts';
 export interface SignerTools {
   cache: SignatureCache;
   metrics: SignerMetrics;
+  /** Asked before each fresh signature for a zone (by apex); false throws SigningLimited. Absent: unbounded. */
+  mayMake?: (apex: string) => boolean;
 }
 
 const isAtOrBelow = (name: string, apex: string): boolean => name === apex || apex === '' || name.endsWith(`.${apex}`);
@@ -41,9 +43,13 @@ function wildcardOwner(zone: ZoneData, set: RRset): string | undefined {
   return wild && typeSet(wild, set.type) ? wildcard : undefined;
 }
 
+/** What the parent is authoritative for at a cut (RFC 4035 §2.3): never the child's types or occluded data. */
+const PARENT_SIDE = new Set<number>([QTYPE.NS, QTYPE.DS]);
+
 /** The types that exist at `name` (at the wildcard that covers it, when it does not exist itself). */
 function typesAt(zone: ZoneData, name: string): number[] {
   const node = zone.nodes.get(name);
+  if (node && zone.cuts.has(name)) return node.map((set) => set.type).filter((type) => PARENT_SIDE.has(type));
   if (node) return node.map((set) => set.type);
   if (zone.ents.has(name)) return [];
   let encloser = name;
@@ -68,8 +74,9 @@ class AnswerSigner {
   private jobsFor(zone: ZoneData): SigningJob[] {
     let jobs = this.jobs.get(zone);
     if (!jobs) {
-      const { cache, metrics } = this.tools;
-      jobs = (zone.signing?.keys ?? []).map((key) => ({ key, signer: zone.apex, validity: this.validity, cache, metrics }));
+      const { cache, metrics, mayMake } = this.tools;
+      const allow = mayMake && (() => mayMake(zone.apex));
+      jobs = (zone.signing?.keys ?? []).map((key) => ({ key, signer: zone.apex, validity: this.validity, cache, metrics, mayMake: allow }));
       this.jobs.set(zone, jobs);
     }
     return jobs;
@@ -102,7 +109,8 @@ function chainEnd(answer: readonly RRset[], qname: string): string {
 
 /**
  * Signs `spec` in place for a DNSSEC-OK query of `qname`/`qtype`. Returns the end of the window
- * its signatures were made in (ms): the answer must not be served from a cache past it.
+ * its signatures were made in (ms): the answer must not be served from a cache past it. Throws
+ * SigningLimited when a signature it needs is over the budget (the answer is then not sent).
  */
 export function signAnswer(spec: AnswerSpec, qname: string, qtype: number, tools: SignerTools, now: number): number | undefined {
   if (!spec.zones.some((zone) => zone.signing)) return undefined;

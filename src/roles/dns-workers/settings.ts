@@ -20,7 +20,9 @@ export function dnsWorkerCount(env?: NodeJS.ProcessEnv): number {
  * allows about the configured rate.
  */
 export function rateLimitPerWorker(limit: RateLimitOptions, workers: number): RateLimitOptions {
-  return limit.rate > 0 ? { ...limit, rate: Math.ceil(limit.rate / workers) } : limit;
+  // The signing budgets likewise: a zone's (or a client's) questions reach every worker.
+  const share = (n: number | undefined) => (n ? Math.ceil(n / workers) : n);
+  return { ...limit, rate: limit.rate > 0 ? Math.ceil(limit.rate / workers) : limit.rate, signZoneRate: share(limit.signZoneRate), signClientRate: share(limit.signClientRate) };
 }
 
 /**
