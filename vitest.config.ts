@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // the neighbours, not the code. `backend-misbehaviour` is not among them: it asserts bytes and a
 // live process, with no bound a loaded machine could reach (its 40 s deadline is 6× its need), and
 // spends most of its time waiting on bandwidth limits, so it runs beside the others.
-const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts', 'test/edge/edge-protections.test.ts', 'test/edge/fuzz-backends.test.ts', 'test/edge/shared-backends.test.ts', 'test/sync/feed-fairness.test.ts'];
+const TIMING = ['test/dns/zone-stall.test.ts', 'test/dns/tcp-exhaustion.test.ts', 'test/dns/cookies.test.ts', 'test/api/rate-limit.test.ts', 'test/edge/edge-protections.test.ts', 'test/edge/fuzz-backends.test.ts', 'test/edge/shared-backends.test.ts', 'test/sync/feed-fairness.test.ts', 'test/dns/dnssec-flood.test.ts'];
 
 export default defineConfig({
   test: {
