@@ -5,6 +5,8 @@
 // attacker works: its p99 before and during, printed for the record, asserted only with a wide margin.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect as h2connect } from 'node:http2';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDLESS_BYTES, H2AttackEdge, p99 } from '../helpers/h2-attack-edge.ts';
@@ -14,7 +16,8 @@ import { openFds, pssMiB } from '../helpers/process-stats.ts';
 let edge: H2AttackEdge;
 
 beforeAll(async () => {
-  edge = await H2AttackEdge.start();
+  // A body's grace shortened (its least pace stays 500 bytes a second) so that a slow one is seen in seconds.
+  edge = await H2AttackEdge.start({ PALISADE_EDGE_BODY_GRACE_MS: '1000' });
 }, 90_000);
 
 afterAll(async () => {
@@ -89,6 +92,54 @@ describe('HTTP/2 flow control', { timeout: 40_000 }, () => {
     expect(c.dataBytes(1)).toBe(65_535);
     console.log(`h2 stalled stream: backend wrote ${(written / 2 ** 20).toFixed(1)} MiB of ${ENDLESS_BYTES / 2 ** 20} MiB, then nothing more`);
     c.close();
+  });
+});
+
+describe('the body deadline over HTTP/2', { timeout: 30_000 }, () => {
+  it("is each stream's own: a body trickled on one stream gets 408 while another stream of the connection sends fast", async () => {
+    const session = h2connect('https://localhost', {
+      createConnection: () => tlsConnect({ host: '127.0.0.1', port: edge.httpsPort, servername: 'alpha.test', rejectUnauthorized: false, ALPNProtocols: ['h2'], localAddress: '127.0.0.62' } as ConnectionOptions),
+    });
+    session.on('error', () => undefined);
+    const post = (path: string, length: number) => {
+      const stream = session.request({ ':method': 'POST', ':path': path, ':authority': 'alpha.test', 'content-type': 'application/octet-stream', 'content-length': String(length) }, { endStream: false });
+      const status = new Promise<number>((resolve) => {
+        stream.on('response', (h) => resolve(Number(h[':status'])));
+        stream.on('close', () => resolve(0));
+      });
+      stream.on('error', () => undefined);
+      stream.resume();
+      return { stream, status };
+    };
+    // The slow one: a byte every 300 ms (3 a second, far below 500).
+    const slow = post('/upload-slow', 10_000);
+    // The fast one: 8 KiB every 10 ms as flow control lets it (hundreds of KiB a second), for up to 8 s.
+    const FAST = 64 * 1024 * 1024;
+    const fast = post('/upload-fast', FAST);
+    const chunk = Buffer.alloc(8192, 'f');
+    let slowStatus: number | undefined;
+    void slow.status.then((s) => (slowStatus = s));
+    const started = performance.now();
+    let sentFast = 0;
+    let lastTrickle = 0;
+    while (slowStatus === undefined && performance.now() - started < 8000) {
+      if (performance.now() - lastTrickle >= 300) {
+        slow.stream.write('s');
+        lastTrickle = performance.now();
+      }
+      if (!fast.stream.writableNeedDrain && sentFast < FAST) {
+        fast.stream.write(chunk);
+        sentFast += chunk.length;
+      }
+      await sleep(10);
+    }
+    const fastStatus = await Promise.race([fast.status, sleep(0).then(() => undefined)]);
+    console.log(`h2 body deadline: the slow stream answered ${String(slowStatus)} after ${Math.round(performance.now() - started)} ms; the fast one had sent ${(sentFast / 2 ** 20).toFixed(1)} MiB, answered ${String(fastStatus)}`);
+    expect(slowStatus).toBe(408);
+    // The fast stream was still going, not cut with it.
+    expect(fastStatus).toBeUndefined();
+    expect(fast.stream.destroyed).toBe(false);
+    session.destroy();
   });
 });
 

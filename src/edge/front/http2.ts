@@ -28,6 +28,14 @@ type Kind = keyof typeof HTTP2_RATES;
 class EdgeH2Request extends Http2ServerRequest {
   view: IncomingHttpHeaders | undefined;
   viewRaw: string[] | undefined;
+  /** This stream's body bytes handed to the request so far: its own pace, not the connection's (body-pace.ts). */
+  bodyBytesRead = 0;
+
+  // Node's compatibility layer hands each DATA chunk of the stream to `push`: counted on the way, the stream untouched.
+  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk !== null && typeof chunk === 'object' && 'length' in chunk) this.bodyBytesRead += (chunk as Buffer).length;
+    return super.push(chunk, encoding);
+  }
 }
 
 /** A stream's response as the stages write one: `destroyed` as a response has it, and no HTTP/1.1 `connection` header. */
@@ -159,6 +167,8 @@ export class Http2Front {
     const req = h2req as unknown as IncomingMessage;
     const res = h2res as unknown as ServerResponse;
     const ctx = new RequestContext(req, res, 'https', this.parts.clients.of(req), undefined, this.chain, connection, 'h2');
+    // The connection's bytes are every stream's: a body's pace is counted on its own stream.
+    ctx.bodyBytesRead = () => h2req.bodyBytesRead;
     if (!view.ok) {
       this.parts.metrics.blocked('h2-malformed');
       page(res, 400, PAGES.badRequest());
