@@ -31,7 +31,7 @@ afterAll(async () => {
   await edge?.stop();
 });
 
-const attack = (step: (c: RawH2, round: number) => void, everyMs = 0, address = '127.0.0.40') => edge.attack(step, everyMs, address);
+const attack = (step: (c: RawH2, round: number) => void, everyMs = 0, address?: string) => edge.attack(step, everyMs, address);
 
 const GET = (path: string) => headerBlock(requestFields('alpha.test', path));
 
@@ -46,6 +46,22 @@ describe('HTTP/2 attacks on the edge', { timeout: 40_000 }, () => {
     expect(result.ended).toBe(true);
     expect(result.livedMs).toBeLessThan(ENDED_WITHIN_MS);
     expect(result.other).toBe(200);
+  });
+
+  it('a peer cut off for a flood is refused new connections on the TLS port for a while; other clients are not', async () => {
+    const address = edge.freshAttacker();
+    let id = 1;
+    const result = await attack((c) => {
+      const batch: Buffer[] = [];
+      for (let i = 0; i < 50; i++, id += 2) batch.push(headers(id, GET(`/rr-again-${id}`), FLAG.END_HEADERS | FLAG.END_STREAM), rstStream(id));
+      c.send(Buffer.concat(batch));
+    }, 0, address);
+    expect(result.goaway).toBe(ENHANCE_YOUR_CALM);
+    // Reconnecting at once: refused before the handshake.
+    await expect(RawH2.open(httpsPort, 'alpha.test', address)).rejects.toThrow();
+    expect(await edge.otherTenant()).toBe(200);
+    const metrics = await (await fetch(`${edge.server.url}/metrics`)).text();
+    expect(metrics).toMatch(/palisade_edge_blocked_total\{reason="h2-flood-cool-off"\} [1-9]/);
   });
 
   it('Rapid Reset paced under nghttp2\'s own burst (400 a second): ended by the per-second count', async () => {

@@ -1,7 +1,7 @@
 // The per-connection counts of the HTTP/2 front (front/h2-flood.ts), without sockets: frames per
 // second, and streams the client opened that never became requests.
 import { describe, expect, it } from 'vitest';
-import { FrameRates, RefusedStreams } from '../../src/edge/front/h2-flood.ts';
+import { FloodCoolOff, FrameRates, RefusedStreams } from '../../src/edge/front/h2-flood.ts';
 
 describe('FrameRates', () => {
   it('is past a bound only above it within one second, and counts several at once', () => {
@@ -36,5 +36,20 @@ describe('RefusedStreams', () => {
     expect(refused.since(3)).toBe(0);
     refused.request();
     expect(refused.since(5)).toBe(0);
+  });
+});
+
+describe('FloodCoolOff', () => {
+  it('refuses a struck peer until its time is out, and no one else; forgets the oldest past its size', () => {
+    const coolOff = new FloodCoolOff(10_000, 2);
+    expect(coolOff.refuses('192.0.2.1', 0)).toBe(false);
+    coolOff.strike('192.0.2.1', 0);
+    expect(coolOff.refuses('192.0.2.1', 9_999)).toBe(true);
+    expect(coolOff.refuses('192.0.2.2', 9_999)).toBe(false);
+    expect(coolOff.refuses('192.0.2.1', 10_000)).toBe(false);
+    coolOff.strike('192.0.2.1', 20_000);
+    coolOff.strike('192.0.2.2', 20_000);
+    coolOff.strike('192.0.2.3', 20_000);
+    expect([coolOff.refuses('192.0.2.1', 20_001), coolOff.refuses('192.0.2.2', 20_001), coolOff.refuses('192.0.2.3', 20_001)]).toEqual([false, true, true]);
   });
 });

@@ -158,9 +158,9 @@ describe("the other tenant's latency under attack", { timeout: 40_000 }, () => {
     const during: number[] = [];
     while (performance.now() - begun < 3000) during.push(...(await edge.otherTenantLatencies(1)));
     await exited;
-    const connections = Number(printed.trim());
+    const [connections, refused] = printed.trim().split(' ').map(Number) as [number, number];
     during.sort((a, b) => a - b);
-    console.log(`h2 latency under Rapid Reset (${connections} attacker connections in ~3 s): other tenant p99 ${p99(baseline).toFixed(1)} ms before (30 requests), ${p99(during).toFixed(1)} ms during (${during.length} requests); median ${baseline[15]!.toFixed(1)} → ${during[Math.floor(during.length / 2)]!.toFixed(1)} ms`);
+    console.log(`h2 latency under Rapid Reset (${connections} attacker connections in ~3 s, ${refused} refused): other tenant p99 ${p99(baseline).toFixed(1)} ms before (30 requests), ${p99(during).toFixed(1)} ms during (${during.length} requests); median ${baseline[15]!.toFixed(1)} → ${during[Math.floor(during.length / 2)]!.toFixed(1)} ms`);
     expect(latencyWithinMargin(p99(baseline), p99(during))).toBe(true);
     await edge.expectFdsBack(fdsBefore);
   });

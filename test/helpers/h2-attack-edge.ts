@@ -30,6 +30,7 @@ export class H2AttackEdge {
   readonly heard: string[] = [];
   /** Bytes of `/endless…` answers the backend's socket took so far (the edge read them or the kernel holds them). */
   endlessWritten = 0;
+  private attackers = 0;
   readonly httpsPort: number;
   readonly edgePid: number;
 
@@ -99,9 +100,9 @@ export class H2AttackEdge {
    * Opens the attacker's connection, then calls `step` (which writes a batch of frames) every
    * turn of the event loop (or every `everyMs`: a flood paced to stay under nghttp2's own bursts)
    * until the connection ends or 10 s pass; meanwhile the other tenant asks once. Returns how long
-   * the connection lived and what it was told.
+   * the connection lived and what it was told. From an address of its own unless given.
    */
-  async attack(step: (c: RawH2, round: number) => void, everyMs = 0, address = '127.0.0.40'): Promise<AttackResult> {
+  async attack(step: (c: RawH2, round: number) => void, everyMs = 0, address = this.freshAttacker()): Promise<AttackResult> {
     const fdsBefore = openFds(this.edgePid);
     const c = await RawH2.open(this.httpsPort, 'alpha.test', address);
     const other = new Promise((r) => setTimeout(r, 100)).then(() => this.otherTenant());
@@ -118,6 +119,11 @@ export class H2AttackEdge {
     console.log(`h2 attack: connection lived ${Math.round(livedMs)} ms, GOAWAY ${String(c.goaway)}, ${round} rounds`);
     await this.expectFdsBack(fdsBefore);
     return result;
+  }
+
+  /** An attacker address not used yet (a peer cut off for a flood is refused for a while: each attack comes from its own). */
+  freshAttacker(): string {
+    return `127.0.1.${++this.attackers}`;
   }
 
   /** The edge lets go of a connection and what it held: its descriptors back within a small margin of `before`. */

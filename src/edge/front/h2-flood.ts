@@ -45,3 +45,33 @@ export class FrameRates<Kind extends string> {
     return count > this.limits[kind];
   }
 }
+
+/**
+ * Peers whose connection was just ended for a flood: refused new connections on the TLS port for
+ * a while, so that an attacker reconnecting at once costs a refused connection, not a handshake
+ * and another hundred streams each time. Keyed by the TCP peer's address (the caller leaves
+ * trusted proxies out); at most `max` remembered, the oldest forgotten first.
+ */
+export class FloodCoolOff {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly ms: number,
+    private readonly max = 10_000,
+  ) {}
+
+  strike(address: string, now: number): void {
+    this.until.delete(address);
+    this.until.set(address, now + this.ms);
+    if (this.until.size > this.max) this.until.delete(this.until.keys().next().value!);
+  }
+
+  refuses(address: string, now: number): boolean {
+    if (this.until.size === 0) return false;
+    const until = this.until.get(address);
+    if (until === undefined) return false;
+    if (now < until) return true;
+    this.until.delete(address);
+    return false;
+  }
+}

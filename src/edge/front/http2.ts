@@ -16,8 +16,8 @@ import { RequestContext } from '../stage/context.ts';
 import { page } from '../stage/answer.ts';
 import { PAGES } from '../pages.ts';
 import { h2RequestView } from './h2-request.ts';
-import { FrameRates, RefusedStreams } from './h2-flood.ts';
-import { HTTP2_OPTIONS, HTTP2_RATES } from './http2-limits.ts';
+import { FloodCoolOff, FrameRates, RefusedStreams } from './h2-flood.ts';
+import { HTTP2_FLOOD_COOL_OFF_MS, HTTP2_OPTIONS, HTTP2_RATES } from './http2-limits.ts';
 
 type Kind = keyof typeof HTTP2_RATES;
 
@@ -93,6 +93,7 @@ export class Http2Front {
   readonly server: Http2Server;
   private readonly sessions = new Map<Http2Session, Watched>();
   private readonly look: NodeJS.Timeout;
+  private readonly coolOff = new FloodCoolOff(HTTP2_FLOOD_COOL_OFF_MS);
 
   constructor(
     private readonly parts: EdgeParts,
@@ -105,6 +106,11 @@ export class Http2Front {
     this.server.on('sessionError', () => undefined);
     // One timer for every session, not one each.
     this.look = setInterval(() => this.countRefused(), REFUSED_LOOK_MS).unref();
+  }
+
+  /** Whether a new connection on the TLS port comes from a peer cut off for a flood moments ago. */
+  refuses(socket: Socket): boolean {
+    return socket.remoteAddress !== undefined && this.coolOff.refuses(socket.remoteAddress, performance.now());
   }
 
   /** A TLS connection that negotiated h2: from here an HTTP/2 session. */
@@ -121,7 +127,9 @@ export class Http2Front {
     const flood = (kind: Kind, n = 1): void => {
       if (!rates.count(kind, performance.now(), n) || session.destroyed) return;
       this.parts.metrics.blocked(`h2-${kind}-flood`);
-      this.parts.log.warn({ client: session.socket?.remoteAddress, kind }, 'edge: HTTP/2 flood, connection ended');
+      const peer = session.socket?.remoteAddress;
+      this.parts.log.warn({ client: peer, kind }, 'edge: HTTP/2 flood, connection ended');
+      if (peer && !this.parts.clients.trustsPeer(peer)) this.coolOff.strike(peer, performance.now());
       session.destroy(new Error(`HTTP/2 ${kind} flood`), constants.NGHTTP2_ENHANCE_YOUR_CALM);
     };
     const refused = new RefusedStreams();
