@@ -108,6 +108,12 @@ export class Http2Front {
     this.look = setInterval(() => this.countRefused(), REFUSED_LOOK_MS).unref();
   }
 
+  /** The session's peer refused new connections for a while (never a trusted proxy: its connections carry everyone). */
+  private cutOff(session: Http2Session): void {
+    const peer = session.socket?.remoteAddress;
+    if (peer && !this.parts.clients.trustsPeer(peer)) this.coolOff.strike(peer, performance.now());
+  }
+
   /** Whether a new connection on the TLS port comes from a peer cut off for a flood moments ago. */
   refuses(socket: Socket): boolean {
     return socket.remoteAddress !== undefined && this.coolOff.refuses(socket.remoteAddress, performance.now());
@@ -120,16 +126,19 @@ export class Http2Front {
 
   /** Bounds on the session: silence, and the per-second rates of frames that cost us work. */
   private watch(session: Http2Session): void {
-    session.on('error', () => undefined);
+    // nghttp2 ending the session itself (its own flood counts, a protocol violation: ERR_HTTP2_ERROR,
+    // not a socket's error) cuts the peer off as our counts do.
+    session.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ERR_HTTP2_ERROR') this.cutOff(session);
+    });
     // A connection with no frame either way for this long is closed (GOAWAY, then the socket).
     session.setTimeout(this.parts.options.clientTimeoutMs, () => session.close());
     const rates = new FrameRates<Kind>(HTTP2_RATES);
     const flood = (kind: Kind, n = 1): void => {
       if (!rates.count(kind, performance.now(), n) || session.destroyed) return;
       this.parts.metrics.blocked(`h2-${kind}-flood`);
-      const peer = session.socket?.remoteAddress;
-      this.parts.log.warn({ client: peer, kind }, 'edge: HTTP/2 flood, connection ended');
-      if (peer && !this.parts.clients.trustsPeer(peer)) this.coolOff.strike(peer, performance.now());
+      this.parts.log.warn({ client: session.socket?.remoteAddress, kind }, 'edge: HTTP/2 flood, connection ended');
+      this.cutOff(session);
       session.destroy(new Error(`HTTP/2 ${kind} flood`), constants.NGHTTP2_ENHANCE_YOUR_CALM);
     };
     const refused = new RefusedStreams();
