@@ -2,12 +2,13 @@
 // ALPN h2, so a test can send what no well-behaved client library would (resets by the thousand,
 // endless CONTINUATION frames, malformed header blocks), and see each frame the server answers.
 // Header blocks use HPACK literals without indexing and without Huffman coding (RFC 7541 §6.2.2):
-// always valid, never compressed, and the server's dynamic table is never touched.
+// always valid, never compressed, and the server's dynamic table is never touched — but for
+// `hpackBomb`, which fills it on purpose.
 import { once } from 'node:events';
 import { connect, type TLSSocket } from 'node:tls';
 
-export const FRAME = { DATA: 0x0, HEADERS: 0x1, RST_STREAM: 0x3, SETTINGS: 0x4, PING: 0x6, GOAWAY: 0x7, WINDOW_UPDATE: 0x8, CONTINUATION: 0x9 } as const;
-export const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
+export const FRAME = { DATA: 0x0, HEADERS: 0x1, PRIORITY: 0x2, RST_STREAM: 0x3, SETTINGS: 0x4, PING: 0x6, GOAWAY: 0x7, WINDOW_UPDATE: 0x8, CONTINUATION: 0x9 } as const;
+export const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PRIORITY: 0x20 } as const;
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 export function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
@@ -43,6 +44,17 @@ export function headerBlock(fields: Array<[string, string]>): Buffer {
   return Buffer.concat(fields.flatMap(([name, value]) => [Buffer.from([0]), hpackString(name), hpackString(value)]));
 }
 
+/**
+ * An HPACK bomb (RFC 7541 §7.3): a header block that adds one large field to the decoder's dynamic
+ * table (a literal with incremental indexing, §6.2.1), then names it again `repeats` times with
+ * one byte each (an indexed field, §6.1: the newest entry is index 62). A few KB on the wire that
+ * decode to `repeats` × the field's size.
+ */
+export function hpackBomb(fields: Array<[string, string]>, name: string, value: string, repeats: number): Buffer {
+  const insert = Buffer.concat([Buffer.from([0x40]), hpackString(name), hpackString(value)]);
+  return Buffer.concat([headerBlock(fields), insert, Buffer.alloc(repeats, 0x80 | 62)]);
+}
+
 export const settings = (entries: Array<[number, number]> = []): Buffer => {
   const payload = Buffer.alloc(entries.length * 6);
   entries.forEach(([id, value], i) => {
@@ -54,6 +66,16 @@ export const settings = (entries: Array<[number, number]> = []): Buffer => {
 export const headers = (stream: number, block: Buffer, flags: number): Buffer => frame(FRAME.HEADERS, flags, stream, block);
 export const continuation = (stream: number, block: Buffer, endHeaders: boolean): Buffer => frame(FRAME.CONTINUATION, endHeaders ? FLAG.END_HEADERS : 0, stream, block);
 export const data = (stream: number, payload: Buffer, endStream: boolean): Buffer => frame(FRAME.DATA, endStream ? FLAG.END_STREAM : 0, stream, payload);
+/** A PRIORITY frame (RFC 9113 §6.3): `stream` depends on `dependsOn` (itself: a stream error). */
+export const priority = (stream: number, dependsOn: number, weight = 15, exclusive = false): Buffer => {
+  const payload = Buffer.alloc(5);
+  payload.writeUInt32BE(((exclusive ? 0x80000000 : 0) | dependsOn) >>> 0);
+  payload[4] = weight;
+  return frame(FRAME.PRIORITY, 0, stream, payload);
+};
+/** HEADERS with the PRIORITY flag: the 5-byte dependency before the block. */
+export const headersWithPriority = (stream: number, dependsOn: number, block: Buffer, flags: number): Buffer =>
+  frame(FRAME.HEADERS, flags | FLAG.PRIORITY, stream, Buffer.concat([priority(stream, dependsOn).subarray(9), block]));
 export const rstStream = (stream: number, code = 0x8): Buffer => {
   const payload = Buffer.alloc(4);
   payload.writeUInt32BE(code);

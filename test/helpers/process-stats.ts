@@ -26,3 +26,8 @@ export function fdKinds(pid: number): Record<string, number> {
   }
   return kinds;
 }
+
+/** Proportional set size in MiB (`/proc/PID/smaps_rollup`): the process's own share of its memory. */
+export function pssMiB(pid: number): number {
+  return Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))![1]) / 1024;
+}

@@ -49,3 +49,10 @@ export const HTTP2_RATES = {
   /** SETTINGS frames received (each one costs an acknowledgement and a settings change). */
   settings: 20,
 } as const;
+
+/**
+ * Ours: how long a peer whose connection was ended for a flood is refused new connections on the
+ * TLS port (h2-flood.ts, FloodCoolOff). Long enough that a reconnecting attacker spends its time
+ * refused; short enough that a household behind the same address is back within seconds.
+ */
+export const HTTP2_FLOOD_COOL_OFF_MS = 10_000;

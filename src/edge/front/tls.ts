@@ -14,7 +14,14 @@ export class TlsFront {
 
   constructor(parts: EdgeParts, chain: ChainRunner, http1: Http1Front, http2: Http2Front) {
     this.server = createServer({ SNICallback: parts.sni.callback, ALPNProtocols: ['h2', 'http/1.1'], ...parts.fallbackCertificate });
-    this.server.on('connection', (socket: Socket) => void chain.accept(socket));
+    this.server.on('connection', (socket: Socket) => {
+      // A peer whose h2 connection was just ended for a flood: refused before the handshake costs anything.
+      if (http2.refuses(socket)) {
+        parts.metrics.blocked('h2-flood-cool-off');
+        return void socket.destroy();
+      }
+      void chain.accept(socket);
+    });
     this.server.on('secureConnection', (socket: TLSSocket) => {
       if (socket.alpnProtocol === 'h2') http2.serve(socket);
       else http1.serveTls(socket);

@@ -15,7 +15,7 @@ export function bodyPaceStage(parts: EdgeParts): BodyWatchStage {
       const { req, res } = ctx;
       // Kept now: a request's socket is gone from it once the connection has closed.
       const socket = req.socket;
-      return watchBodyPace(req, options, (why) => {
+      return watchBodyPace(req, options, ctx.bodyBytesRead, (why) => {
         parts.metrics.blocked(why === 'slow' ? 'slow-body' : 'body-deadline');
         if (res.headersSent) return void socket.destroy();
         page(res, 408, PAGES.requestTimeout(), { connection: 'close' });

@@ -5,7 +5,8 @@
 // sent a byte every few seconds never falls silent (600 such POSTs held one domain's whole backend
 // pool), and one sent at twice the least pace kept its backend connection for as long as it
 // lasted: the maximum is what no pace can extend. Measured on the socket's byte count, so the body
-// stream itself is never touched.
+// stream itself is never touched; where one connection carries several bodies at once (HTTP/2), on
+// the request's own count, which the front keeps (else the other streams' bytes would extend it).
 import type { IncomingMessage } from 'node:http';
 
 export interface BodyPaceOptions {
@@ -45,16 +46,18 @@ const NOTHING_TO_STOP = (): void => undefined;
 
 /**
  * Watches `req`'s body until it is complete (or the request is over); calls `overdue` once when
- * the body passes its deadline. Returns a function that stops watching.
+ * the body passes its deadline. Its bytes received: `bodyBytesRead` where the front counts them
+ * (a connection carrying other requests' too), else the socket's. Returns a function that stops watching.
  */
-export function watchBodyPace(req: IncomingMessage, options: BodyPaceOptions, overdue: (why: BodyOverdue) => void): () => void {
+export function watchBodyPace(req: IncomingMessage, options: BodyPaceOptions, bodyBytesRead: (() => number) | undefined, overdue: (why: BodyOverdue) => void): () => void {
   if ((options.minRate <= 0 && options.maxMs <= 0) || !bodyExpected(req)) return NOTHING_TO_STOP;
   const socket = req.socket;
+  const received = bodyBytesRead ?? (() => socket.bytesRead);
   const started = performance.now();
-  const startBytes = socket.bytesRead;
+  const startBytes = received();
   const timer = setInterval(() => {
     if (req.complete || socket.destroyed) return stop();
-    const why = bodyOverdue(options, performance.now() - started, socket.bytesRead - startBytes);
+    const why = bodyOverdue(options, performance.now() - started, received() - startBytes);
     if (why) {
       stop();
       overdue(why);

@@ -12,6 +12,11 @@ type Peered = Socket & { [PEER]?: { address: string; trusted: boolean } };
 export class ClientAddress {
   constructor(private readonly trusted: IpRanges) {}
 
+  /** Whether a connection's peer is one of the trusted proxies (whose connections carry many clients). */
+  trustsPeer(address: string): boolean {
+    return this.trusted.size > 0 && this.trusted.has(address);
+  }
+
   of(req: IncomingMessage): string {
     const socket = req.socket as Peered | undefined;
     let peer = socket?.[PEER];

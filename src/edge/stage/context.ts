@@ -54,6 +54,11 @@ const UNKNOWN: Route = { kind: 'unknown' };
 export class RequestContext implements ProxyRequest {
   // ── set by the front ──
   readonly started = performance.now();
+  /**
+   * This request's body bytes received so far, where its connection carries other requests' at
+   * the same time (an h2 stream); undefined where the connection's bytes are the request's.
+   */
+  bodyBytesRead: (() => number) | undefined;
 
   // ── request head ──
   /** The target as the backend will see it (origin-form once request-target read it). */
