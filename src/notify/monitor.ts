@@ -17,6 +17,7 @@ import type { HealthTracker } from '../uptime/health-tracker.ts';
 import { CONDITION_EVENTS, delegatesToUs, isExpiring, isUnserved, type ConditionKind } from './conditions.ts';
 import type { EventBook } from './event-book.ts';
 import type { Ownership } from '../ownership/ownership.ts';
+import type { DnssecParent } from '../ownership/dnssec-parent.ts';
 
 const WATCH_MS = 5000;
 const PAGE = 200;
@@ -36,6 +37,8 @@ export interface MonitorOptions {
   expiringMs: number;
   /** Claims (issue 26): pending ones looked at when due (a bounded number each pass), proven ones for their evidence as the sweep meets them. */
   ownership?: Ownership;
+  /** DNSSEC (issue 40): the parent's DS looked at for signing domains and those turning off, when due (a bounded number each pass). */
+  dnssecParent?: DnssecParent;
 }
 
 export class Monitor {
@@ -82,6 +85,7 @@ export class Monitor {
     await tracker.refreshHeartbeats();
     for (const domain of await tracker.watched()) await tracker.resettle(domain);
     if (ownership?.required) await ownership.checkDue();
+    await this.options.dnssecParent?.lookDue();
   }
 
   private async sweep(): Promise<void> {

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { DeliveryWorker } from '../notify/delivery-worker.ts';
 import { Monitor } from '../notify/monitor.ts';
 import { Notifications } from '../notify/notifications.ts';
+import { DnssecParent } from '../ownership/dnssec-parent.ts';
 import { Ownership } from '../ownership/ownership.ts';
 import { issuanceReason } from '../certs/cert-names.ts';
 import { TaskBook } from '../certs/task-book.ts';
@@ -33,7 +34,8 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
       if (held) await notify.forgetDomain(domain.domain);
     },
   });
-  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs, ownership });
+  const dnssecParent = new DnssecParent(store, config, log.child({ component: 'dnssec' }));
+  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs, ownership, dnssecParent });
   return {
     notify,
     start() {

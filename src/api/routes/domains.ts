@@ -99,6 +99,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { domain: withSigningKeys(undefined, domain, makeKeys), records: [] };
       });
       const zone = await app.ownership.created(created);
+      if (zone.domain.dnssec === true) void app.dnssecParent.changed(zone.domain).catch((error: unknown) => request.log.warn({ err: (error as Error).message, domain: name }, 'dnssec: the parent\'s DS could not be looked at'));
       await app.ownership.keepAccountPair(request.user);
       await followSsl(app, zone.domain);
       return reply.code(201).header('location', `/domains/${name}`).send(await renderDomain(zone, app.config, app.ownership));
@@ -158,6 +159,8 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { ...current, domain: withSigningKeys(current.domain, { ...current.domain, ...patch }, makeKeys) };
       });
       if (patch.ssl !== undefined || patch.mask !== undefined) await followSsl(app, zone.domain);
+      // Turned on or off: the parent's DS is looked at now, beside the answer (secure soon when it is there; off soon when it never was).
+      if (patch.dnssec !== undefined) void app.dnssecParent.changed(zone.domain).catch((error: unknown) => request.log.warn({ err: (error as Error).message, domain: name }, 'dnssec: the parent\'s DS could not be looked at'));
       return renderDomain(zone, app.config, app.ownership);
     },
   );
