@@ -19,7 +19,6 @@ import type { EventBook } from './event-book.ts';
 import type { Ownership } from '../ownership/ownership.ts';
 import type { DnssecParent } from '../ownership/dnssec-parent.ts';
 
-const WATCH_MS = 5000;
 const PAGE = 200;
 const DNS_CONCURRENCY = 8;
 
@@ -31,6 +30,8 @@ export interface MonitorOptions {
   /** Whether this process holds the notifications lease. */
   leader: () => boolean;
   sweepMs: number;
+  /** How often the short pass runs (unhealthy domains, claims and DNSSEC parents due); 5 s unless set. */
+  watchMs?: number;
   /** The resolver (address:port) asked for the domains' NS sets; unset: delegation is not checked. */
   resolver?: string;
   nameservers: readonly [string, string];
@@ -58,7 +59,7 @@ export class Monitor {
   }
 
   start(): void {
-    this.watchTimer = setInterval(() => void this.watchOnce(), WATCH_MS);
+    this.watchTimer = setInterval(() => void this.watchOnce(), this.options.watchMs ?? 5000);
     this.watchTimer.unref();
     this.sweepTimer = setInterval(() => void this.sweepOnce(), this.options.sweepMs);
     this.sweepTimer.unref();

@@ -20,7 +20,7 @@ export interface NotifyParts {
 
 export function notifyParts(store: Store, config: Config, log: Logger): NotifyParts {
   const notify = new Notifications(store, log);
-  const { retryBaseMs, maxAttempts, timeoutMs, allowPrivate, sweepMs, resolver, expiringMs } = config.notify;
+  const { retryBaseMs, maxAttempts, timeoutMs, allowPrivate, sweepMs, watchMs, resolver, expiringMs } = config.notify;
   const worker = new DeliveryWorker({ store, webhooks: notify.webhooks, log, retryBaseMs, maxAttempts, timeoutMs, allowPrivate });
   // A claim the monitor proves gets its certificate task here (the worker finds tasks other books write within seconds).
   const tasks = new TaskBook(store, config.certs.retryBaseMs);
@@ -35,7 +35,7 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
     },
   });
   const dnssecParent = new DnssecParent(store, config, log.child({ component: 'dnssec' }));
-  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs, ownership, dnssecParent });
+  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, watchMs, resolver, nameservers: config.nameservers, expiringMs, ownership, dnssecParent });
   return {
     notify,
     start() {
