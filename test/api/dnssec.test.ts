@@ -231,6 +231,12 @@ describe('DNSSEC keys', () => {
     expect(metrics).toContain('palisade_');
     const lists = [(await call('GET', '/domains')).body, (await call('GET', `/domains/${ZONE}`)).body];
     expect(JSON.stringify(lists)).toContain(ZONE);
+    // What the zone publishes for parents (CDS, CDNSKEY: RFC 7344) is public: digests and the public key.
+    const published: string[] = [];
+    for (const port of [server.dnsPort, ns2.dnsPort]) {
+      for (const type of ['CDS', 'CDNSKEY', 'DNSKEY']) published.push((await dig(port, ZONE, type, ['+dnssec'])).raw);
+    }
+    expect(published.join('\n')).toContain('CDNSKEY');
     const places: Record<string, string> = {
       'edge snapshot': edgeSnapshot,
       'edge changes': edgeChanges,
@@ -238,6 +244,7 @@ describe('DNSSEC keys', () => {
       'API answers': answers.join('\n'),
       'serve log': server.output(),
       'name server log': ns2.output(),
+      'CDS, CDNSKEY and DNSKEY answers': published.join('\n'),
     };
     for (const [place, text] of Object.entries(places)) {
       for (const key of privateKeys) expect(text.includes(key), `a private key in the ${place}`).toBe(false);
