@@ -25,7 +25,7 @@ import { until } from '../helpers/until.ts';
 const PARENT = 'parent.test';
 const CHILD = `child.${PARENT}`;
 /** The DS set's TTL at the parent: what a domain turning off waits once it is gone. */
-const DS_TTL = 2;
+const DS_TTL = 4;
 
 let parent: RunningServer;
 let parentDir: string;
@@ -104,7 +104,7 @@ beforeAll(async () => {
     zones: [PARENT],
     stubs: { [CHILD]: dnsPort },
     anchors: [dnskeyText(PARENT, parentKey)],
-    // Short caches: each step is seen within seconds (the DS's own TTL is 2 s); "test." is a special-use name Unbound answers itself unless told not to.
+    // Short caches: each step is seen within seconds (the service still waits the DS's own TTL, 4 s); "test." is a special-use name Unbound answers itself unless told not to.
     extra: ['cache-max-ttl: 2', 'cache-max-negative-ttl: 1', 'local-zone: "test." nodefault'],
   });
   const env = {
@@ -190,15 +190,14 @@ describe('DNSSEC states, the parent\'s DS looked at, Unbound validating the whol
       15_000,
       200,
     );
-    // Not before the DS's TTL from its removal: resolvers may hold it that long.
-    expect(offAt - removed).toBeGreaterThanOrEqual(DS_TTL * 1000);
     await until('unsigned answers', async () => !(await signedNow()), 10_000, 100);
     expect((await dig(server.dnsPort, CHILD, 'CDS')).answer).toEqual([]);
-    for (let i = 0; i < 2; i++) {
-      await ask('off');
-      await new Promise((r) => setTimeout(r, 300));
-    }
+    for (const started = Date.now(); Date.now() - started < 1500; await new Promise((r) => setTimeout(r, 250))) await ask('off');
     expect((await ask('off')).flags).not.toContain('ad');
+    // Not before the DS's TTL from its removal: resolvers may hold it that long. (Unbound itself
+    // recovers from a DS it still holds — on a bogus answer it fetches the DS again — so this is
+    // asserted on the time, not seen as a SERVFAIL: without the wait it ended after ~1 s.)
+    expect(offAt - removed).toBeGreaterThanOrEqual(DS_TTL * 1000);
   });
 
   it('off/on/off/on/off, Unbound asked between each step: never a SERVFAIL', async () => {
