@@ -12,6 +12,7 @@ import { SecretBox } from '../certs/secret-box.ts';
 import { TaskBook } from '../certs/task-book.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { Ownership } from '../ownership/ownership.ts';
+import { DnssecParent } from '../ownership/dnssec-parent.ts';
 import { createLogger } from '../log.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
@@ -52,6 +53,8 @@ declare module 'fastify' {
     notify: Notifications;
     /** Claims and their proof (see ../ownership). */
     ownership: Ownership;
+    /** The parent's DS, for the DNSSEC states (see ../ownership/dnssec-parent.ts). */
+    dnssecParent: DnssecParent;
   }
 }
 
@@ -124,6 +127,7 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify, 
   app.decorate('tasks', tasks ?? new TaskBook(store, config.certs.retryBaseMs));
   app.decorate('notify', notify ?? new Notifications(store, logger ? logger.child({ component: 'notify' }) : createLogger('silent')));
   app.decorate('ownership', ownershipOf(app, logger));
+  app.decorate('dnssecParent', new DnssecParent(app.store, app.config, logger ? logger.child({ component: 'dnssec' }) : createLogger('silent')));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.

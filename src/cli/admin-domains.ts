@@ -7,6 +7,7 @@ import type { Store } from '../store/types.ts';
 import { createLogger } from '../log.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { Ownership } from '../ownership/ownership.ts';
+import { DnssecParent } from '../ownership/dnssec-parent.ts';
 import { importZoneFile } from '../zonefile/import.ts';
 import { type AdminCommands, domainArg, positiveInt, required, UsageError } from './admin-args.ts';
 
@@ -46,6 +47,16 @@ export const domainsCommands: AdminCommands = {
     if (!(await store.getZoneHead(name, user))) throw new UsageError(`user ${user} has no claim of ${name}`);
     const head = await ownershipFor(store, options.config).proveByOperator(name, user);
     return { proven: name, user, claim: head.domain.claim };
+  },
+  'domain dnssec-off': async ({ store, arg, options }) => {
+    // The end of a turning off the service cannot see through (no resolver to look at the parent):
+    // the operator says the DS is gone from the parent (and its TTL over).
+    const name = domainArg(arg);
+    const head = await store.getZoneHead(name);
+    if (!head) throw new UsageError(`no domain ${name}`);
+    const ended = await new DnssecParent(store, options.config ?? loadConfig(), createLogger('silent')).endUnsigning(name, head.domain.ownerId, 'the operator ended the turning off');
+    if (!ended) throw new UsageError(`${name} is not turning DNSSEC off (GET /domains/${name}/dnssec says its state)`);
+    return { domain: name, dnssec: 'off' };
   },
   'zone import': async ({ store, values, arg, arg2 }) => {
     const name = domainArg(arg);

@@ -45,6 +45,9 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
                                            (domain.claim_released)
   domain prove DOMAIN --user ID            proves that account's claim on the operator's word (a dispute settled
                                            outside): other accounts' pending claims at or under it are released
+  domain dnssec-off DOMAIN                 ends a domain's turning DNSSEC off (state unsigning) when the parent
+                                           cannot be looked at: its name servers stop signing. Only once the DS
+                                           is gone from the parent and its TTL over
   zone import DOMAIN FILE [--dry-run] [--replace-all]
                                            replaces the holder's records with a BIND zone file's, in one change (as POST
                                            /domains/DOMAIN/zonefile); prints what changed, or each bad line

@@ -8,6 +8,7 @@ export const NOTIFY_SETTINGS = {
   PALISADE_WEBHOOK_TIMEOUT_MS: int(5000, 100, 60_000, { help: 'how long a receiver has to answer' }),
   PALISADE_WEBHOOK_ALLOW_PRIVATE: bool(false, { help: '`true` lets webhooks reach loopback or private addresses (tests, one machine)' }),
   PALISADE_MONITOR_SWEEP_SECONDS: int(300, 1, 86_400, { help: 'how often every domain is looked at for unserved domains, missing delegations and expiring certificates' }),
+  PALISADE_MONITOR_WATCH_SECONDS: int(5, 1, 3600, { help: 'how often the monitor looks again at unhealthy domains, pending claims due and DNSSEC parents due (a bounded number each time)' }),
   PALISADE_DELEGATION_RESOLVER: hostPorts({
     help: 'address:port of the resolver asked for a domain\'s NS set (delegation check) and for ownership proofs; unset: not checked, and only the operator can prove a claim',
   }),
@@ -23,6 +24,7 @@ export function notifyConfig(env: Record<string, string | undefined>, problems: 
       timeoutMs: v.PALISADE_WEBHOOK_TIMEOUT_MS,
       allowPrivate: v.PALISADE_WEBHOOK_ALLOW_PRIVATE,
       sweepMs: v.PALISADE_MONITOR_SWEEP_SECONDS * 1000,
+      watchMs: v.PALISADE_MONITOR_WATCH_SECONDS * 1000,
       resolver: v.PALISADE_DELEGATION_RESOLVER[0],
       expiringMs: v.PALISADE_CERT_EXPIRING_DAYS * 86_400_000,
     },

@@ -48,6 +48,8 @@ export interface NotifyConfig {
   allowPrivate: boolean;
   /** How often every domain is looked at for the conditions a customer is told of. */
   sweepMs: number;
+  /** How often the monitor's short pass runs (unhealthy domains, claims and DNSSEC parents due). */
+  watchMs: number;
   /** The resolver (address:port) asked whether a domain's parent delegates to our name servers; unset: not checked. */
   resolver?: string;
   /** A certificate this near its end is told of (certificate.expiring). */

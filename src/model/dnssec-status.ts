@@ -1,9 +1,11 @@
-// A domain's DNSSEC from the customer's side: when its settings call for a new signing key, and
-// what GET /domains/{domain}/dnssec shows (the state, and per key its DNSKEY and DS, never the
-// private key).
+// A domain's DNSSEC from the customer's side: when its settings call for a new signing key, what
+// turning it off does (unsigning: signing goes on until the parent's DS is gone), and what
+// GET /domains/{domain}/dnssec shows (the state, what to do next, and per key its DNSKEY and DS,
+// never the private key).
 import { Type, type Static } from 'typebox';
 import type { DnssecAlgorithm, ZoneSigning } from './dnssec.ts';
 import { dnskeyText, dsText } from './dnssec-keys.ts';
+import { parentHoldsOurDs, type ParentDsSeen } from './dnssec-parent.ts';
 
 export const DEFAULT_DNSSEC_ALGORITHM: DnssecAlgorithm = 13;
 
@@ -30,7 +32,65 @@ export function keysWanted(before: DnssecFields | undefined, after: DnssecFields
       refuse: `the zone is signed with algorithm ${keys[0]!.algorithm}; changing the algorithm of a signed zone (an algorithm rollover) is not offered: turn dnssec off (after removing the DS at the registrar), then turn it on with the new dnssec_algorithm (a new key, a new DS)`,
     };
   }
+  if (after.signing?.unsigning === true && keys.length > 0) {
+    return {
+      refuse: `the zone is still signed with algorithm ${keys[0]!.algorithm} while DNSSEC is being turned off (its DS may still be at the parent): turn it on with that algorithm (the same key and DS), or wait until GET /domains/{domain}/dnssec says "off" to change the algorithm`,
+    };
+  }
   return { make: algorithm };
+}
+
+/**
+ * `after` (the domain as a change leaves it) with its signing marked as it should be: turning
+ * `dnssec` off while keys sign marks them `unsigning` (the name servers keep signing and publish
+ * the delete signal until the parent's DS is gone); turning it on again while unsigning takes the
+ * same keys back (no new DS). Whether a new key is needed is `keysWanted`'s.
+ */
+export function withUnsigning<T extends DnssecFields>(before: DnssecFields | undefined, after: T): T {
+  const signing = after.signing;
+  if (!signing) return after;
+  if (after.dnssec === true && signing.unsigning) {
+    const { unsigning: _gone, ...kept } = signing;
+    return { ...after, signing: kept };
+  }
+  if (after.dnssec !== true && before?.dnssec === true && !signing.unsigning && signing.keys.some((k) => k.active)) return { ...after, signing: { ...signing, unsigning: true } };
+  return after;
+}
+
+/** The states of a domain's DNSSEC (see DnssecStatus's description). */
+export type DnssecState = 'off' | 'signing' | 'waiting_for_ds' | 'secure' | 'unsigning';
+
+export function dnssecState(zone: string, domain: DnssecFields, seen: ParentDsSeen | undefined): DnssecState {
+  if (domain.dnssec !== true) return domain.signing?.unsigning ? 'unsigning' : 'off';
+  const keys = domain.signing?.keys ?? [];
+  if (parentHoldsOurDs(zone, keys, seen)) return 'secure';
+  // `signing` until the parent has been seen answering (just turned on, or nothing to ask it with).
+  return seen?.ds === undefined ? 'signing' : 'waiting_for_ds';
+}
+
+/** What the customer does next, in one sentence or two. */
+export function nextStep(state: DnssecState, seen: ParentDsSeen | undefined, canLook: boolean): string {
+  const foreign = (seen?.ds ?? []).length > 0;
+  switch (state) {
+    case 'off':
+      return 'Nothing: answers are not signed. Turn DNSSEC on with PATCH /domains/{domain} {"dnssec": true}; no DS must be at the registrar for this domain meanwhile.';
+    case 'signing':
+      return canLook
+        ? 'Publish the DS below at your registrar (some registrars take the DNSKEY instead; parents that scan take it from our CDS/CDNSKEY records). The parent zone is being looked at: this says "secure" once it holds the DS.'
+        : 'Publish the DS below at your registrar. This service cannot look at parent zones (no resolver configured), so it cannot tell when the DS is there: check with your registrar.';
+    case 'waiting_for_ds':
+      return foreign
+        ? 'The parent zone holds a DS that matches none of this zone\'s keys: validating resolvers fail the domain. Replace it at your registrar with the DS below.'
+        : 'Publish the DS below at your registrar (the parent zone holds none yet); this says "secure" once it does.';
+    case 'secure':
+      return 'Nothing: the parent holds the DS of the key below, and validating resolvers check every answer. To turn DNSSEC off, PATCH {"dnssec": false}: the zone stays signed until the DS is gone.';
+    case 'unsigning':
+      return !canLook
+        ? 'Remove the DS for this domain at your registrar. This service cannot look at parent zones (no resolver configured): answers stay signed until its operator ends the turning off.'
+        : foreign
+          ? 'Remove the DS for this domain at your registrar (parents that scan take the delete signal from our CDS/CDNSKEY records). Answers stay signed until the parent holds no DS, and a while after (its TTL), so resolution never breaks; this then says "off".'
+          : 'The parent holds no DS any more: answers stay signed until the last DS seen there has left resolvers\' caches (its TTL), then this says "off".';
+  }
 }
 
 export const DnssecKeyView = Type.Object({
@@ -41,26 +101,39 @@ export const DnssecKeyView = Type.Object({
   ds: Type.String({ description: 'The DS RDATA (SHA-256 digest) in presentation form, to paste at the registrar: `<key tag> <algorithm> 2 <hex>`' }),
 });
 
+export const ParentView = Type.Object({
+  checked_at: Type.String({ format: 'date-time', description: 'When the parent zone was last looked at' }),
+  ds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'The DS records the parent zone holds for this domain (presentation form); null when its last look got no definite answer' }),
+  note: Type.Union([Type.String(), Type.Null()], { description: 'Why nothing definite was seen, when so' }),
+});
+
 export const DnssecStatus = Type.Object(
   {
-    state: Type.Union([Type.Literal('off'), Type.Literal('signing')], {
+    state: Type.Union([Type.Literal('off'), Type.Literal('signing'), Type.Literal('waiting_for_ds'), Type.Literal('secure'), Type.Literal('unsigning')], {
       description:
-        '`off`: answers are not signed. `signing`: both name servers sign every answer with the keys below; publish their DS at the registrar to make the domain secure. (Whether the parent holds the DS — `waiting_for_ds`, `secure` — needs a monitor of the parent zone this release does not have.)',
+        '`off`: answers are not signed. `signing`: both name servers sign every answer with the keys below, and the parent zone has not been seen yet (just turned on, or this service cannot look at parents). `waiting_for_ds`: signing, and the parent was seen holding no DS of these keys: publish one at the registrar. `secure`: the parent holds the DS of a key below. `unsigning`: turned off while the parent may hold a DS: answers stay signed, and the zone publishes the delete signal (CDS/CDNSKEY, RFC 8078), until the DS is gone from the parent and its TTL over; then `off`.',
     }),
+    next_step: Type.String({ description: 'What to do next, in words' }),
     algorithm: Type.Integer({ description: 'The signing algorithm: the key\'s while signing, else the one the next turning on uses (`dnssec_algorithm`)' }),
-    keys: Type.Array(DnssecKeyView, { description: 'The keys answers are signed with (none while off: a DS published for a zone that is not signed makes it fail validation)' }),
+    keys: Type.Array(DnssecKeyView, { description: 'The keys answers are signed with (none while off: a DS published for a zone that is not signed makes it fail validation; while unsigning, the DS to remove)' }),
+    parent: Type.Union([ParentView, Type.Null()], { description: 'What the parent zone was last seen holding; null before any look' }),
   },
-  { examples: [{ state: 'signing', algorithm: 13, keys: [{ key_tag: 55648, flags: 257, algorithm: 13, dnskey: '257 3 13 GojIhhXUN/u4v54ZQqGSnyhWJwaubCvTmeexv7bR6edbkrSqQpF64cYbcB7wNcP+e+MAnLr+Wi9xMWyQLc8NAA==', ds: '55648 13 2 B4C8C1FE2E7477127B27115656AD6256F424625BF5C1E2770CE6D6E37DF61D17' }] }] },
+  { examples: [{ state: 'waiting_for_ds', next_step: 'Publish the DS below at your registrar (the parent zone holds none yet); this says "secure" once it does.', algorithm: 13, parent: { checked_at: '2026-11-23T09:05:00.000Z', ds: [], note: null }, keys: [{ key_tag: 55648, flags: 257, algorithm: 13, dnskey: '257 3 13 GojIhhXUN/u4v54ZQqGSnyhWJwaubCvTmeexv7bR6edbkrSqQpF64cYbcB7wNcP+e+MAnLr+Wi9xMWyQLc8NAA==', ds: '55648 13 2 B4C8C1FE2E7477127B27115656AD6256F424625BF5C1E2770CE6D6E37DF61D17' }] }] },
 );
 export type DnssecStatus = Static<typeof DnssecStatus>;
 
-/** The domain's DNSSEC as its owner sees it. */
-export function dnssecStatus(zone: string, domain: DnssecFields): DnssecStatus {
-  if (domain.dnssec !== true) return { state: 'off', algorithm: domain.dnssec_algorithm ?? DEFAULT_DNSSEC_ALGORITHM, keys: [] };
+/** The domain's DNSSEC as its owner sees it; `seen`: the parent's DS set as last looked at; `canLook`: the service can look at parents. */
+export function dnssecStatus(zone: string, domain: DnssecFields, seen?: ParentDsSeen, canLook = true): DnssecStatus {
+  const state = dnssecState(zone, domain, seen);
+  const parent = seen ? { checked_at: seen.at, ds: seen.ds ?? null, note: seen.note ?? null } : null;
+  const step = nextStep(state, seen, canLook);
+  if (state === 'off') return { state, next_step: step, algorithm: domain.dnssec_algorithm ?? DEFAULT_DNSSEC_ALGORITHM, keys: [], parent };
   const keys = (domain.signing?.keys ?? []).filter((k) => k.active);
   return {
-    state: 'signing',
+    state,
+    next_step: step,
     algorithm: keys[0]?.algorithm ?? domain.dnssec_algorithm ?? DEFAULT_DNSSEC_ALGORITHM,
     keys: keys.map((k) => ({ key_tag: k.key_tag, flags: k.flags, algorithm: k.algorithm, dnskey: dnskeyText(k), ds: dsText(zone, k) })),
+    parent,
   };
 }

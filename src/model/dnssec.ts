@@ -23,4 +23,11 @@ export interface ZoneSigningKey {
 
 export interface ZoneSigning {
   keys: ZoneSigningKey[];
+  /**
+   * `dnssec` was turned off while the parent zone may still hold a DS for these keys: name
+   * servers keep signing with them and publish the delete signal (RFC 8078: `CDS 0 0 0 00`,
+   * `CDNSKEY 0 3 0 AA==`) until the parent's DS is seen gone (and its TTL over); then this goes,
+   * and with it the keys from the name servers. Absent otherwise.
+   */
+  unsigning?: boolean;
 }

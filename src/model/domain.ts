@@ -58,7 +58,7 @@ const settings = {
   }),
   dnssec: Type.Boolean({
     description:
-      'Sign the zone\'s answers (DNSSEC, on line, geo answers included). Turning it on makes the zone\'s signing key (kept sealed, never shown); GET /domains/{domain}/dnssec gives the DS to publish at the registrar. Turning it off stops signing at once — this release does not wait for the DS to leave the parent zone: remove the DS at the registrar first, and wait out its TTL, or validating resolvers fail the domain. The key is kept, so turning it on again brings back the same DS.',
+      'Sign the zone\'s answers (DNSSEC, on line, geo answers included). Turning it on makes the zone\'s signing key (kept sealed, never shown); GET /domains/{domain}/dnssec gives the DS to publish at the registrar. Turning it off keeps the zone signed (state `unsigning`, publishing the CDS/CDNSKEY delete signal) until the parent zone holds no DS for it and the TTL of the last one seen there is over; then signing stops. Remove the DS at the registrar. The key is kept, so turning it on again brings back the same DS.',
   }),
   dnssec_algorithm: Type.Union([Type.Literal(13), Type.Literal(15)], {
     description:

@@ -17,8 +17,8 @@ import type { HealthTracker } from '../uptime/health-tracker.ts';
 import { CONDITION_EVENTS, delegatesToUs, isExpiring, isUnserved, type ConditionKind } from './conditions.ts';
 import type { EventBook } from './event-book.ts';
 import type { Ownership } from '../ownership/ownership.ts';
+import type { DnssecParent } from '../ownership/dnssec-parent.ts';
 
-const WATCH_MS = 5000;
 const PAGE = 200;
 const DNS_CONCURRENCY = 8;
 
@@ -30,12 +30,16 @@ export interface MonitorOptions {
   /** Whether this process holds the notifications lease. */
   leader: () => boolean;
   sweepMs: number;
+  /** How often the short pass runs (unhealthy domains, claims and DNSSEC parents due); 5 s unless set. */
+  watchMs?: number;
   /** The resolver (address:port) asked for the domains' NS sets; unset: delegation is not checked. */
   resolver?: string;
   nameservers: readonly [string, string];
   expiringMs: number;
   /** Claims (issue 26): pending ones looked at when due (a bounded number each pass), proven ones for their evidence as the sweep meets them. */
   ownership?: Ownership;
+  /** DNSSEC (issue 40): the parent's DS looked at for signing domains and those turning off, when due (a bounded number each pass). */
+  dnssecParent?: DnssecParent;
 }
 
 export class Monitor {
@@ -55,7 +59,7 @@ export class Monitor {
   }
 
   start(): void {
-    this.watchTimer = setInterval(() => void this.watchOnce(), WATCH_MS);
+    this.watchTimer = setInterval(() => void this.watchOnce(), this.options.watchMs ?? 5000);
     this.watchTimer.unref();
     this.sweepTimer = setInterval(() => void this.sweepOnce(), this.options.sweepMs);
     this.sweepTimer.unref();
@@ -82,6 +86,7 @@ export class Monitor {
     await tracker.refreshHeartbeats();
     for (const domain of await tracker.watched()) await tracker.resettle(domain);
     if (ownership?.required) await ownership.checkDue();
+    await this.options.dnssecParent?.lookDue();
   }
 
   private async sweep(): Promise<void> {

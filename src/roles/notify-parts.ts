@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { DeliveryWorker } from '../notify/delivery-worker.ts';
 import { Monitor } from '../notify/monitor.ts';
 import { Notifications } from '../notify/notifications.ts';
+import { DnssecParent } from '../ownership/dnssec-parent.ts';
 import { Ownership } from '../ownership/ownership.ts';
 import { issuanceReason } from '../certs/cert-names.ts';
 import { TaskBook } from '../certs/task-book.ts';
@@ -19,7 +20,7 @@ export interface NotifyParts {
 
 export function notifyParts(store: Store, config: Config, log: Logger): NotifyParts {
   const notify = new Notifications(store, log);
-  const { retryBaseMs, maxAttempts, timeoutMs, allowPrivate, sweepMs, resolver, expiringMs } = config.notify;
+  const { retryBaseMs, maxAttempts, timeoutMs, allowPrivate, sweepMs, watchMs, resolver, expiringMs } = config.notify;
   const worker = new DeliveryWorker({ store, webhooks: notify.webhooks, log, retryBaseMs, maxAttempts, timeoutMs, allowPrivate });
   // A claim the monitor proves gets its certificate task here (the worker finds tasks other books write within seconds).
   const tasks = new TaskBook(store, config.certs.retryBaseMs);
@@ -33,7 +34,8 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
       if (held) await notify.forgetDomain(domain.domain);
     },
   });
-  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, resolver, nameservers: config.nameservers, expiringMs, ownership });
+  const dnssecParent = new DnssecParent(store, config, log.child({ component: 'dnssec' }));
+  const monitor = new Monitor({ store, events: notify.events, tracker: notify.tracker, log, leader: () => worker.leader, sweepMs, watchMs, resolver, nameservers: config.nameservers, expiringMs, ownership, dnssecParent });
   return {
     notify,
     start() {

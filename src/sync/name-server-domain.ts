@@ -1,7 +1,8 @@
 // A domain as name servers receive it: its DNSSEC signing keys opened (the store keeps each
-// private key sealed with the operator key) while `dnssec` is on, and left out while it is off
-// (keys are kept for a later turning on; a name server signs whenever `signing` has an active
-// key). Every way a domain reaches a name server passes here: the snapshot, the change pages,
+// private key sealed with the operator key) while `dnssec` is on or the domain is still turning
+// it off (`signing.unsigning`: the parent may hold a DS, so answers stay signed), and left out
+// once off (keys are kept for a later turning on; a name server signs whenever `signing` has an
+// active key). Every way a domain reaches a name server passes here: the snapshot, the change pages,
 // one zone whole, and the serve role's in-process feed. Edges get `edgeDomain` (edge-feed-format.ts).
 import type { DomainState } from '../model/domain.ts';
 import type { Zone } from '../store/types.ts';
@@ -15,7 +16,7 @@ export type KeyTrouble = (domain: string, message: string) => void;
 export function nameServerDomain(domain: DomainState, open: OpenSealed | undefined, trouble?: KeyTrouble): DomainState {
   if (domain.signing === undefined) return domain;
   const { signing, ...rest } = domain;
-  if (domain.dnssec !== true) return rest;
+  if (domain.dnssec !== true && signing.unsigning !== true) return rest;
   try {
     if (!open) throw new Error('no operator key (PALISADE_SECRET_KEY) to open the DNSSEC keys with');
     return { ...rest, signing: { ...signing, keys: signing.keys.map((k) => ({ ...k, private_key: open(k.private_key) })) } };

@@ -23,6 +23,7 @@ let ns2Dir: string;
 let owner: string;
 let other: string;
 let nsToken: string;
+let adminEnv: Record<string, string>;
 let edgeToken: string;
 /** Every API answer's body, to grep for keys at the end. */
 const answers: string[] = [];
@@ -78,6 +79,7 @@ const privateKeys = new Set<string>();
 
 beforeAll(async () => {
   const env = { PALISADE_DATA_DIR: tempDir(), PALISADE_API_PORT: String(await freePort()) };
+  adminEnv = env;
   const admin = async (args: string[]) => JSON.parse((await runAdminCli(env, args)).stdout);
   owner = (await admin(['user', 'create', '--name', 'owner', '--email', 'owner@example.org'])).key.api_key;
   other = (await admin(['user', 'create', '--name', 'other', '--email', 'other@example.org'])).key.api_key;
@@ -101,7 +103,7 @@ afterAll(async () => {
 describe('DNSSEC keys', () => {
   it('off by default: no keys, state off', async () => {
     expect((await call('GET', `/domains/${ZONE}`)).body).toMatchObject({ dnssec: false, dnssec_algorithm: 13 });
-    expect((await call('GET', `/domains/${ZONE}/dnssec`)).body).toEqual({ state: 'off', algorithm: 13, keys: [] });
+    expect((await call('GET', `/domains/${ZONE}/dnssec`)).body).toMatchObject({ state: 'off', algorithm: 13, keys: [], parent: null });
   });
 
   it('turning dnssec on makes a P-256 CSK whose DS dnssec-dsfromkey agrees with', async () => {
@@ -168,24 +170,40 @@ describe('DNSSEC keys', () => {
     expect((await call('GET', `/domains/${ZONE}/dnssec`)).body.state).toBe('signing');
   });
 
-  it('the algorithm of a signed zone cannot change (409); turned off, signing stops and the key is kept: on again, the same DS', async () => {
+  it('the algorithm of a signed zone cannot change (409); turned off without a resolver to see the parent, it stays unsigning (signed, the delete signal); on again, the same DS', async () => {
     const ds = (await call('GET', `/domains/${ZONE}/dnssec`)).body.keys[0].ds;
     const refused = await call('PATCH', `/domains/${ZONE}`, { dnssec_algorithm: 15 });
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toContain('algorithm rollover');
     expect((await call('PATCH', `/domains/${ZONE}`, { dnssec: false })).status).toBe(200);
-    expect((await call('GET', `/domains/${ZONE}/dnssec`)).body).toEqual({ state: 'off', algorithm: 13, keys: [] });
-    // Name servers are told: the domain reaches them without keys (they stop signing).
+    const unsigning = (await call('GET', `/domains/${ZONE}/dnssec`)).body;
+    expect(unsigning).toMatchObject({ state: 'unsigning', algorithm: 13 });
+    expect(unsigning.keys[0].ds).toBe(ds);
+    expect(unsigning.next_step).toContain('operator');
+    // Name servers keep the key (they go on signing, and publish the delete signal).
     const off = await nameServerDomain();
     expect(off.dnssec).toBe(false);
-    expect(off.signing).toBeUndefined();
+    expect(off.signing.unsigning).toBe(true);
+    await until('the delete signal', async () => (await dig(server.dnsPort, ZONE, 'CDS')).answer[0]?.data === '0 0 0 00', 20_000, 200);
     expect((await call('PATCH', `/domains/${ZONE}`, { dnssec: true })).status).toBe(200);
-    expect((await call('GET', `/domains/${ZONE}/dnssec`)).body.keys[0].ds).toBe(ds);
+    const on = (await call('GET', `/domains/${ZONE}/dnssec`)).body;
+    expect(on.state).toBe('signing');
+    expect(on.keys[0].ds).toBe(ds);
+    expect((await nameServerDomain()).signing.unsigning).toBeUndefined();
   });
 
   it('Ed25519 (15): turned off, the algorithm changed, on again makes a new key, its DS as dnssec-dsfromkey says', async () => {
     const old = (await call('GET', `/domains/${ZONE}/dnssec`)).body.keys[0].ds;
     expect((await call('PATCH', `/domains/${ZONE}`, { dnssec: false, dnssec_algorithm: 15 })).status).toBe(200);
+    // Still unsigning (the parent may hold the DS of the P-256 key): a new key's algorithm is refused.
+    const refused = await call('PATCH', `/domains/${ZONE}`, { dnssec: true });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain('being turned off');
+    // The operator says the DS is gone: off, and the name servers no longer get the key.
+    const ended = await runAdminCli(adminEnv, ['domain', 'dnssec-off', ZONE]);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect((await call('GET', `/domains/${ZONE}/dnssec`)).body).toMatchObject({ state: 'off', keys: [] });
+    expect((await nameServerDomain()).signing).toBeUndefined();
     expect((await call('PATCH', `/domains/${ZONE}`, { dnssec: true })).status).toBe(200);
     const { body } = await call('GET', `/domains/${ZONE}/dnssec`);
     expect(body).toMatchObject({ state: 'signing', algorithm: 15 });
@@ -213,6 +231,12 @@ describe('DNSSEC keys', () => {
     expect(metrics).toContain('palisade_');
     const lists = [(await call('GET', '/domains')).body, (await call('GET', `/domains/${ZONE}`)).body];
     expect(JSON.stringify(lists)).toContain(ZONE);
+    // What the zone publishes for parents (CDS, CDNSKEY: RFC 7344) is public: digests and the public key.
+    const published: string[] = [];
+    for (const port of [server.dnsPort, ns2.dnsPort]) {
+      for (const type of ['CDS', 'CDNSKEY', 'DNSKEY']) published.push((await dig(port, ZONE, type, ['+dnssec'])).raw);
+    }
+    expect(published.join('\n')).toContain('CDNSKEY');
     const places: Record<string, string> = {
       'edge snapshot': edgeSnapshot,
       'edge changes': edgeChanges,
@@ -220,6 +244,7 @@ describe('DNSSEC keys', () => {
       'API answers': answers.join('\n'),
       'serve log': server.output(),
       'name server log': ns2.output(),
+      'CDS, CDNSKEY and DNSKEY answers': published.join('\n'),
     };
     for (const [place, text] of Object.entries(places)) {
       for (const key of privateKeys) expect(text.includes(key), `a private key in the ${place}`).toBe(false);

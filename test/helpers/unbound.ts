@@ -24,10 +24,20 @@ export interface Unbound {
   stop(): Promise<void>;
 }
 
-export async function startUnbound(opts: { authorityPort: number; zones: string[]; anchors: string[] }): Promise<Unbound> {
+export async function startUnbound(opts: {
+  authorityPort: number;
+  zones: string[];
+  anchors: string[];
+  /** Zones served elsewhere: name → port on 127.0.0.1 (a parent zone's own server). */
+  stubs?: Record<string, number>;
+  /** More `server:` lines (cache bounds). */
+  extra?: string[];
+  /** The port to listen on (chosen here when absent). */
+  port?: number;
+}): Promise<Unbound> {
   const binary = requireUnbound();
   const dir = tempDir('palisade-unbound-');
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const logFile = join(dir, 'unbound.log');
   const conf = [
     'server:',
@@ -54,8 +64,10 @@ export async function startUnbound(opts: { authorityPort: number; zones: string[
     '  max-client-subnet-ipv4: 24',
     '  max-client-subnet-ipv6: 56',
     '  edns-buffer-size: 1232',
+    ...(opts.extra ?? []).map((line) => `  ${line}`),
     ...opts.anchors.map((a) => `  trust-anchor: "${a}"`),
     ...opts.zones.flatMap((zone) => ['stub-zone:', `  name: "${zone}"`, `  stub-addr: 127.0.0.1@${opts.authorityPort}`]),
+    ...Object.entries(opts.stubs ?? {}).flatMap(([zone, at]) => ['stub-zone:', `  name: "${zone}"`, `  stub-addr: 127.0.0.1@${at}`]),
   ].join('\n');
   const confFile = join(dir, 'unbound.conf');
   writeFileSync(confFile, `${conf}\n`);

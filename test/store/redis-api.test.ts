@@ -73,7 +73,8 @@ describe('two API processes on one Redis', () => {
     const shown = await Promise.all([0, 1].map(async (i) => (await (await call(i, 'GET', '/domains/signed-race.example/dnssec')).json()) as { state: string; keys: Array<{ ds: string }> }));
     expect(shown[0]!.state).toBe('signing');
     expect(shown[0]!.keys).toHaveLength(1);
-    expect(shown[1]).toEqual(shown[0]);
+    // (`parent`, when the parent was last looked at, may move between the two reads.)
+    expect(shown[1]!.keys).toEqual(shown[0]!.keys);
     const store = new RedisStore({ url: redis.url });
     const keys = (await store.getZoneHead('signed-race.example'))!.domain.signing!.keys;
     expect(keys).toHaveLength(1);

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../errors.ts';
 import type { DnssecAlgorithm, ZoneSigning } from '../../model/dnssec.ts';
 import { makeSigningKey } from '../../model/dnssec-keys.ts';
-import { DnssecStatus, dnssecStatus, keysWanted } from '../../model/dnssec-status.ts';
+import { DnssecStatus, dnssecStatus, keysWanted, withUnsigning } from '../../model/dnssec-status.ts';
 import type { DomainState } from '../../model/domain.ts';
 import { DomainParams, errorResponses } from '../schemas.ts';
 import { ownZoneHead } from '../zone-access.ts';
@@ -36,9 +36,11 @@ export function keyMaker(app: FastifyInstance): (algorithm: DnssecAlgorithm) => 
 /**
  * `after` (the domain as a create or change leaves it, `before` as it was: undefined for a
  * create) with the signing keys its `dnssec` settings call for; 409 when they cannot be had.
+ * Turned off while signing, the keys go on signing (`unsigning`) until the parent's DS is gone.
  */
-export function withSigningKeys(before: DomainState | undefined, after: DomainState, make: (algorithm: DnssecAlgorithm) => ZoneSigning): DomainState {
-  const wanted = keysWanted(before, after);
+export function withSigningKeys(before: DomainState | undefined, changed: DomainState, make: (algorithm: DnssecAlgorithm) => ZoneSigning): DomainState {
+  const wanted = keysWanted(before, changed);
+  const after = withUnsigning(before, changed);
   if (!wanted) return after;
   if ('refuse' in wanted) throw new ApiError('CONFLICT', wanted.refuse, [{ field: 'dnssec_algorithm', message: wanted.refuse }]);
   return { ...after, signing: make(wanted.make) };
@@ -50,16 +52,16 @@ export const dnssecRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['domains'],
-        summary: "The domain's DNSSEC: state, algorithm, and the DS to publish at the registrar",
+        summary: "The domain's DNSSEC: state, what to do next, algorithm, and the DS to publish at the registrar",
         description:
-          'Turn signing on with PATCH /domains/{domain} `{"dnssec": true}`; then publish each key\'s `ds` at the registrar (the parent zone). Private keys are never shown: they stay with the service and its name servers.',
+          'Turn signing on with PATCH /domains/{domain} `{"dnssec": true}`; then publish each key\'s `ds` at the registrar (the parent zone): `state` becomes `secure` once the parent is seen holding it. Turned off, the zone stays signed (`unsigning`, publishing the CDS/CDNSKEY delete signal) until the parent\'s DS is gone. Private keys are never shown: they stay with the service and its name servers.',
         params: DomainParams,
         response: { 200: DnssecStatus, ...errorResponses(404) },
       },
     },
     async (request) => {
       const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
-      return dnssecStatus(domain.domain, domain);
+      return dnssecStatus(domain.domain, domain, await app.dnssecParent.seen(domain.domain, domain.ownerId), app.dnssecParent.canLook);
     },
   );
 };

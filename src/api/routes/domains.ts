@@ -99,6 +99,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { domain: withSigningKeys(undefined, domain, makeKeys), records: [] };
       });
       const zone = await app.ownership.created(created);
+      if (zone.domain.dnssec === true) void app.dnssecParent.changed(zone.domain).catch((error: unknown) => request.log.warn({ err: (error as Error).message, domain: name }, 'dnssec: the parent\'s DS could not be looked at'));
       await app.ownership.keepAccountPair(request.user);
       await followSsl(app, zone.domain);
       return reply.code(201).header('location', `/domains/${name}`).send(await renderDomain(zone, app.config, app.ownership));
@@ -151,13 +152,17 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const patch = checkDomainSettings(withoutFields(request.body, bad), errors, name, app.config.allowPrivateBackends);
       if (errors.length > 0) throw invalidFields(errors);
       const makeKeys = keyMaker(app);
+      let turned = false;
       const zone = await app.store.updateZone(name, request.user.id, (current, ctx) => {
         checkNodesExist(patch.bind_node, ctx.nodeExists, 'bind_node');
         const changed = Object.entries(patch).some(([k, v]) => !sameValue(current.domain[k as keyof DomainState], v));
+        turned = patch.dnssec !== undefined && patch.dnssec !== (current.domain.dnssec ?? false);
         if (!changed) return undefined;
         return { ...current, domain: withSigningKeys(current.domain, { ...current.domain, ...patch }, makeKeys) };
       });
       if (patch.ssl !== undefined || patch.mask !== undefined) await followSsl(app, zone.domain);
+      // Turned on or off: the parent's DS is looked at now, beside the answer (secure soon when it is there; off soon when it never was).
+      if (turned) void app.dnssecParent.changed(zone.domain).catch((error: unknown) => request.log.warn({ err: (error as Error).message, domain: name }, 'dnssec: the parent\'s DS could not be looked at'));
       return renderDomain(zone, app.config, app.ownership);
     },
   );

@@ -15,7 +15,7 @@ import { servedRevision, type DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { QTYPE } from '../wire/constants.ts';
 import { svcbKey, svcbRdata } from './svcb.ts';
-import { DNSKEY_TYPE, zoneSigningOf } from './signing-keys.ts';
+import { KEY_APEX_TYPES, zoneSigningOf } from './signing-keys.ts';
 import { typeSet, type NameNode, type RData, type RRset, type TypeSet, type ZoneData } from './types.ts';
 
 export interface ZoneBuildContext {
@@ -347,9 +347,9 @@ export function apexSets(domain: DomainState, soaRecord: RecordState | undefined
 }
 
 /** The apex node with the service's SOA and NS sets (and the signing keys' DNSKEY set) in place of any others. */
-export function withApexSets(node: NameNode | undefined, soa: RRset, ns: RRset, dnskey?: RRset): NameNode {
-  const kept = (node ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS && set.type !== DNSKEY_TYPE);
-  return dnskey ? [...kept, soa, ns, dnskey] : [...kept, soa, ns];
+export function withApexSets(node: NameNode | undefined, soa: RRset, ns: RRset, keySets: readonly RRset[] = []): NameNode {
+  const kept = (node ?? []).filter((set) => set.type !== QTYPE.SOA && set.type !== QTYPE.NS && !KEY_APEX_TYPES.has(set.type));
+  return [...kept, soa, ns, ...keySets];
 }
 
 /** The customer's SOA record, if any (it can only be at the apex; should there be two, the oldest). */
@@ -390,7 +390,7 @@ export function buildZone(zone: Zone, ctx: ZoneBuildContext, keepSources = false
 
   const { soa, ns, serial, negativeTtl } = apexSets(zone.domain, soaRecordOf(zone.records), ctx);
   const { signing, keyless } = zoneSigningOf(zone.domain);
-  nodes.set(apex, withApexSets(nodes.get(apex), soa, ns, signing?.dnskey));
+  nodes.set(apex, withApexSets(nodes.get(apex), soa, ns, signing?.apexSets));
 
   // Every ancestor of an owner, up to the apex, exists: as itself or as an empty non-terminal.
   const ents = new Set<string>();

@@ -97,7 +97,7 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   const sets = apexSets(domain, soaRecordOf(sources.get(apex)), ctx);
   // The keys (their KeyObjects) are made again only when the settings change, not per record change.
   const { signing, keyless } = settings ? zoneSigningOf(domain) : zone;
-  const dnskey = signing?.dnskey;
+  const keySets = signing?.apexSets;
   let addresses: ProtectedAddresses | undefined;
   let hasGeo = zone.hasGeo;
   const appeared: string[] = [];
@@ -110,7 +110,7 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
       addresses ??= protectedAddresses(domain, ctx);
       if (addProtected(built, owner, addresses, apex, cuts)) hasGeo = true;
     }
-    if (owner === apex) built.set(apex, withApexSets(built.get(apex), sets.soa, sets.ns, dnskey));
+    if (owner === apex) built.set(apex, withApexSets(built.get(apex), sets.soa, sets.ns, keySets));
     compact(built);
     const node = built.get(owner);
     if (node) nodes.set(owner, node);
@@ -119,7 +119,7 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
     if (!node && had) vanished.push(owner);
   }
   // The serial changes with every change: the apex's SOA set is replaced whether or not touched.
-  if (!rebuild.has(apex)) nodes.set(apex, withApexSets(nodes.get(apex), sets.soa, sets.ns, dnskey));
+  if (!rebuild.has(apex)) nodes.set(apex, withApexSets(nodes.get(apex), sets.soa, sets.ns, keySets));
 
   // Empty non-terminals: a name exists while it holds data or an existing name lies below it.
   let { children, ents } = zone;

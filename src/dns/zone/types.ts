@@ -65,6 +65,8 @@ export interface SigningKey {
 export interface ZoneSigning {
   keys: SigningKey[];
   dnskey: RRset;
+  /** What the keys put at the apex node: DNSKEY, CDS and CDNSKEY (signing-keys.ts). */
+  apexSets: RRset[];
 }
 
 export interface ZoneData {

@@ -2,7 +2,7 @@
 import type { Page, PageRequest } from './common.ts';
 
 /** Kinds of internal documents (see Store.getDoc). */
-export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'hookpending' | 'notice' | 'claimseen' | 'claimdue' | 'nshist';
+export type DocKind = 'task' | 'taskid' | 'taskdue' | 'acme' | 'meta' | 'health' | 'event' | 'webhook' | 'delivery' | 'deliverydue' | 'hookpending' | 'notice' | 'claimseen' | 'claimdue' | 'nshist' | 'dsseen' | 'dsdue';
 
 /** Internal documents and leases: durable, but no revision and no change entry. */
 export interface DocumentStore {
