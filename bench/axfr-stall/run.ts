@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
+import { connect, createServer } from 'node:net';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { DnsServer } from '../../src/dns/dns-server.ts';
@@ -24,6 +25,12 @@ export interface StallOptions {
   perSecondary: number;
   /** A probe query every this many ms. */
   probeEveryMs?: number;
+  /**
+   * The AXFRs reach the server together: each dig connects to a gate that passes its bytes on only
+   * once every transfer has connected (or after 10 s). A loaded machine starts dig processes one
+   * by one, and transfers that never overlap never wait their turn.
+   */
+  together?: boolean;
 }
 
 export interface StallFigures {
@@ -69,6 +76,37 @@ function axfr(port: number, tsig: string): Promise<number> {
       resolve(m ? Number(m[1]) : 0);
     });
   });
+}
+
+/** A TCP gate to `port`: holds each connection's bytes until `count` have connected (at most 10 s), then passes all on. */
+async function tcpGate(port: number, count: number): Promise<{ port: number; close: () => void }> {
+  const held: Array<() => void> = [];
+  const openAll = () => {
+    for (const open of held.splice(0)) open();
+  };
+  const deadline = setTimeout(openAll, 10_000);
+  const gate = createServer((client) => {
+    client.pause();
+    held.push(() => {
+      const upstream = connect(port, '127.0.0.1');
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+      client.resume();
+    });
+    if (held.length === count) {
+      clearTimeout(deadline);
+      openAll();
+    }
+  });
+  await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (gate.address() as { port: number }).port,
+    close: () => {
+      clearTimeout(deadline);
+      gate.close();
+    },
+  };
 }
 
 export async function runAxfrStall(options: StallOptions): Promise<StallFigures> {
@@ -143,7 +181,9 @@ export async function runAxfrStall(options: StallOptions): Promise<StallFigures>
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const started = performance.now();
-  const sizes = await Promise.all(Array.from({ length: options.transfers }, () => axfr(port, tsig)));
+  const gate = options.together ? await tcpGate(port, options.transfers) : undefined;
+  const sizes = await Promise.all(Array.from({ length: options.transfers }, () => axfr(gate?.port ?? port, tsig)));
+  gate?.close();
   const elapsedMs = performance.now() - started;
   loop.disable();
   clearInterval(timer);

@@ -336,11 +336,12 @@ export class Ownership {
 
   /**
    * Removes a claim (the operator's `admin domain release`, or a proof that displaces it: then
-   * `pendingOnly`, a claim proven meanwhile stays) and tells its owner.
+   * `pendingOnly`, a claim proven meanwhile stays, and so does one made after the proof,
+   * `madeBefore`: it is judged by the proven zone, not displaced by it) and tells its owner.
    */
-  async release(name: string, ownerId: number, data: Record<string, unknown>, pendingOnly = false): Promise<ZoneHead | undefined> {
+  async release(name: string, ownerId: number, data: Record<string, unknown>, pendingOnly = false, madeBefore?: string): Promise<ZoneHead | undefined> {
     const head = await this.store.getZoneHead(name, ownerId);
-    if (!head || (pendingOnly && isProven(head.domain))) return undefined;
+    if (!head || (pendingOnly && isProven(head.domain)) || (madeBefore !== undefined && head.domain.created > madeBefore)) return undefined;
     const held = (await this.store.getZoneHead(name))?.domain.ownerId === ownerId;
     if (!(await this.store.deleteZone(name, ownerId))) return undefined;
     await this.afterRelease(head.domain, held, data);
@@ -366,10 +367,13 @@ export class Ownership {
       await this.afterRelease(displaced.domain, true, by);
       released.push(displaced.domain.domain);
     }
-    // Every other account's pending claim at or under the name goes.
+    // Every other account's pending claim at or under the name goes — those made before the proof:
+    // this runs a few store steps after it, and a claim made meanwhile under the proven zone is
+    // proven (or not) by that zone's content, as any later one.
+    const provenAt = domain.claim?.at;
     for (const claim of await this.store.pendingClaimsUnder(domain.domain)) {
       if (claim.ownerId === domain.ownerId) continue;
-      const gone = await this.release(claim.name, claim.ownerId, by, true).catch((error: unknown) => {
+      const gone = await this.release(claim.name, claim.ownerId, by, true, provenAt).catch((error: unknown) => {
         this.log.warn({ err: (error as Error).message, domain: claim.name, owner: claim.ownerId }, 'ownership: a displaced claim could not be released');
         return undefined;
       });
