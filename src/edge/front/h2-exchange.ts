@@ -120,10 +120,8 @@ export class H2Response extends EventEmitter {
   private ending = false;
   private over = false;
   private waitingDrain = false;
-  private readonly drained = (): void => {
-    this.waitingDrain = false;
-    this.emit('drain');
-  };
+  /** The stream's 'drain' relayed as the response's (made when a write first waits: most responses never do). */
+  private drained: (() => void) | undefined;
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -208,7 +206,13 @@ export class H2Response extends EventEmitter {
     const ok = typeof encoding === 'function' ? stream.write(chunk, encoding) : stream.write(chunk, encoding ?? 'utf8', callback);
     if (!ok && !this.waitingDrain) {
       this.waitingDrain = true;
-      stream.once('drain', this.drained);
+      stream.once(
+        'drain',
+        (this.drained ??= () => {
+          this.waitingDrain = false;
+          this.emit('drain');
+        }),
+      );
     }
     return ok;
   }
@@ -227,7 +231,12 @@ export class H2Response extends EventEmitter {
       return this;
     }
     this.ending = true;
-    if (done) stream.once('finish', done);
+    // Called once the body is out, as a writable's end(cb) is (a stream ended by its head already may have said so).
+    if (done) {
+      if (stream.writableFinished) process.nextTick(done);
+      else if (stream.writableEnded) this.once('finish', done);
+      else stream.once('finish', done);
+    }
     if (stream.destroyed || stream.closed) return this;
     // A head with nothing after it ends the stream itself (HEADERS with END_STREAM, no DATA frame);
     // so does Node's respond() for HEAD, 204 and 304, whose body is then not sent.

@@ -96,14 +96,19 @@ export class Http2Front {
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       refused.request();
       stream.on('error', IGNORE);
-      const response = this.handle(stream, headers);
-      // The stream's one 'close' listener. A stream reset with an error, by either side: work begun
-      // and thrown away. (A stream that ended well closes with NO_ERROR, also when the server
-      // answered before the body's end.) Then the response's own 'finish' and 'close'.
-      stream.once('close', () => {
-        if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) flood('resets');
-        response?.closed();
-      });
+      let response: H2Response | undefined;
+      try {
+        response = this.handle(stream, headers);
+      } finally {
+        // The stream's one 'close' listener, there even when the request failed. A stream reset with
+        // an error, by either side: work begun and thrown away. (A stream that ended well closes
+        // with NO_ERROR, also when the server answered before the body's end.) Then the
+        // response's own 'finish' and 'close'.
+        stream.once('close', () => {
+          if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) flood('resets');
+          response?.closed();
+        });
+      }
     });
   }
 
