@@ -336,6 +336,19 @@ describe('HTTP/2 answers as Node gave them before the front took its streams its
     expect(proxied.body).toBe('');
   });
 
+  it("logs an h2 answer's body size from its head (a miss, then a hit)", async () => {
+    await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/sized.css' });
+    await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/sized.css' });
+    const lines = () => server.output().split('\n').filter((l) => l.includes('"/sized.css"'));
+    const started = Date.now();
+    while (lines().length < 2 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    const logged = lines().map((l) => JSON.parse(l) as { cache: string; bytes: number; status: number });
+    expect(logged.map((l) => [l.status, l.cache, l.bytes])).toEqual([
+      [200, 'MISS', 'alpha site'.length],
+      [200, 'HIT', 'alpha site'.length],
+    ]);
+  });
+
   it('answers a malformed stream with the 400 page, no connection header, a date', async () => {
     const answer = await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/two-hosts-raw', host: 'bravo.test' });
     expect(answer.head).toMatchObject({ ':status': 400, 'content-type': 'text/html; charset=utf-8' });

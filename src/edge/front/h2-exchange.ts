@@ -116,7 +116,7 @@ export class H2Response extends EventEmitter {
   /** Headers set before the head is written. */
   private pending: OutgoingHttpHeaders | undefined;
   /** The head as written: `getHeader` reads it (the log line's content-length). */
-  private sent: OutgoingHttpHeaders | undefined;
+  private sent: Head | undefined;
   private ending = false;
   private over = false;
   private waitingDrain = false;
@@ -166,7 +166,8 @@ export class H2Response extends EventEmitter {
   }
 
   getHeader(name: string): number | string | string[] | undefined {
-    return (this.sent ?? this.pending)?.[name.toLowerCase()];
+    const lower = name.toLowerCase();
+    return this.sent ? valueIn(this.sent, lower) : this.pending?.[lower];
   }
 
   hasHeader(name: string): boolean {
@@ -260,25 +261,45 @@ export class H2Response extends EventEmitter {
     this.emit('close');
   }
 
-  /** The head: what was set, then `headers` (lower-cased; `connection`, which h2 forbids, dropped), as one `respond()`. */
+  /**
+   * The head as one `respond()`: `:status`, what was set (overridden by `headers`), then `headers`,
+   * as raw pairs (Node copies an object's into one of its own; a list it reads as it is, and it
+   * lower-cases and checks each name itself). `connection`, which h2 forbids, is dropped.
+   */
   private respond(headers: OutgoingHttpHeaders | readonly string[] | undefined, endStream: boolean): void {
-    const head: OutgoingHttpHeaders = { ':status': this.statusCode, ...this.pending };
-    if (Array.isArray(headers)) {
-      for (let i = 0; i + 1 < headers.length; i += 2) this.add(head, headers[i] as string, headers[i + 1] as string, true);
-    } else if (headers) {
-      for (const name in headers) this.add(head, name, (headers as OutgoingHttpHeaders)[name], false);
+    const head: Head = [':status', this.statusCode];
+    let given = headers;
+    if (this.pending) {
+      const merged: OutgoingHttpHeaders = { ...this.pending };
+      if (Array.isArray(given)) for (let i = 0; i + 1 < given.length; i += 2) merged[(given[i] as string).toLowerCase()] = given[i + 1] as string;
+      else if (given) for (const name in given) merged[name.toLowerCase()] = (given as OutgoingHttpHeaders)[name];
+      given = merged;
+    }
+    if (Array.isArray(given)) {
+      for (let i = 0; i + 1 < given.length; i += 2) add(head, given[i] as string, given[i + 1] as string);
+    } else if (given) {
+      for (const name in given) add(head, name, (given as OutgoingHttpHeaders)[name]);
     }
     this.sent = head;
-    this.stream.respond(head, { endStream });
+    this.stream.respond(head as unknown as OutgoingHttpHeaders, { endStream });
   }
+}
 
-  private add(head: OutgoingHttpHeaders, name: string, value: OutgoingHttpHeaders[string], append: boolean): void {
-    const lower = name.toLowerCase();
-    // A stage asking for the connection's end (`connection: close`): a header h2 forbids, dropped here rather than warned about per response.
-    if (lower === 'connection') return;
-    if (value === undefined || value === null) throw h2Error('ERR_HTTP2_INVALID_HEADER_VALUE', `Invalid value "${String(value)}" for header "${lower}"`);
-    const before = head[lower];
-    if (append && before !== undefined) head[lower] = [...(Array.isArray(before) ? before : [String(before)]), String(value)];
-    else head[lower] = value;
-  }
+/** A head as raw pairs: `[name, value, name, value, …]`. */
+type Head = (string | number | string[])[];
+
+/**
+ * One header into a head. A stage asking for the connection's end (`connection: close`) names a
+ * header h2 forbids: dropped here rather than refused (Node's compatibility layer warned, once).
+ */
+function add(head: Head, name: string, value: OutgoingHttpHeaders[string]): void {
+  if (name.length === 10 && name.toLowerCase() === 'connection') return;
+  if (value === undefined || value === null) throw h2Error('ERR_HTTP2_INVALID_HEADER_VALUE', `Invalid value "${String(value)}" for header "${name}"`);
+  head.push(name, value as string | number | string[]);
+}
+
+/** A header's value in a head of raw pairs (names compared as HTTP compares them, without case). */
+function valueIn(head: Head, lower: string): number | string | string[] | undefined {
+  for (let i = 2; i + 1 < head.length; i += 2) if ((head[i] as string).toLowerCase() === lower) return head[i + 1];
+  return undefined;
 }
