@@ -134,12 +134,15 @@ export class Http2Front {
    */
   private handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): H2Response | undefined {
     const session = stream.session;
-    if (!session || stream.destroyed) return undefined;
+    if (!session) return undefined;
+    // A stream already gone still becomes a request (logged, counted), as with Node's own layer; only
+    // what is written straight on the stream here waits for one that is still open.
+    const open = !stream.destroyed && !stream.closed;
     const method = headers[':method'] as string | undefined;
-    if (method === 'CONNECT') return void stream.respond({ ':status': 405 }, { endStream: true });
+    if (method === 'CONNECT') return void (open && stream.respond({ ':status': 405 }, { endStream: true }));
     if (headers.expect !== undefined) {
-      if (headers.expect !== '100-continue') return void stream.respond({ ':status': 417 }, { endStream: true });
-      stream.additionalHeaders({ ':status': 100 });
+      if (headers.expect !== '100-continue') return void (open && stream.respond({ ':status': 417 }, { endStream: true }));
+      if (open) stream.additionalHeaders({ ':status': 100 });
     }
     // The connection's TLS socket (session.socket forwards to it): what the handshake named.
     const connection = session.socket as Socket;
