@@ -2,7 +2,8 @@
 // (ALPN h2 on its TLS port) and against nginx with `listen … ssl http2`, the same P-256
 // certificates, the same 1 KB static file from the same backend (nginx, one worker), a cache hit
 // (cachelevel 3 / proxy_cache) and a proxied miss, and the protocol's own ceiling: a bare Node
-// `http2` server answering a fixed body. Each server on CPU 0, h2load and the backend on CPU 1;
+// `http2` server answering a fixed body, through Node's compatibility API and on its stream API
+// (the edge's). Each server on CPU 0, h2load and the backend on CPU 1;
 // CPU time per request from /proc (the edge part's process, nginx's master and worker).
 //
 // The edge keeps its default protections but one: h2load sends every request from one address
@@ -139,6 +140,10 @@ async function main(): Promise<void> {
   const barePort = await freePort();
   const bareScript = `const h=require('node:http2'),f=require('node:fs');const body=Buffer.alloc(1024,97);h.createSecureServer({cert:f.readFileSync(${JSON.stringify(hitCert.cert)}),key:f.readFileSync(${JSON.stringify(hitCert.key)})},(q,r)=>{r.writeHead(200,{'content-type':'text/css','content-length':1024});r.end(body)}).listen(${barePort},'127.0.0.1')`;
   const bare = start(SERVER_CPU, process.execPath, ['-e', bareScript]);
+  // The same on Node's stream API ('stream', respond(), end()): what the edge's h2 front rides on.
+  const bareStreamPort = await freePort();
+  const bareStreamScript = `const h=require('node:http2'),f=require('node:fs');const body=Buffer.alloc(1024,97);const s=h.createSecureServer({cert:f.readFileSync(${JSON.stringify(hitCert.cert)}),key:f.readFileSync(${JSON.stringify(hitCert.key)})});s.on('stream',(st)=>{st.respond({':status':200,'content-type':'text/css','content-length':1024});st.end(body)});s.listen(${bareStreamPort},'127.0.0.1')`;
+  const bareStream = start(SERVER_CPU, process.execPath, ['-e', bareStreamScript]);
 
   // The edge: palisade serve with the two sites over TLS (certificates put as an operator would).
   const env = { PALISADE_DATA_DIR: join(dir, 'serve'), PALISADE_OWNERSHIP_PROOF: 'off', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CLIENT_RATE: '0', PALISADE_API_RATE_PER_KEY: '0', PALISADE_API_RATE_PER_ADDRESS: '0', PALISADE_SECRET_KEY: 'be4c'.padEnd(64, '0') };
@@ -163,8 +168,9 @@ async function main(): Promise<void> {
     'edge h2 miss (proxied)': { port: edgePort, authority: 'miss.bench.example', pids: processTree(edgePid) },
     'nginx h2 miss (proxied)': { port: nginxPort, authority: 'miss.bench.example', pids: processTree(nginxProxy.pid!) },
     'bare node h2 fixed reply': { port: barePort, authority: 'hit.bench.example', pids: processTree(bare.pid!) },
+    'bare node h2 stream API': { port: bareStreamPort, authority: 'hit.bench.example', pids: processTree(bareStream.pid!) },
   };
-  console.log(`edge TLS port ${edgePort}, nginx ${nginxPort}, bare Node ${barePort}`);
+  console.log(`edge TLS port ${edgePort}, nginx ${nginxPort}, bare Node ${barePort} (stream API ${bareStreamPort})`);
   for (const t of Object.values(targets)) await waitForH2(t.port, t.authority, '/file.css');
   // The nginx pids again, now that its worker runs.
   targets['nginx h2 cache hit'].pids = targets['nginx h2 miss (proxied)'].pids = processTree(nginxProxy.pid!);
@@ -187,6 +193,7 @@ async function main(): Promise<void> {
   console.log(`  h2 cache hit: ${(cpu('nginx h2 cache hit') / cpu('edge h2 cache hit')).toFixed(2)}   (target ≥ 0.4)`);
   console.log(`  h2 miss:      ${(cpu('nginx h2 miss (proxied)') / cpu('edge h2 miss (proxied)')).toFixed(2)}   (target ≥ 0.3)`);
   console.log(`  ceiling, bare Node http2 fixed reply/nginx h2 hit: ${(cpu('nginx h2 cache hit') / cpu('bare node h2 fixed reply')).toFixed(2)}   (no routing, no logs, no proxy)`);
+  console.log(`  ceiling on the stream API (the edge's), /nginx h2 hit: ${(cpu('nginx h2 cache hit') / cpu('bare node h2 stream API')).toFixed(2)}`);
 }
 
 main()

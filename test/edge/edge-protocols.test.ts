@@ -285,6 +285,85 @@ describe('HTTP/2 header rules', { timeout: 30_000 }, () => {
   });
 });
 
+describe('HTTP/2 answers as Node gave them before the front took its streams itself', { timeout: 30_000 }, () => {
+  /** One stream on its own connection: the head (1xx heads apart), the body, whether a 100 came first. */
+  async function h2Stream(headers: Record<string, string>, body?: string): Promise<{ head: Record<string, unknown>; body: string; continued: boolean }> {
+    const session = h2connect('https://localhost', {
+      createConnection: () => tlsConnect({ host: '127.0.0.1', port: httpsPort, servername: 'alpha.test', rejectUnauthorized: false, ALPNProtocols: ['h2'], localAddress: '127.0.0.10' } as ConnectionOptions),
+    });
+    session.on('error', () => undefined);
+    try {
+      const stream = session.request({ ':authority': 'alpha.test', ...headers }, { endStream: body === undefined });
+      let continued = false;
+      stream.on('continue', () => {
+        continued = true;
+        stream.end(body);
+      });
+      // A body sent without waiting (no expectation): written at once.
+      if (body !== undefined && headers.expect === undefined) stream.end(body);
+      const [head] = (await once(stream, 'response')) as [Record<string, unknown>];
+      let text = '';
+      stream.setEncoding('utf8');
+      for await (const chunk of stream) text += chunk as string;
+      return { head, body: text, continued };
+    } finally {
+      session.close();
+    }
+  }
+
+  it('refuses CONNECT (405) and an expectation other than 100-continue (417); the backend hears neither', async () => {
+    expect((await h2Stream({ ':method': 'CONNECT', ':authority': 'alpha.test:443' })).head[':status']).toBe(405);
+    const refused = await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/expect-other', expect: 'something-else' });
+    expect(refused.head[':status']).toBe(417);
+    expect(heardOf('/expect-other')).toEqual([]);
+  });
+
+  it('answers 100-continue before the body is sent, then carries the body to the backend', async () => {
+    const answer = await h2Stream({ ':method': 'POST', ':scheme': 'https', ':path': '/continued', expect: '100-continue', 'content-type': 'text/plain' }, 'after the hundred');
+    expect(answer.continued).toBe(true);
+    expect(answer.head[':status']).toBe(200);
+    expect(heardOf('/continued')).toEqual(['alpha POST /continued host=alpha.test v=1.1 cookie= body=after the hundred']);
+  });
+
+  it('answers HEAD with the head alone (a cache hit and a proxied answer), a date on every head', async () => {
+    await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/head.css' });
+    const hit = await h2Stream({ ':method': 'HEAD', ':scheme': 'https', ':path': '/head.css' });
+    expect(hit.head).toMatchObject({ ':status': 200, 'x-cache': 'HIT', 'content-length': String('alpha site'.length) });
+    expect(hit.body).toBe('');
+    expect(hit.head.date).toEqual(expect.any(String));
+    const proxied = await h2Stream({ ':method': 'HEAD', ':scheme': 'https', ':path': '/head-proxied' });
+    expect(proxied.head[':status']).toBe(200);
+    expect(proxied.body).toBe('');
+  });
+
+  it("logs an h2 answer's body size (a miss, then a hit)", async () => {
+    await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/sized.css' });
+    await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/sized.css' });
+    const lines = () => server.output().split('\n').filter((l) => l.includes('"/sized.css"'));
+    const started = Date.now();
+    while (lines().length < 2 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    const logged = lines().map((l) => JSON.parse(l) as { cache: string; bytes: number; status: number });
+    expect(logged.map((l) => [l.status, l.cache, l.bytes])).toEqual([
+      [200, 'MISS', 'alpha site'.length],
+      [200, 'HIT', 'alpha site'.length],
+    ]);
+  });
+
+  it('answers a malformed stream with the 400 page, no connection header, a date', async () => {
+    const answer = await h2Stream({ ':method': 'GET', ':scheme': 'https', ':path': '/two-hosts-raw', host: 'bravo.test' });
+    expect(answer.head).toMatchObject({ ':status': 400, 'content-type': 'text/html; charset=utf-8' });
+    expect(answer.head.connection).toBeUndefined();
+    expect(answer.head.date).toEqual(expect.any(String));
+    expect(answer.body.length).toBe(Number(answer.head['content-length']));
+    // Its log line's size is the head's content-length (the front's answer says no size of its own).
+    // (Refused before its target was read: the line's path is '/'; this block's client alone gets a 400.)
+    const line = () => server.output().split('\n').find((l) => l.includes('"client":"127.0.0.10"') && l.includes('"status":400'));
+    const started = Date.now();
+    while (!line() && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    expect((JSON.parse(line()!) as { bytes: number }).bytes).toBe(answer.body.length);
+  });
+});
+
 describe('cleartext HTTP/2 (h2c) on the plain port', { timeout: 30_000 }, () => {
   /** What the plain port answers to `bytes`, until it closes. */
   async function plainAnswer(bytes: string): Promise<Buffer> {

@@ -1,12 +1,13 @@
 // The HTTP/2 front: each TLS connection that chose `h2` (tls.ts) becomes an nghttp2 session, and
-// each of its streams a request context that runs the same chain as an HTTP/1.1 request. Node's
-// compatibility objects (Http2ServerRequest/Response) carry what the stages use of a request and
-// a response; what differs is said here once: the headers are the HTTP/1.1 view of the stream's
-// (h2-request.ts, or 400), the connection's TLS socket is the one the handshake named (fronting),
-// and per-connection floods end the session (h2-flood.ts). Backends are spoken to in HTTP/1.1.
-// No WebSockets over h2 (RFC 8441's extended CONNECT is not offered): browsers then open an
-// HTTP/1.1 connection for them, which upgrades as before. Knows no stage.
-import { constants, createServer, Http2ServerRequest, Http2ServerResponse, type Http2Server, type Http2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+// each of its streams a request context that runs the same chain as an HTTP/1.1 request. The
+// stream itself is the request and the response, through small adapters (h2-exchange.ts) rather
+// than Node's compatibility objects, whose cost per request was a third of a cache hit's; what
+// differs is said here once: the headers are the HTTP/1.1 view of the stream's (h2-request.ts, or
+// 400), the connection's TLS socket is the one the handshake named (fronting), and per-connection
+// floods end the session (h2-flood.ts). Backends are spoken to in HTTP/1.1. No WebSockets over h2
+// (RFC 8441's extended CONNECT is not offered): browsers then open an HTTP/1.1 connection for
+// them, which upgrades as before. Knows no stage.
+import { constants, createServer, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -16,67 +17,14 @@ import { RequestContext } from '../stage/context.ts';
 import { page } from '../stage/answer.ts';
 import { PAGES } from '../pages.ts';
 import { h2RequestView } from './h2-request.ts';
+import { H2Request, H2Response } from './h2-exchange.ts';
 import { FloodCoolOff, FrameRates, RefusedStreams } from './h2-flood.ts';
 import { HTTP2_FLOOD_COOL_OFF_MS, HTTP2_OPTIONS, HTTP2_RATES } from './http2-limits.ts';
 
 type Kind = keyof typeof HTTP2_RATES;
 
-/**
- * A stream's request as the stages read one: its headers are the HTTP/1.1 view (h2-request.ts),
- * set by the front; the pseudo-headers stay behind, where `method` and `url` read them.
- */
-class EdgeH2Request extends Http2ServerRequest {
-  view: IncomingHttpHeaders | undefined;
-  viewRaw: string[] | undefined;
-  /** This stream's body bytes handed to the request so far: its own pace, not the connection's (body-pace.ts). */
-  bodyBytesRead = 0;
-
-  // Node's compatibility layer hands each DATA chunk of the stream to `push`: counted on the way, the stream untouched.
-  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (chunk !== null && typeof chunk === 'object' && 'length' in chunk) this.bodyBytesRead += (chunk as Buffer).length;
-    return super.push(chunk, encoding);
-  }
-}
-
-/** A stream's response as the stages write one: `destroyed` as a response has it, and no HTTP/1.1 `connection` header. */
-class EdgeH2Response extends Http2ServerResponse {
-  /** A stage asking for the connection's end (`connection: close`): a header h2 forbids, dropped here rather than warned about per response. */
-  override writeHead(status: number, headers?: OutgoingHttpHeaders | readonly string[]): this;
-  override writeHead(status: number, message: string, headers?: OutgoingHttpHeaders | readonly string[]): this;
-  override writeHead(status: number, second?: string | OutgoingHttpHeaders | readonly string[], third?: OutgoingHttpHeaders | readonly string[]): this {
-    const headers = typeof second === 'string' ? third : second;
-    if (headers && !Array.isArray(headers) && 'connection' in headers) {
-      const { connection: _, ...rest } = headers as OutgoingHttpHeaders;
-      return super.writeHead(status, rest);
-    }
-    return super.writeHead(status, headers as OutgoingHttpHeaders);
-  }
-}
-
-// Accessors over what Node's classes declare as plain properties (the typings), on the prototypes: nothing per request.
-const h2Headers = Object.getOwnPropertyDescriptor(Http2ServerRequest.prototype, 'headers')!;
-const h2RawHeaders = Object.getOwnPropertyDescriptor(Http2ServerRequest.prototype, 'rawHeaders')!;
-Object.defineProperties(EdgeH2Request.prototype, {
-  headers: {
-    get(this: EdgeH2Request) {
-      return this.view ?? h2Headers.get!.call(this);
-    },
-    set(this: EdgeH2Request, headers: IncomingHttpHeaders) {
-      this.view = headers;
-    },
-  },
-  rawHeaders: {
-    get(this: EdgeH2Request) {
-      return this.viewRaw ?? h2RawHeaders.get!.call(this);
-    },
-  },
-});
-// The stages ask whether the client is gone; Node's h2 response has no `destroyed`.
-Object.defineProperty(EdgeH2Response.prototype, 'destroyed', {
-  get(this: EdgeH2Response) {
-    return this.stream.destroyed;
-  },
-});
+/** A stream's errors end that stream (its 'close' follows); none is the process's to throw. */
+const IGNORE = (): void => undefined;
 
 /** What the front keeps of one session: its rates, and its streams that never became requests. */
 interface Watched {
@@ -99,10 +47,9 @@ export class Http2Front {
     private readonly parts: EdgeParts,
     private readonly chain: ChainRunner,
   ) {
-    this.server = createServer({ ...HTTP2_OPTIONS, Http2ServerRequest: EdgeH2Request, Http2ServerResponse: EdgeH2Response as typeof Http2ServerResponse });
+    // No 'request' listener: Node's compatibility layer stays out; the sessions' streams are ours (watch).
+    this.server = createServer(HTTP2_OPTIONS);
     this.server.on('session', (session: Http2Session) => this.watch(session));
-    this.server.on('request', (req: Http2ServerRequest, res: Http2ServerResponse) => this.handle(req as EdgeH2Request, res));
-    // Node answers CONNECT (no listener: 405) and 100-continue itself; a stream's own errors end that stream.
     this.server.on('sessionError', () => undefined);
     // One timer for every session, not one each.
     this.look = setInterval(() => this.countRefused(), REFUSED_LOOK_MS).unref();
@@ -146,13 +93,22 @@ export class Http2Front {
     session.once('close', () => this.sessions.delete(session));
     session.on('ping', () => flood('pings'));
     session.on('remoteSettings', () => flood('settings'));
-    session.on('stream', (stream) => {
+    session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       refused.request();
-      // A stream reset with an error, by either side: work begun and thrown away. (A stream that
-      // ended well closes with NO_ERROR, also when the server answered before the body's end.)
-      stream.once('close', () => {
-        if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) flood('resets');
-      });
+      stream.on('error', IGNORE);
+      let response: H2Response | undefined;
+      try {
+        response = this.handle(stream, headers);
+      } finally {
+        // The stream's one 'close' listener, there even when the request failed. A stream reset with
+        // an error, by either side: work begun and thrown away. (A stream that ended well closes
+        // with NO_ERROR, also when the server answered before the body's end.) Then the
+        // response's own 'finish' and 'close'.
+        stream.once('close', () => {
+          if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) flood('resets');
+          response?.closed();
+        });
+      }
     });
   }
 
@@ -171,34 +127,51 @@ export class Http2Front {
     }
   }
 
-  /** One stream: its HTTP/1.1 view (or 400), its context, the chain. */
-  private handle(h2req: EdgeH2Request, h2res: Http2ServerResponse): void {
-    const session = h2req.stream.session;
-    if (!session) return;
+  /**
+   * One stream: answered here as Node's compatibility layer did (CONNECT → 405, an expectation
+   * other than 100-continue → 417), or its HTTP/1.1 view (or 400), its context, the chain.
+   * Returns the response the stream's close is to end.
+   */
+  private handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): H2Response | undefined {
+    const session = stream.session;
+    if (!session) return undefined;
+    // A stream already gone still becomes a request (logged, counted), as with Node's own layer; only
+    // what is written straight on the stream here waits for one that is still open.
+    const open = !stream.destroyed && !stream.closed;
+    const method = headers[':method'] as string | undefined;
+    if (method === 'CONNECT') return void (open && stream.respond({ ':status': 405 }, { endStream: true }));
+    if (headers.expect !== undefined) {
+      if (headers.expect !== '100-continue') return void (open && stream.respond({ ':status': 417 }, { endStream: true }));
+      if (open) stream.additionalHeaders({ ':status': 100 });
+    }
     // The connection's TLS socket (session.socket forwards to it): what the handshake named.
     const connection = session.socket as Socket;
-    const view = h2RequestView(h2req.headers, !h2req.stream.endAfterHeaders);
-    h2req.view = view.ok ? view.headers : {};
-    h2req.viewRaw = view.ok ? view.rawHeaders : [];
-    // The compatibility objects have what the stages use of IncomingMessage/ServerResponse.
+    const view = h2RequestView(headers, !stream.endAfterHeaders);
+    const h2req = new H2Request(stream, view.ok ? view.headers : {}, view.ok ? view.rawHeaders : [], method, headers[':path'] as string | undefined);
+    if (!stream.endAfterHeaders) h2req.countBody();
+    const h2res = new H2Response(stream, h2req);
+    // The adapters have what the stages use of IncomingMessage/ServerResponse (h2-exchange.ts).
     const req = h2req as unknown as IncomingMessage;
     const res = h2res as unknown as ServerResponse;
-    const ctx = new RequestContext(req, res, 'https', this.parts.clients.of(req), undefined, this.chain, connection, 'h2');
+    // The client as the connection says it (a trusted proxy's X-Forwarded-For read from the view).
+    const client = this.parts.clients.of({ socket: connection, headers: h2req.headers } as unknown as IncomingMessage);
+    const ctx = new RequestContext(req, res, 'https', client, undefined, this.chain, connection, 'h2');
     // The connection's bytes are every stream's: a body's pace is counted on its own stream.
     ctx.bodyBytesRead = () => h2req.bodyBytesRead;
     if (!view.ok) {
       this.parts.metrics.blocked('h2-malformed');
       page(res, 400, PAGES.badRequest());
-      res.on('close', () => this.chain.ended(ctx));
+      h2res.on('close', () => this.chain.ended(ctx));
       this.chain.answeredByFront(ctx, { status: 400, via: view.reason });
-      return;
+      return h2res;
     }
     const disarm = this.chain.arm(ctx);
-    res.on('close', () => {
+    h2res.on('close', () => {
       disarm();
       this.chain.ended(ctx);
     });
     this.chain.run(ctx);
+    return h2res;
   }
 
   async close(): Promise<void> {
