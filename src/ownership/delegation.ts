@@ -33,16 +33,19 @@ interface NsRecord {
   ns?: string;
 }
 
+/** The addresses of a parent zone's servers (IPv4, else IPv6 per server), the first SERVERS_ASKED of them. */
+export async function serverAddresses(resolver: Resolver, servers: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const server of servers) {
+    if (found.length >= SERVERS_ASKED) break;
+    const v4 = await resolver.resolve4(server).catch(() => [] as string[]);
+    found.push(...(v4.length > 0 ? v4 : await resolver.resolve6(server).catch(() => [] as string[])));
+  }
+  return found.slice(0, SERVERS_ASKED);
+}
+
 export function parentDelegation(resolver: Resolver, options: { port: number; timeoutMs: number }): DelegationLookup {
-  const addressesOf = async (servers: readonly string[]): Promise<string[]> => {
-    const found: string[] = [];
-    for (const server of servers) {
-      if (found.length >= SERVERS_ASKED) break;
-      const v4 = await resolver.resolve4(server).catch(() => [] as string[]);
-      found.push(...(v4.length > 0 ? v4 : await resolver.resolve6(server).catch(() => [] as string[])));
-    }
-    return found.slice(0, SERVERS_ASKED);
-  };
+  const addressesOf = (servers: readonly string[]) => serverAddresses(resolver, servers);
   /** Asks one server, without recursion, for the name's NS set. */
   const ask = async (address: string, name: string) => {
     const query = UDPClient({ dns: address, port: options.port, timeout: options.timeoutMs, socketType: address.includes(':') ? 'udp6' : 'udp4' });

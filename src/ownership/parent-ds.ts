@@ -8,6 +8,7 @@ import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Resolver } from 'node:dns/promises';
 import { ancestorsOf } from '../store/name-tree.ts';
+import { serverAddresses } from './delegation.ts';
 
 /** The DS set (presentation form) and its TTL; [] when the parent holds none; undefined when nothing definite was answered. */
 export type ParentDsLookup = (name: string) => Promise<{ ds: string[]; ttl: number } | undefined>;
@@ -16,7 +17,6 @@ const DS = 43;
 const NS = 2;
 const SOA = 6;
 const HOPS = 4;
-const SERVERS_ASKED = 3;
 
 const canonical = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
@@ -145,15 +145,7 @@ export function resolverDs(server: string, timeoutMs: number): ParentDsLookup {
 
 /** `parent` mode: the parent zone's servers (found through `resolver`) asked without recursion, on `port`. */
 export function parentDs(resolver: Resolver, options: { port: number; timeoutMs: number }): ParentDsLookup {
-  const addressesOf = async (servers: readonly string[]): Promise<string[]> => {
-    const found: string[] = [];
-    for (const server of servers) {
-      if (found.length >= SERVERS_ASKED) break;
-      const v4 = await resolver.resolve4(server).catch(() => [] as string[]);
-      found.push(...(v4.length > 0 ? v4 : await resolver.resolve6(server).catch(() => [] as string[])));
-    }
-    return found.slice(0, SERVERS_ASKED);
-  };
+  const addressesOf = (servers: readonly string[]) => serverAddresses(resolver, servers);
   const none = (error: NodeJS.ErrnoException) => (error.code === 'ENOTFOUND' || error.code === 'ENODATA' ? [] : undefined);
   return async (asked) => {
     const name = canonical(asked);
