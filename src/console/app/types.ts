@@ -191,6 +191,6 @@ export interface DnssecStatus {
   state: string;
   algorithm: number;
   keys: Array<{ key_tag: number; flags: number; algorithm: number; dnskey: string; ds: string }>;
-  /** What the customer does next, in plain words (when the API says). */
-  next_step?: string;
+  /** What the customer does next, in plain words (the API's, for every state). */
+  next_step: string;
 }

@@ -6,12 +6,6 @@ import { get, seg } from '../api.ts';
 import type { DnssecStatus, Domain } from '../types.ts';
 import { Loading, ProblemNote, useLoad } from '../ui.tsx';
 
-/** What to do in each state, when the API gives no words of its own. */
-const NEXT: Record<string, string> = {
-  off: 'Answers are not signed. Turn DNSSEC on in the settings to sign them.',
-  signing: 'Both name servers sign every answer. Add the DS record below at your registrar to make the domain secure.',
-};
-
 function CopyButton({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState<boolean | undefined>(undefined);
   const copy = async () => {
@@ -50,7 +44,7 @@ export function DnssecSection({ domain }: { domain: Domain }) {
             State: <strong>{status.state.replace(/_/g, ' ')}</strong>
           </p>
           <p id="dnssec-next" class="hint">
-            {status.next_step ?? NEXT[status.state] ?? ''}
+            {status.next_step}
           </p>
           {status.keys.length > 0 && (
             <dl id="dnssec-keys">
