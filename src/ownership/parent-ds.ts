@@ -104,7 +104,9 @@ export function askOnce(address: string, port: number, name: string, type: numbe
     const timer = setTimeout(() => done(undefined), timeoutMs);
     socket.on('error', () => done(undefined));
     socket.on('message', (message, from) => {
-      if (from.port !== port) return;
+      // Only the server asked answers (as dns2's client checks for the delegation lookups): a
+      // datagram from anywhere else with a guessed ID is dropped, never read as the parent's DS.
+      if (from.port !== port || from.address !== address) return;
       try {
         const response = decodeResponse(message, id);
         if (response) done(response);
