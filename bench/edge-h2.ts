@@ -6,16 +6,20 @@
 // (the edge's). Each server on CPU 0, h2load and the backend on CPU 1;
 // CPU time per request from /proc (the edge part's process, nginx's master and worker).
 //
-// The edge keeps its default protections but one: h2load sends every request from one address
-// with no X-Forwarded-For, so the per-client rate limit (PALISADE_EDGE_CLIENT_RATE) is off here;
-// bench:edge measures the protections with 10,000 clients over HTTP/1.1.
+// The first edge keeps its default protections but one: h2load sends every request from one
+// address with no X-Forwarded-For, so the per-client rate limit (PALISADE_EDGE_CLIENT_RATE) is off there.
+//
+// Then the issue's own workload, as bench:edge does over HTTP/1.1: 10,000 clients behind a trusted
+// proxy (X-Forwarded-For), every default protection on, per-client rate limit included, against a
+// second edge so configured (bench/edge/h2-many-clients.ts is the client: h2load cannot vary a header).
 //
 //   npm run bench:edge-h2        (needs h2load, nginx, openssl and taskset: Debian nghttp2-client, nginx-light, openssl, util-linux)
-//   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_STREAMS=2
+//   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_STREAMS=2 BENCH_MANY_CONNECTIONS=32 BENCH_MANY_STREAMS=8
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { cpuSeconds, processTree } from './dns/servers.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
 
@@ -25,6 +29,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 // 32 connections × 2 streams: 64 requests in flight, the one client's backend share
 // (PALISADE_EDGE_BACKEND_SHARE_PER_CLIENT's default): more would be answered 429 by design.
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2);
+// The 10,000 clients' phase: a trusted proxy's connections, each carrying many clients' requests.
+const MANY_CONNECTIONS = Number(process.env.BENCH_MANY_CONNECTIONS ?? 32);
+const MANY_STREAMS = Number(process.env.BENCH_MANY_STREAMS ?? 8);
+const MANY_CLIENTS = fileURLToPath(new URL('./edge/h2-many-clients.ts', import.meta.url));
 const SERVER_CPU = '0';
 const CLIENT_CPU = '1';
 
@@ -78,6 +86,38 @@ function h2load(port: number, authority: string, path: string, seconds: number, 
   const failed = Number(/requests: .*?(\d+) failed/.exec(text)?.[1] ?? 0);
   if (rps === 0 || ok === 0) throw new Error(`h2load failed:\n${text}${run.stderr}`);
   return { rps, ok, failed, cpuUs: (used * 1e6) / ok };
+}
+
+/** `palisade serve` with the two bench sites over TLS (certificates put as an operator would): its edge's TLS port and process. */
+async function startEdge(backendPort: number, hitCert: { cert: string; key: string }, missCert: { cert: string; key: string }, name: string, extraEnv: Record<string, string>): Promise<{ port: number; pid: number }> {
+  const env = { PALISADE_DATA_DIR: join(dir, name), PALISADE_OWNERSHIP_PROOF: 'off', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_API_RATE_PER_KEY: '0', PALISADE_API_RATE_PER_ADDRESS: '0', PALISADE_SECRET_KEY: 'be4c'.padEnd(64, '0'), ...extraEnv };
+  const apiPort = await freePort();
+  const edgePort = await freePort();
+  const key = JSON.parse(await admin(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).key.api_key as string;
+  const serve = start(SERVER_CPU, process.execPath, ['bin/palisade.js', 'serve'], { ...env, PALISADE_API_PORT: String(apiPort), PALISADE_DNS_PORT: String(await freePort()), PALISADE_EDGE_HTTP_PORT: String(await freePort()), PALISADE_EDGE_HTTPS_PORT: String(edgePort), PALISADE_LOG_LEVEL: 'info' });
+  const started = Date.now();
+  while (!/"parts":\{[^}]*"edge":\d+/.test(serve.output()) && Date.now() - started < 60_000) await sleep(200);
+  const edgePid = Number(/"parts":\{[^}]*"edge":(\d+)/.exec(serve.output())?.[1]);
+  if (!edgePid) throw new Error(`palisade serve did not start:\n${serve.output()}`);
+  for (const [domain, extra] of [['miss.bench.example', {}], ['hit.bench.example', { cachelevel: 3 }]] as const) {
+    const res = await fetch(`http://127.0.0.1:${apiPort}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain, backend: `127.0.0.1:${backendPort}`, ssl: true, mask: '', ...extra }) });
+    if (res.status !== 201) throw new Error(`domain ${domain}: ${res.status} ${await res.text()}`);
+  }
+  await admin(env, ['cert', 'put', 'hit.bench.example', '--cert', hitCert.cert, '--key', hitCert.key]);
+  await admin(env, ['cert', 'put', 'miss.bench.example', '--cert', missCert.cert, '--key', missCert.key]);
+  return { port: edgePort, pid: edgePid };
+}
+
+/** The 10,000 clients' load (bench/edge/h2-many-clients.ts) on the client CPU, with the server's CPU time per request. */
+function manyClients(port: number, authority: string, path: string, seconds: number, serverPids: number[]): H2Result {
+  const before = cpuSeconds(serverPids);
+  const run = spawnSync('taskset', ['-c', CLIENT_CPU, process.execPath, '--import', 'tsx', MANY_CLIENTS, String(port), authority, path, String(seconds), String(MANY_CONNECTIONS), String(MANY_STREAMS), '10000'], { encoding: 'utf8' });
+  const used = cpuSeconds(serverPids) - before;
+  const line = run.stdout.trim().split('\n').at(-1) ?? '';
+  if (!line.startsWith('{')) throw new Error(`h2 many-clients load failed:\n${run.stdout}${run.stderr}`);
+  const r = JSON.parse(line) as { ok: number; other: number; errors: number; rps: number };
+  if (r.ok === 0) throw new Error(`h2 many-clients load: no 2xx (${line})`);
+  return { rps: r.rps, ok: r.ok, failed: r.other + r.errors, cpuUs: (used * 1e6) / r.ok };
 }
 
 async function waitForH2(port: number, authority: string, path: string): Promise<void> {
@@ -145,22 +185,13 @@ async function main(): Promise<void> {
   const bareStreamScript = `const h=require('node:http2'),f=require('node:fs');const body=Buffer.alloc(1024,97);const s=h.createSecureServer({cert:f.readFileSync(${JSON.stringify(hitCert.cert)}),key:f.readFileSync(${JSON.stringify(hitCert.key)})});s.on('stream',(st)=>{st.respond({':status':200,'content-type':'text/css','content-length':1024});st.end(body)});s.listen(${bareStreamPort},'127.0.0.1')`;
   const bareStream = start(SERVER_CPU, process.execPath, ['-e', bareStreamScript]);
 
-  // The edge: palisade serve with the two sites over TLS (certificates put as an operator would).
-  const env = { PALISADE_DATA_DIR: join(dir, 'serve'), PALISADE_OWNERSHIP_PROOF: 'off', PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CLIENT_RATE: '0', PALISADE_API_RATE_PER_KEY: '0', PALISADE_API_RATE_PER_ADDRESS: '0', PALISADE_SECRET_KEY: 'be4c'.padEnd(64, '0') };
-  const apiPort = await freePort();
-  const edgePort = await freePort();
-  const key = JSON.parse(await admin(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).key.api_key as string;
-  const serve = start(SERVER_CPU, process.execPath, ['bin/palisade.js', 'serve'], { ...env, PALISADE_API_PORT: String(apiPort), PALISADE_DNS_PORT: String(await freePort()), PALISADE_EDGE_HTTP_PORT: String(await freePort()), PALISADE_EDGE_HTTPS_PORT: String(edgePort), PALISADE_LOG_LEVEL: 'info' });
-  const started = Date.now();
-  while (!/"parts":\{[^}]*"edge":\d+/.test(serve.output()) && Date.now() - started < 60_000) await sleep(200);
-  const edgePid = Number(/"parts":\{[^}]*"edge":(\d+)/.exec(serve.output())?.[1]);
-  if (!edgePid) throw new Error(`palisade serve did not start:\n${serve.output()}`);
-  for (const [domain, extra] of [['miss.bench.example', {}], ['hit.bench.example', { cachelevel: 3 }]] as const) {
-    const res = await fetch(`http://127.0.0.1:${apiPort}/domains`, { method: 'POST', headers: { 'x-auth-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ domain, backend: `127.0.0.1:${backendPort}`, ssl: true, mask: '', ...extra }) });
-    if (res.status !== 201) throw new Error(`domain ${domain}: ${res.status} ${await res.text()}`);
-  }
-  await admin(env, ['cert', 'put', 'hit.bench.example', '--cert', hitCert.cert, '--key', hitCert.key]);
-  await admin(env, ['cert', 'put', 'miss.bench.example', '--cert', missCert.cert, '--key', missCert.key]);
+  // The edge: palisade serve with the two sites over TLS, the per-client rate limit off (h2load
+  // is one client); and a second one for the 10,000 clients' phase with every protection at its
+  // default, believing 127.0.0.1 as a trusted proxy.
+  const edge = await startEdge(backendPort, hitCert, missCert, 'serve', { PALISADE_EDGE_CLIENT_RATE: '0' });
+  const edgePort = edge.port;
+  const edgePid = edge.pid;
+  const manyEdge = await startEdge(backendPort, hitCert, missCert, 'serve-many', { PALISADE_EDGE_TRUSTED_PROXIES: '127.0.0.1' });
 
   const targets = {
     'edge h2 cache hit': { port: edgePort, authority: 'hit.bench.example', pids: processTree(edgePid) },
@@ -194,6 +225,29 @@ async function main(): Promise<void> {
   console.log(`  h2 miss:      ${(cpu('nginx h2 miss (proxied)') / cpu('edge h2 miss (proxied)')).toFixed(2)}   (target ≥ 0.3)`);
   console.log(`  ceiling, bare Node http2 fixed reply/nginx h2 hit: ${(cpu('nginx h2 cache hit') / cpu('bare node h2 fixed reply')).toFixed(2)}   (no routing, no logs, no proxy)`);
   console.log(`  ceiling on the stream API (the edge's), /nginx h2 hit: ${(cpu('nginx h2 cache hit') / cpu('bare node h2 stream API')).toFixed(2)}`);
+
+  // The issue's workload: every default protection on (the per-client rate limit included), 10,000
+  // clients behind a trusted proxy's connections. A Node client (h2load cannot vary a header per
+  // request): it costs more on its own CPU than h2load, and the server's CPU per request is what is compared.
+  const many = {
+    'edge h2 cache hit': { port: manyEdge.port, authority: 'hit.bench.example', pids: processTree(manyEdge.pid) },
+    'nginx h2 cache hit': { port: nginxPort, authority: 'hit.bench.example', pids: processTree(nginxProxy.pid!) },
+    'edge h2 miss (proxied)': { port: manyEdge.port, authority: 'miss.bench.example', pids: processTree(manyEdge.pid) },
+    'nginx h2 miss (proxied)': { port: nginxPort, authority: 'miss.bench.example', pids: processTree(nginxProxy.pid!) },
+  };
+  for (const t of Object.values(many)) manyClients(t.port, t.authority, '/file.css', 2, t.pids);
+  console.log(`\n10,000 clients (X-Forwarded-For from a trusted 127.0.0.1), every protection at its default, a Node h2 client -c${MANY_CONNECTIONS} -m${MANY_STREAMS} -D${SECONDS} × ${ROUNDS} rounds (interleaved):`);
+  const manyResults = new Map<string, H2Result[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, t] of Object.entries(many)) {
+      const r = manyClients(t.port, t.authority, '/file.css', SECONDS, t.pids);
+      manyResults.set(name, [...(manyResults.get(name) ?? []), r]);
+      console.log(`  round ${round + 1}  ${name.padEnd(26)} ${String(Math.round(r.rps)).padStart(7)} req/s   ${r.cpuUs.toFixed(1)} CPU-µs/req   not 2xx ${r.failed}`);
+    }
+  }
+  const manyCpu = (name: string) => median(manyResults.get(name)!.map((r) => r.cpuUs));
+  console.log(`  median: edge hit ${manyCpu('edge h2 cache hit').toFixed(1)}, nginx hit ${manyCpu('nginx h2 cache hit').toFixed(1)}, edge miss ${manyCpu('edge h2 miss (proxied)').toFixed(1)}, nginx miss ${manyCpu('nginx h2 miss (proxied)').toFixed(1)} CPU-µs/req`);
+  console.log(`  requests per CPU-second, edge/nginx: h2 cache hit ${(manyCpu('nginx h2 cache hit') / manyCpu('edge h2 cache hit')).toFixed(2)} (target ≥ 0.4), h2 miss ${(manyCpu('nginx h2 miss (proxied)') / manyCpu('edge h2 miss (proxied)')).toFixed(2)} (target ≥ 0.3)`);
 }
 
 main()
