@@ -22,7 +22,7 @@
 //   BENCH_MODE=latency npm run bench:dns  fixed 30,000 qps against `palisade dns` with 100,000 zones (BENCH_ZONES, BENCH_RATE)
 //   BENCH_DNSSEC=1 npm run bench:dns      signed: every domain created with `dnssec: true`, every query with DO=1
 //                                         (dnsperf -D), beside PowerDNS signing the same zones on line (pdnsutil
-//                                         secure-all-zones); NSD signs only offline and is left out. Each server's
+//                                         secure-all-zones) and Knot's onlinesign module; NSD signs only offline and is left out. Each server's
 //                                         answers are checked to carry RRSIGs before any run. Ends with the latency
 //                                         pass below (issue 40's p99 at 30,000 qps with DO=1).
 //   BENCH_LATENCY=1 npm run bench:dns     after the rounds, each server (not the floor) asked at a fixed BENCH_RATE
@@ -40,6 +40,7 @@ import { partPid, runAdminCli, startServe, stopProcess, type RunningServer } fro
 import { apiWithZones, nameServer, pin, seededStore } from './dns/roles.ts';
 import { cpuSeconds, nsd, pdns, processTree, stop } from './dns/servers.ts';
 import { seedThroughApi } from './dns/api-seed.ts';
+import { knot } from './dns/knot.ts';
 import { distinctLines, distinctQueryFile, queryFile, workloadZones } from './dns/workload.ts';
 import { createServer } from 'node:http';
 import { median, percentile, spread } from './stats.ts';
@@ -390,7 +391,7 @@ async function qpsAsLoaded(): Promise<void> {
     console.log(
       `DNS benchmark${DNSSEC ? ', signed (every zone signed, DO=1 on every query)' : ''}, zones loaded through the API: ${ZONES} zones × 20 records, ${lines / 1000}k-line query file with ${distinct} distinct questions over all ${covered} zones (${(nxShare * 100).toFixed(1)}% NXDOMAIN), ${SECONDS} s per run, ${ROUNDS} interleaved rounds; every server on CPU ${SERVER_CPU}, dnsperf -c 20 -q 200 -T 1 on CPU ${CLIENT_CPU}`,
     );
-    const servers: Array<Server & { peer?: 'nsd' | 'pdns'; floor?: boolean; others?: () => Record<string, number>; output?: () => string }> = [];
+    const servers: Array<Server & { peer?: 'nsd' | 'pdns' | 'knot'; floor?: boolean; others?: () => Record<string, number>; output?: () => string }> = [];
     const zones = workloadZones(ZONES);
     if (DNSSEC) console.log('  NSD signs only offline (pre-signed zone files): left out of the signed bench');
     else if (!onPath('nsd')) console.log('  NSD (nsd) is not on this machine: no NSD figures or ratios');
@@ -408,6 +409,16 @@ async function qpsAsLoaded(): Promise<void> {
         children.push(p.child);
         pin(p.child.pid!, SERVER_CPU);
         servers.push({ name: `PowerDNS 4.7 bind, 1 receiver${DNSSEC ? ', signing' : ''}`, port: p.port, pids: () => processTree(p.child.pid!), peer: 'pdns' });
+      }
+    }
+
+    // Knot's on-line signer beside PowerDNS's (the issue names both); unsigned runs compare with NSD and PowerDNS only.
+    if (DNSSEC) {
+      mkdirSync(join(dir, 'knot'));
+      const k = await knot(join(dir, 'knot'), zones, 1, true, SERVER_CPU).catch((error: unknown) => console.log(`  Knot did not start (${(error as Error).message.split('\n')[0]}): no Knot figures or ratios`));
+      if (k) {
+        children.push(k.child);
+        servers.push({ name: 'Knot 3.2, 1 UDP worker, onlinesign', port: k.port, pids: () => processTree(k.child.pid!), peer: 'knot' });
       }
     }
 
@@ -501,7 +512,7 @@ async function qpsAsLoaded(): Promise<void> {
       if (faults > 0) console.log(`  /${s.name.padEnd(46)} NO RATIO — ${faults} runs with unexpected rcodes or > 1% lost`);
       else console.log(`  /${s.name.padEnd(46)} qps ${ratio(rs, 'qps')}, per CPU-s ${ratio(rs, 'perCpuSecond')}`);
     }
-    if (DNSSEC) console.log('  target (issue 40): signed ≥ 0.9× PowerDNS signing on line; the bare socket sends unsigned replies (the runtime\'s floor, smaller answers)');
+    if (DNSSEC) console.log('  target (issue 40): signed ≥ 0.9× PowerDNS signing on line (Knot\'s onlinesign beside); the bare socket sends unsigned replies (the runtime\'s floor, smaller answers)');
     else console.log('  targets (issue 45): ≥ 0.8× NSD and ≥ 0.9× PowerDNS qps; per CPU-s within 10% of the bare dgram socket');
   } finally {
     for (const child of children) await stop(child);

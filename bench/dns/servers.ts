@@ -95,7 +95,7 @@ export async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** Waits until the server answers the workload's first zone. */
-async function answering(child: ChildProcess, port: number, what: string): Promise<void> {
+export async function answering(child: ChildProcess, port: number, what: string): Promise<void> {
   let errors = '';
   child.stderr?.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
   for (let i = 0; i < 300; i++) {
@@ -109,7 +109,7 @@ async function answering(child: ChildProcess, port: number, what: string): Promi
 }
 
 
-function writeZones(dir: string, zones: readonly Zone[]): string {
+export function writeZones(dir: string, zones: readonly Zone[]): string {
   const zonesDir = join(dir, 'zones');
   mkdirSync(zonesDir, { recursive: true });
   for (const zone of zones) writeFileSync(join(zonesDir, `${zone.domain.domain}.zone`), zoneFile(zone));
