@@ -2,8 +2,12 @@
 // cut), seen the way delegations are (delegation.ts): in `parent` mode the nearest zone above the
 // name is found through the resolver (PALISADE_DELEGATION_RESOLVER) and its servers are asked
 // without recursion, following referrals down a few hops; in `resolver` mode the resolver's
-// answer is taken. Node's resolver has no DS type, so the one question is asked here over UDP.
+// answer is taken. Node's resolver has no DS type, so the one question is asked here: over UDP
+// with EDNS (1,232 bytes), and again over TCP when the answer comes truncated — a DS set read from
+// a truncated answer could lack our key's DS and be taken for "gone", which would end signing
+// while the parent still vouches for it.
 import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
 import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Resolver } from 'node:dns/promises';
@@ -31,9 +35,16 @@ interface Record {
 
 interface Response {
   rcode: number;
+  /** TC: the server had more to say than the datagram held. */
+  truncated: boolean;
   answers: Record[];
   authorities: Record[];
 }
+
+/** EDNS's UDP payload size offered (the DNS flag day's): a DS set of a few keys fits; more goes over TCP. */
+const UDP_PAYLOAD = 1232;
+/** A TCP answer is at most 65,535 bytes after its length. */
+const TCP_MAX = 2 + 0xffff;
 
 function encodeQuery(id: number, name: string, type: number, recursive: boolean): Buffer {
   const labels = canonical(name).split('.').filter((l) => l !== '');
@@ -42,10 +53,15 @@ function encodeQuery(id: number, name: string, type: number, recursive: boolean)
   header.writeUInt16BE(id, 0);
   header.writeUInt16BE(recursive ? 0x0100 : 0, 2);
   header.writeUInt16BE(1, 4);
+  header.writeUInt16BE(1, 10);
   const tail = Buffer.alloc(4);
   tail.writeUInt16BE(type, 0);
   tail.writeUInt16BE(1, 2);
-  return Buffer.concat([header, qname, tail]);
+  // The OPT pseudo-record (RFC 6891): root owner, type 41, the payload size as its class, no flags.
+  const opt = Buffer.alloc(11);
+  opt.writeUInt16BE(41, 1);
+  opt.writeUInt16BE(UDP_PAYLOAD, 3);
+  return Buffer.concat([header, qname, tail, opt]);
 }
 
 /** A name at `offset` (compression pointers followed, bounded); its end in the message. */
@@ -88,11 +104,16 @@ function decodeResponse(buf: Buffer, id: number): Response | undefined {
     }
     return out;
   };
-  return { rcode: flags & 0x0f, answers: section(counts[1]!), authorities: section(counts[2]!) };
+  return { rcode: flags & 0x0f, truncated: (flags & 0x0200) !== 0, answers: section(counts[1]!), authorities: section(counts[2]!) };
 }
 
-/** One question over UDP; undefined on a timeout or an unreadable answer. */
-export function askOnce(address: string, port: number, name: string, type: number, recursive: boolean, timeoutMs: number): Promise<Response | undefined> {
+/** One question over UDP, asked again over TCP when the answer is truncated; undefined on a timeout or an unreadable answer. */
+export async function askOnce(address: string, port: number, name: string, type: number, recursive: boolean, timeoutMs: number): Promise<Response | undefined> {
+  const response = await askUdp(address, port, name, type, recursive, timeoutMs);
+  return response?.truncated ? askTcp(address, port, name, type, recursive, timeoutMs) : response;
+}
+
+function askUdp(address: string, port: number, name: string, type: number, recursive: boolean, timeoutMs: number): Promise<Response | undefined> {
   return new Promise((resolve) => {
     const socket = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
     const id = randomInt(0, 0x10000);
@@ -107,6 +128,8 @@ export function askOnce(address: string, port: number, name: string, type: numbe
       // Only the server asked answers (as dns2's client checks for the delegation lookups): a
       // datagram from anywhere else with a guessed ID is dropped, never read as the parent's DS.
       if (from.port !== port || from.address !== address) return;
+      // Truncated: what it holds may not even parse; the question goes to TCP.
+      if (message.length >= 12 && message.readUInt16BE(0) === id && (message[2]! & 0x02) !== 0) return done({ rcode: message[3]! & 0x0f, truncated: true, answers: [], authorities: [] });
       try {
         const response = decodeResponse(message, id);
         if (response) done(response);
@@ -115,6 +138,37 @@ export function askOnce(address: string, port: number, name: string, type: numbe
       }
     });
     socket.send(encodeQuery(id, name, type, recursive), port, address);
+  });
+}
+
+/** The question over TCP (RFC 7766): one length-prefixed message each way, on a connection to the server asked. */
+function askTcp(address: string, port: number, name: string, type: number, recursive: boolean, timeoutMs: number): Promise<Response | undefined> {
+  return new Promise((resolve) => {
+    const id = randomInt(0, 0x10000);
+    const query = encodeQuery(id, name, type, recursive);
+    const socket = connect({ host: address, port });
+    let received = Buffer.alloc(0);
+    const done = (response: Response | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(response);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.on('error', () => done(undefined));
+    socket.on('connect', () => socket.write(Buffer.concat([Buffer.from([query.length >> 8, query.length & 0xff]), query])));
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (received.length > TCP_MAX) return done(undefined);
+      if (received.length < 2 || received.length < 2 + received.readUInt16BE(0)) return;
+      try {
+        const response = decodeResponse(received.subarray(2, 2 + received.readUInt16BE(0)), id);
+        // A truncated answer over TCP is still not the whole set: nothing definite.
+        done(response && !response.truncated ? response : undefined);
+      } catch {
+        done(undefined);
+      }
+    });
+    socket.on('end', () => done(undefined));
   });
 }
 
