@@ -15,10 +15,11 @@
 //
 //   npm run bench:edge-h2        (needs h2load, nginx, openssl and taskset: Debian nghttp2-client, nginx-light, openssl, util-linux)
 //   BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_STREAMS=2 BENCH_MANY_CONNECTIONS=32 BENCH_MANY_STREAMS=8
+//   BENCH_PROFILE_DIR=/tmp/prof  CPU profiles of the edge's h2 hit and miss paths and their top frames, then stop
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds, processTree } from './dns/servers.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
@@ -33,6 +34,9 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 2);
 const MANY_CONNECTIONS = Number(process.env.BENCH_MANY_CONNECTIONS ?? 32);
 const MANY_STREAMS = Number(process.env.BENCH_MANY_STREAMS ?? 8);
 const MANY_CLIENTS = fileURLToPath(new URL('./edge/h2-many-clients.ts', import.meta.url));
+/** BENCH_PROFILE_DIR: CPU profiles of the edge's h2 hit and miss paths (bench/edge/profiler.mjs) and their top frames, then stop. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR ? resolvePath(process.env.BENCH_PROFILE_DIR) : undefined;
+const PROFILER = fileURLToPath(new URL('./edge/profiler.mjs', import.meta.url));
 const SERVER_CPU = '0';
 const CLIENT_CPU = '1';
 
@@ -94,7 +98,8 @@ async function startEdge(backendPort: number, hitCert: { cert: string; key: stri
   const apiPort = await freePort();
   const edgePort = await freePort();
   const key = JSON.parse(await admin(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).key.api_key as string;
-  const serve = start(SERVER_CPU, process.execPath, ['bin/palisade.js', 'serve'], { ...env, PALISADE_API_PORT: String(apiPort), PALISADE_DNS_PORT: String(await freePort()), PALISADE_EDGE_HTTP_PORT: String(await freePort()), PALISADE_EDGE_HTTPS_PORT: String(edgePort), PALISADE_LOG_LEVEL: 'info' });
+  const profiling: Record<string, string> = PROFILE_DIR ? { NODE_OPTIONS: `--import ${PROFILER}`, BENCH_PROFILE_DIR: PROFILE_DIR } : {};
+  const serve = start(SERVER_CPU, process.execPath, ['bin/palisade.js', 'serve'], { ...env, ...profiling, PALISADE_API_PORT: String(apiPort), PALISADE_DNS_PORT: String(await freePort()), PALISADE_EDGE_HTTP_PORT: String(await freePort()), PALISADE_EDGE_HTTPS_PORT: String(edgePort), PALISADE_LOG_LEVEL: 'info' });
   const started = Date.now();
   while (!/"parts":\{[^}]*"edge":\d+/.test(serve.output()) && Date.now() - started < 60_000) await sleep(200);
   const edgePid = Number(/"parts":\{[^}]*"edge":(\d+)/.exec(serve.output())?.[1]);
@@ -207,6 +212,8 @@ async function main(): Promise<void> {
   targets['nginx h2 cache hit'].pids = targets['nginx h2 miss (proxied)'].pids = processTree(nginxProxy.pid!);
   for (const t of Object.values(targets)) h2load(t.port, t.authority, '/file.css', 2, t.pids);
 
+  if (PROFILE_DIR) return profile(edgePid, { hit: targets['edge h2 cache hit'], miss: targets['edge h2 miss (proxied)'] });
+
   console.log(`h2load -t1 -c${CONNECTIONS} -m${STREAMS} -D${SECONDS} × ${ROUNDS} rounds (interleaved), servers on CPU ${SERVER_CPU}, h2load and the backend on CPU ${CLIENT_CPU}; 1 KB static file, P-256 certificates`);
   const results = new Map<string, H2Result[]>();
   for (let round = 0; round < ROUNDS; round++) {
@@ -248,6 +255,24 @@ async function main(): Promise<void> {
   const manyCpu = (name: string) => median(manyResults.get(name)!.map((r) => r.cpuUs));
   console.log(`  median: edge hit ${manyCpu('edge h2 cache hit').toFixed(1)}, nginx hit ${manyCpu('nginx h2 cache hit').toFixed(1)}, edge miss ${manyCpu('edge h2 miss (proxied)').toFixed(1)}, nginx miss ${manyCpu('nginx h2 miss (proxied)').toFixed(1)} CPU-µs/req`);
   console.log(`  requests per CPU-second, edge/nginx: h2 cache hit ${(manyCpu('nginx h2 cache hit') / manyCpu('edge h2 cache hit')).toFixed(2)} (target ≥ 0.4), h2 miss ${(manyCpu('nginx h2 miss (proxied)') / manyCpu('edge h2 miss (proxied)')).toFixed(2)} (target ≥ 0.3)`);
+}
+
+/** CPU profiles of the edge's h2 hit and miss paths under h2load, and their top frames (docs/perf/). */
+async function profile(edgePid: number, paths: Record<'hit' | 'miss', { port: number; authority: string; pids: number[] }>): Promise<void> {
+  mkdirSync(PROFILE_DIR!, { recursive: true });
+  for (const [name, t] of Object.entries(paths)) {
+    process.kill(edgePid, 'SIGTTIN');
+    await sleep(200);
+    const r = h2load(t.port, t.authority, '/file.css', SECONDS, t.pids);
+    writeFileSync(join(PROFILE_DIR!, 'next'), `h2-${name}`);
+    process.kill(edgePid, 'SIGTTOU');
+    while (!existsSync(join(PROFILE_DIR!, `h2-${name}.done`))) await sleep(100);
+    rmSync(join(PROFILE_DIR!, `h2-${name}.done`));
+    const top = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./profile-top.ts', import.meta.url)), join(PROFILE_DIR!, `h2-${name}.cpuprofile`), '40'], { encoding: 'utf8' });
+    const text = `edge h2 ${name} path: h2load -t1 -c${CONNECTIONS} -m${STREAMS} -D${SECONDS}, ${Math.round(r.rps)} req/s, ${r.cpuUs.toFixed(1)} CPU-µs/req; CPU profile (200 µs sampling) of the edge process\n\n${top.stdout}`;
+    writeFileSync(join(PROFILE_DIR!, `h2-${name}.txt`), text);
+    console.log(text);
+  }
 }
 
 main()
