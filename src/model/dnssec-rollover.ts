@@ -146,9 +146,21 @@ export function registrarChanges(signing: ZoneSigning | undefined, dsOf: (key: Z
   return { add: keys.filter((k) => k.rollover === 'incoming').map(dsOf), remove: keys.filter((k) => k.rollover === 'retiring').map(dsOf) };
 }
 
-/** The waits our side counts: the TTLs, each bounded by how long a resolver keeps anything (`cacheMaxSeconds`). */
+/**
+ * The longest the feed is allowed to take to bring a key change to every name server: our waits
+ * count from the store's change, but a resolver may fetch the old set from a name server until the
+ * change reaches it (at once on notify, within a poll — 2 s — otherwise). Added to each of our
+ * waits: 30 s, or a quarter of a wait shorter than two minutes (a test lab's).
+ */
+export const FEED_ALLOWANCE_SECONDS = 30;
+
+/** The waits our side counts: the TTLs, each bounded by how long a resolver keeps anything (`cacheMaxSeconds`), plus the feed's allowance. */
 export function rolloverWaits(dnskeyTtl: number, recordTtls: Iterable<number>, fixedTtls: readonly number[], cacheMaxSeconds: number): RolloverWaits {
   let zoneTtl = Math.max(dnskeyTtl, ...fixedTtls);
   for (const ttl of recordTtls) zoneTtl = Math.max(zoneTtl, ttl);
-  return { dnskeyTtl: Math.min(dnskeyTtl, cacheMaxSeconds), zoneTtl: Math.min(zoneTtl, cacheMaxSeconds) };
+  const wait = (ttl: number) => {
+    const capped = Math.min(ttl, cacheMaxSeconds);
+    return capped + Math.min(FEED_ALLOWANCE_SECONDS, Math.ceil(capped / 4));
+  };
+  return { dnskeyTtl: wait(dnskeyTtl), zoneTtl: wait(zoneTtl) };
 }

@@ -163,8 +163,9 @@ describe('what the customer is shown', () => {
     expect(retiring.next_step).toContain('Remove the old key\'s DS');
   });
 
-  it('our waits: the TTLs, each at most what resolvers keep', () => {
-    expect(rolloverWaits(3600, [300, 86_400], [3600], 604_800)).toEqual({ dnskeyTtl: 3600, zoneTtl: 86_400 });
-    expect(rolloverWaits(3600, [300, 86_400], [3600], 5)).toEqual({ dnskeyTtl: 5, zoneTtl: 5 });
+  it('our waits: the TTLs, each at most what resolvers keep, and the feed\'s allowance', () => {
+    expect(rolloverWaits(3600, [300, 86_400], [3600], 604_800)).toEqual({ dnskeyTtl: 3630, zoneTtl: 86_430 });
+    expect(rolloverWaits(60, [30], [120], 604_800)).toEqual({ dnskeyTtl: 75, zoneTtl: 150 });
+    expect(rolloverWaits(3600, [300, 86_400], [3600], 8)).toEqual({ dnskeyTtl: 10, zoneTtl: 10 });
   });
 });
