@@ -21,6 +21,10 @@ export function rolloverStep(progress: RolloverProgress | undefined, canLook: bo
   if (!progress) return 'A key rollover is under way.';
   const left = progress.waiting.length > 0 ? ` Waiting for: ${progress.waiting.join('; ')}.` : '';
   if (progress.phase === 'publish') {
+    // The old DS removed too soon: nothing the parent holds matches the key that signs now.
+    if (progress.activeDsHeld === false) {
+      return `The parent holds no DS of the key that signs now: validating resolvers fail the domain. Put the current key's DS back at your registrar, beside the new one (ds_to_add), and remove it only once this asks you to.${left}`;
+    }
     if (progress.parentReady) return `A key rollover is under way: the parent holds the new key's DS. The new key begins signing once resolvers' caches have caught up; nothing to do.${left}`;
     return canLook
       ? `A key rollover is under way: add the new key's DS (ds_to_add) at your registrar, beside the current one, which stays (parents that scan take it from our CDS/CDNSKEY records). The new key begins signing once the parent holds its DS and resolvers' caches have caught up.${left}`

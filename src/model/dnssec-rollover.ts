@@ -49,6 +49,8 @@ export interface RolloverProgress {
   parentReady: boolean;
   /** What is still waited for, in words; empty: the phase may end. */
   waiting: string[];
+  /** In `publish`: whether the parent was seen holding the DS of the key that signs (undefined: nothing definite seen). */
+  activeDsHeld?: boolean;
 }
 
 type Fields = { dnssec?: boolean; signing?: ZoneSigning };
@@ -86,7 +88,10 @@ export function rolloverProgress(zone: string, signing: ZoneSigning | undefined,
   }
   const parent = phase === 'publish' ? newDsHeld(zone, key, seen, nowMs) : oldDsGone(zone, key, seen, nowMs);
   if (parent !== true) waiting.push(parent);
-  return { phase, timeReadyAt, parentReady: parent === true, waiting };
+  const progress: RolloverProgress = { phase, timeReadyAt, parentReady: parent === true, waiting };
+  // The current key's DS taken away too soon (before the new key signs) fails the domain: said in the next step.
+  if (phase === 'publish' && seen?.ds !== undefined) progress.activeDsHeld = seen.ds.some((ds) => signing.keys.some((k) => k.active && dsMatchesKey(zone, k, ds)));
+  return progress;
 }
 
 /** True once the parent has held the new key's DS for its TTL; else what is waited for. */

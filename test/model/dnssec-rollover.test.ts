@@ -157,6 +157,9 @@ describe('what the customer is shown', () => {
     expect(publishing.keys.map((k) => k.role)).toEqual(['active', 'published']);
     expect(publishing.next_step).toContain('add the new key\'s DS');
     expect(dnssecStatus(ZONE, { dnssec: true, signing: started() }, undefined, false, WAITS, T0 + 1000).next_step).toContain('--continue');
+    // The current DS removed before the new key signs: said at once (validating resolvers fail the domain).
+    expect(dnssecStatus(ZONE, { dnssec: true, signing: started() }, looks([T0, [newDs]]), true, WAITS, T0 + 1000).next_step).toContain('Put the current key\'s DS back');
+    expect(dnssecStatus(ZONE, { dnssec: true, signing: started() }, looks([T0, [oldDs, newDs]]), true, WAITS, T0 + 1000).next_step).not.toContain('back');
     const retiring = dnssecStatus(ZONE, { dnssec: true, signing: advanceRollover(started(), iso(T0)) }, looks([T0, [oldDs, newDs]]), true, WAITS, T0 + 1000);
     expect(retiring).toMatchObject({ state: 'rolling_over', rollover: { phase: 'retire', ds_to_add: [], ds_to_remove: [oldDs] } });
     expect(retiring.keys.map((k) => k.role)).toEqual(['retiring', 'active']);
