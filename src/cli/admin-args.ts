@@ -35,6 +35,7 @@ export const OPTIONS = {
   'no-catalog': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   'replace-all': { type: 'boolean' },
+  continue: { type: 'boolean' },
 } as const;
 
 export interface AdminContext {

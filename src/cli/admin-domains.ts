@@ -8,6 +8,9 @@ import { createLogger } from '../log.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { Ownership } from '../ownership/ownership.ts';
 import { DnssecParent } from '../ownership/dnssec-parent.ts';
+import { continueZoneRollover, RolloverRefused, startZoneRollover } from '../ownership/dnssec-rollover.ts';
+import { SecretBox } from '../certs/secret-box.ts';
+import { dsText, makeSigningKey } from '../model/dnssec-keys.ts';
 import { importZoneFile } from '../zonefile/import.ts';
 import { type AdminCommands, domainArg, positiveInt, required, UsageError } from './admin-args.ts';
 
@@ -57,6 +60,33 @@ export const domainsCommands: AdminCommands = {
     const ended = await new DnssecParent(store, options.config ?? loadConfig(), createLogger('silent')).endUnsigning(name, head.domain.ownerId, 'the operator ended the turning off');
     if (!ended) throw new UsageError(`${name} is not turning DNSSEC off (GET /domains/${name}/dnssec says its state)`);
     return { domain: name, dnssec: 'off' };
+  },
+  'domain dnssec-rollover': async ({ store, values, arg, options }) => {
+    const name = domainArg(arg);
+    const head = await store.getZoneHead(name);
+    if (!head) throw new UsageError(`no domain ${name}`);
+    const config = options.config ?? loadConfig();
+    const parent = new DnssecParent(store, config, createLogger('silent'));
+    const owner = head.domain.ownerId;
+    try {
+      if (values.continue === true) {
+        // Past the parent, which the service cannot look at: the operator has checked it.
+        const { ended } = await continueZoneRollover(store, name, owner, await parent.seen(name, owner), config.ownership.resolverCacheMaxSeconds);
+        return { domain: name, ended, now: ended === 'publish' ? 'the new key signs; the old one retires (its DS may go from the parent)' : 'the old key is removed: the rollover is over' };
+      }
+      if (!options.secretKey) throw new UsageError('PALISADE_SECRET_KEY is not set: private keys are stored sealed with the operator key (set it as for the API)');
+      const box = new SecretBox(options.secretKey);
+      const key = await startZoneRollover(store, name, owner, (algorithm) => {
+        const made = makeSigningKey(algorithm);
+        return { ...made, private_key: box.seal(made.private_key) };
+      });
+      // Look at the parent now, and from then on as the monitor does.
+      await parent.changed((await store.getZoneHead(name, owner))!.domain).catch(() => undefined);
+      return { domain: name, rollover: 'publish', key_tag: key.key_tag, ds_to_add: dsText(name, key), next: `GET /domains/${name}/dnssec says what the rollover waits for` };
+    } catch (error) {
+      if (error instanceof RolloverRefused) throw new UsageError(`${name}: ${error.message}`);
+      throw error;
+    }
   },
   'zone import': async ({ store, values, arg, arg2 }) => {
     const name = domainArg(arg);

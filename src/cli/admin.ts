@@ -48,6 +48,11 @@ export const ADMIN_USAGE = `usage: palisade admin <command>
   domain dnssec-off DOMAIN                 ends a domain's turning DNSSEC off (state unsigning) when the parent
                                            cannot be looked at: its name servers stop signing. Only once the DS
                                            is gone from the parent and its TTL over
+  domain dnssec-rollover DOMAIN [--continue]
+                                           starts a rollover of the domain's signing key (same algorithm): a new
+                                           key published, its DS to add at the registrar; the monitor moves it on
+                                           as the parent's DS and the TTLs allow. --continue: the next phase when
+                                           the parent cannot be looked at (refused before the TTLs are over)
   zone import DOMAIN FILE [--dry-run] [--replace-all]
                                            replaces the holder's records with a BIND zone file's, in one change (as POST
                                            /domains/DOMAIN/zonefile); prints what changed, or each bad line

@@ -35,6 +35,11 @@ export const OWNERSHIP_SETTINGS = {
   PALISADE_OWNERSHIP_RECHECK_MAX_SECONDS: int(21_600, 1, 30 * 86_400, { help: 'longest wait between the monitor\'s looks at a pending claim' }),
   PALISADE_OWNERSHIP_GRACE_SECONDS: int(259_200, 1, 365 * 86_400, { help: 'evidence of a proof definitely gone this long takes the proof away' }),
   PALISADE_OWNERSHIP_CHECKS_PER_PASS: int(50, 1, 10_000, { help: 'pending claims looked at per monitor pass (every 5 s)' }),
+  PALISADE_DNSSEC_RESOLVER_CACHE_MAX_SECONDS: int(604_800, 1, 604_800, {
+    help:
+      'the longest a validating resolver asking our name servers keeps a record (its cache\'s TTL cap): a DNSSEC key rollover waits the DNSKEY TTL and the zone\'s largest TTL, each at most this. ' +
+      'Lower it only where every such resolver is known to cap lower (a test lab)',
+  }),
 };
 
 export function nameConfig(env: Record<string, string | undefined>, problems: string[]): Pick<Config, 'nameservers' | 'hostmaster'> {
@@ -62,6 +67,7 @@ export function ownershipConfig(
       checksPerPass: v.PALISADE_OWNERSHIP_CHECKS_PER_PASS,
       delegationCheck: v.PALISADE_DELEGATION_CHECK,
       parentPort: v.PALISADE_DELEGATION_PARENT_PORT,
+      resolverCacheMaxSeconds: v.PALISADE_DNSSEC_RESOLVER_CACHE_MAX_SECONDS,
     },
     // Unset: the registrable domains of our own names; empty (""): nothing reserved.
     reservedZones: v.PALISADE_RESERVED_ZONES ?? [...new Set(ownNames.map(registrableDomainOf))],

@@ -69,6 +69,8 @@ export interface OwnershipConfig {
   graceMs: number;
   /** Pending claims looked at per pass of the monitor (every 5 s), at most. */
   checksPerPass: number;
+  /** The longest a validating resolver is taken to keep a record: bounds a DNSSEC key rollover's waits on our TTLs. */
+  resolverCacheMaxSeconds: number;
   /**
    * `parent`: a delegation is asked of the parent zone's servers, found through the resolver (what
    * the registry says); `resolver`: the resolver's NS answer is taken as the delegation (a resolver

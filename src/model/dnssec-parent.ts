@@ -1,7 +1,8 @@
 // What the parent zone holds for a domain's DNSSEC (its DS set), as the monitor last saw it, and
 // what follows from it: whether a DS there matches one of our keys (the zone is secure), and when
 // a domain turning DNSSEC off may stop signing (no DS at the parent any more, and the last DS
-// seen there has had its TTL to leave resolvers' caches). Pure.
+// seen there has had its TTL to leave resolvers' caches), and, for a key rollover, since when each
+// DS has been there or gone (model/dnssec-rollover.ts). Pure.
 import { createHash } from 'node:crypto';
 import type { ZoneSigningKey } from './dnssec.ts';
 import { canonicalNameWire, dnskeyRdata } from './dnssec-keys.ts';
@@ -20,7 +21,21 @@ export interface ParentDsSeen {
   goneSince?: string;
   /** The TTL of the DS set when it was last seen there (seconds). */
   lastTtl?: number;
+  /** Since when each DS now at the parent (by `dsKey`) has been seen there: a rollover waits its TTL from then. */
+  dsSince?: Record<string, string>;
+  /**
+   * DS records seen gone from the parent whose TTL may not be over yet (by `dsKey`): when first
+   * seen gone and the set's TTL before. A rollover removes the old key only once its DS is neither
+   * at the parent nor here.
+   */
+  dsLeft?: Record<string, { at: string; ttl: number }>;
 }
+
+/** A DS RDATA in one spelling (fields by single spaces, digest upper case): what `dsSince` and `dsLeft` are keyed by. */
+export const dsKey = (ds: string): string => {
+  const [tag, algorithm, type, ...hex] = ds.trim().split(/\s+/);
+  return `${tag} ${algorithm} ${type} ${hex.join('').toUpperCase()}`;
+};
 
 /** Longest wait for a DS set's TTL once it is gone (a parent's DS TTL is a day or two at most in practice). */
 export const MAX_DS_TTL = 2 * 86_400;
@@ -52,6 +67,25 @@ export function nextSeen(previous: ParentDsSeen | undefined, found: { ds: string
     // Nothing definite: what was known stays (a DS seen gone stays gone; the wait goes on).
     return { ...previous, at, ds: undefined, ...(from && { from }), note: note ?? 'no definite answer' };
   }
-  if (found.ds.length > 0) return { at, ds: found.ds, from, lastTtl: Math.min(found.ttl, MAX_DS_TTL) };
-  return { at, ds: [], from, goneSince: previous?.goneSince ?? at, ...(previous?.lastTtl !== undefined && { lastTtl: previous.lastTtl }) };
+  const history = dsHistory(previous, found.ds, at);
+  if (found.ds.length > 0) return { at, ds: found.ds, from, lastTtl: Math.min(found.ttl, MAX_DS_TTL), ...history };
+  return { at, ds: [], from, goneSince: previous?.goneSince ?? at, ...(previous?.lastTtl !== undefined && { lastTtl: previous.lastTtl }), ...history };
 }
+
+/** Each DS's first sighting in its present stay at the parent, and those gone whose TTL is not over. */
+function dsHistory(previous: ParentDsSeen | undefined, ds: string[], at: string): Pick<ParentDsSeen, 'dsSince' | 'dsLeft'> {
+  const now = dsKeys(ds);
+  const dsSince: Record<string, string> = {};
+  for (const key of now) dsSince[key] = previous?.dsSince?.[key] ?? at;
+  const dsLeft: Record<string, { at: string; ttl: number }> = {};
+  const atMs = Date.parse(at);
+  for (const [key, left] of Object.entries(previous?.dsLeft ?? {})) {
+    if (!now.has(key) && Date.parse(left.at) + left.ttl * 1000 > atMs) dsLeft[key] = left;
+  }
+  const ttl = Math.min(previous?.lastTtl ?? 0, MAX_DS_TTL);
+  // What the last definite look saw (a look without a definite answer keeps it).
+  for (const key of Object.keys(previous?.dsSince ?? {})) if (!now.has(key)) dsLeft[key] = { at, ttl };
+  return { ...(now.size > 0 && { dsSince }), ...(Object.keys(dsLeft).length > 0 && { dsLeft }) };
+}
+
+const dsKeys = (ds: readonly string[]): Set<string> => new Set(ds.map(dsKey));

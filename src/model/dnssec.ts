@@ -19,7 +19,22 @@ export interface ZoneSigningKey {
   key_tag: number;
   /** Signs answers; a key only published (a rollover's next key) is in the DNSKEY set but signs nothing. */
   active: boolean;
+  /**
+   * The key's part in a key rollover (model/dnssec-rollover.ts), absent outside one: `incoming`,
+   * published (in the DNSKEY set, signing nothing) while the parent takes its DS (CDS/CDNSKEY list
+   * it beside the active key's); `retiring`, the key replaced, still published (signing nothing)
+   * until no cached answer needs it and the parent has dropped its DS (CDS/CDNSKEY no longer list it).
+   */
+  rollover?: 'incoming' | 'retiring';
+  /** When the key took its `rollover` part (ISO time): the phase's waits count from then. */
+  since?: string;
 }
+
+/**
+ * TTL of the DNSKEY RRset (and of CDS/CDNSKEY) name servers publish: an hour, as the SOA's
+ * default. A rollover's first phase waits it out (resolvers may hold a DNSKEY set without the new key).
+ */
+export const DNSKEY_TTL = 3600;
 
 export interface ZoneSigning {
   keys: ZoneSigningKey[];

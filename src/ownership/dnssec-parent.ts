@@ -20,11 +20,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { nextSeen, unsignedFrom, type ParentDsSeen } from '../model/dnssec-parent.ts';
 import { dnssecState } from '../model/dnssec-status.ts';
+import { rolloverProgress, type RolloverWaits } from '../model/dnssec-rollover.ts';
 import type { DomainState } from '../model/domain.ts';
 import { isProven } from '../model/domain.ts';
 import type { Store } from '../store/types.ts';
 import { provenAncestor } from './evidence.ts';
 import { parentDs, resolverDs, type ParentDsLookup } from './parent-ds.ts';
+import { advanceZoneRollover, zoneRolloverWaits } from './dnssec-rollover.ts';
 
 interface SeenDoc {
   seen?: ParentDsSeen;
@@ -40,7 +42,7 @@ const watched = (domain: DomainState) => domain.dnssec === true || domain.signin
 
 export class DnssecParent {
   private readonly lookup: ParentDsLookup | undefined;
-  readonly counts = { looks: 0, unsigned: 0 };
+  readonly counts = { looks: 0, unsigned: 0, rolled: 0 };
 
   constructor(
     private readonly store: Store,
@@ -62,6 +64,11 @@ export class DnssecParent {
   /** Whether parents can be looked at through a resolver. */
   get canLook(): boolean {
     return this.lookup !== undefined;
+  }
+
+  /** Our side's waits in a rollover of the domain's key (its TTLs). */
+  rolloverWaits(name: string, owner: number): Promise<RolloverWaits> {
+    return zoneRolloverWaits(this.store, name, owner, this.config.ownership.resolverCacheMaxSeconds);
   }
 
   /** What was last seen of the domain's parent. */
@@ -125,6 +132,7 @@ export class DnssecParent {
     // Turning off, the DS gone: the next look when its TTL is over.
     const from = after === 'unsigning' ? unsignedFrom(seen) : undefined;
     if (from !== undefined) delay = Math.max(Math.min(delay, from - Date.now()), 0);
+    if (after === 'rolling_over') delay = await this.rolloverStep(head.domain, seen);
     const due = dueId(Date.now() + delay, name, owner);
     await this.store.putDoc('dsdue', due, { name, owner });
     await this.store.putDoc('dsseen', id, { seen, attempts, due } satisfies SeenDoc);
@@ -149,6 +157,25 @@ export class DnssecParent {
       this.log.info({ domain: name, reason }, 'dnssec: turned off (answers no longer signed)');
     }
     return ended;
+  }
+
+  /**
+   * A key rollover's look: the phase ends once its waits are over (our TTLs since the phase began,
+   * the parent's DS as the phase needs it for its TTL); never on a look without a definite answer.
+   * Resolves to the wait until the next look: the first recheck, or sooner when only time is left.
+   */
+  private async rolloverStep(domain: DomainState, seen: ParentDsSeen): Promise<number> {
+    const { recheckMs, resolverCacheMaxSeconds } = this.config.ownership;
+    const waits = await zoneRolloverWaits(this.store, domain.domain, domain.ownerId, resolverCacheMaxSeconds);
+    const progress = rolloverProgress(domain.domain, domain.signing, seen, Date.now(), waits);
+    if (!progress) return recheckMs;
+    if (progress.waiting.length > 0) return progress.parentReady ? Math.max(Math.min(recheckMs, progress.timeReadyAt - Date.now()), 0) : recheckMs;
+    const ended = await advanceZoneRollover(this.store, domain.domain, domain.ownerId, progress.phase);
+    if (ended) {
+      this.counts.rolled++;
+      this.log.info({ domain: domain.domain, phase: ended }, ended === 'publish' ? 'dnssec: rollover: the new key signs, the old one retires' : 'dnssec: rollover: the old key is removed');
+    }
+    return 0;
   }
 
   /** The DS records of the domain in its parent zone, when that zone is a proven domain served here. */

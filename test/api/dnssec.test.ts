@@ -115,7 +115,7 @@ describe('DNSSEC keys', () => {
     expect(body.keys).toHaveLength(1);
     const [key] = body.keys;
     expect(key).toMatchObject({ flags: 257, algorithm: 13 });
-    expect(Object.keys(key).sort()).toEqual(['algorithm', 'dnskey', 'ds', 'flags', 'key_tag']);
+    expect(Object.keys(key).sort()).toEqual(['algorithm', 'dnskey', 'ds', 'flags', 'key_tag', 'role']);
     expect(key.dnskey).toMatch(/^257 3 13 [A-Za-z0-9+/]{86}==$/);
     expect(key.ds).toBe(bindDs(key.dnskey));
     expect(key.ds.startsWith(`${key.key_tag} 13 2 `)).toBe(true);

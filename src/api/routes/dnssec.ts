@@ -8,6 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../../errors.ts';
 import type { DnssecAlgorithm, ZoneSigning } from '../../model/dnssec.ts';
 import { makeSigningKey } from '../../model/dnssec-keys.ts';
+import { rolloverPhase } from '../../model/dnssec-rollover.ts';
 import { DnssecStatus, dnssecStatus, keysWanted, withUnsigning } from '../../model/dnssec-status.ts';
 import type { DomainState } from '../../model/domain.ts';
 import { DomainParams, errorResponses } from '../schemas.ts';
@@ -42,7 +43,7 @@ export function withSigningKeys(before: DomainState | undefined, changed: Domain
   const wanted = keysWanted(before, changed);
   const after = withUnsigning(before, changed);
   if (!wanted) return after;
-  if ('refuse' in wanted) throw new ApiError('CONFLICT', wanted.refuse, [{ field: 'dnssec_algorithm', message: wanted.refuse }]);
+  if ('refuse' in wanted) throw new ApiError('CONFLICT', wanted.refuse, [{ field: wanted.field ?? 'dnssec_algorithm', message: wanted.refuse }]);
   return { ...after, signing: make(wanted.make) };
 }
 
@@ -61,7 +62,9 @@ export const dnssecRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { domain } = await ownZoneHead(app, request.params.domain, request.user.id);
-      return dnssecStatus(domain.domain, domain, await app.dnssecParent.seen(domain.domain, domain.ownerId), app.dnssecParent.canLook);
+      const parent = app.dnssecParent;
+      const waits = rolloverPhase(domain.signing) ? await parent.rolloverWaits(domain.domain, domain.ownerId) : undefined;
+      return dnssecStatus(domain.domain, domain, await parent.seen(domain.domain, domain.ownerId), parent.canLook, waits);
     },
   );
 };

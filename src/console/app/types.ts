@@ -190,7 +190,9 @@ export const EVENT_TYPES = [
 export interface DnssecStatus {
   state: string;
   algorithm: number;
-  keys: Array<{ key_tag: number; flags: number; algorithm: number; dnskey: string; ds: string }>;
+  keys: Array<{ key_tag: number; flags: number; algorithm: number; dnskey: string; ds: string; role: 'published' | 'active' | 'retiring' }>;
   /** What the customer does next, in plain words (the API's, for every state). */
   next_step: string;
+  /** A key rollover under way: the DS records to add and remove at the registrar. */
+  rollover: { phase: 'publish' | 'retire'; waiting_for: string[]; ds_to_add: string[]; ds_to_remove: string[] } | null;
 }

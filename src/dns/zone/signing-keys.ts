@@ -1,13 +1,13 @@
 // A domain's DNSSEC keys (`signing`, as the name servers' feed carries them) turned into what the
 // signer needs: a private KeyObject made once per key per build, and the sets published at the
-// apex: DNSKEY (every key, active or only published), and CDS/CDNSKEY (RFC 7344: the active keys,
-// for parents that scan to take the DS from) — or, while the domain is turning DNSSEC off
+// apex: DNSKEY (every key, active or only published), and CDS/CDNSKEY (RFC 7344: the active key
+// and a rollover's incoming one, for parents that scan to take the DS from) — or, while the domain is turning DNSSEC off
 // (`unsigning`), the delete signal instead (RFC 8078 §4: `CDS 0 0 0 00`, `CDNSKEY 0 3 0 AA==`).
 // Malformed keys are left out: a zone whose domain says `dnssec` and that keeps no usable active
 // key is marked keyless (answered SERVFAIL).
 import { createPrivateKey } from 'node:crypto';
 import type { DomainState } from '../../model/domain.ts';
-import type { ZoneSigning as ModelSigning } from '../../model/dnssec.ts';
+import { DNSKEY_TTL, type ZoneSigning as ModelSigning } from '../../model/dnssec.ts';
 import { DIGEST_SHA256, dsDigest } from '../../model/dnssec-keys.ts';
 import type { RData, RRset, SigningKey, ZoneSigning } from './types.ts';
 
@@ -16,8 +16,7 @@ export const DNSKEY_TYPE = 48;
 /** CDS and CDNSKEY (RFC 7344 §3.1, §3.2). */
 export const CDS_TYPE = 59;
 export const CDNSKEY_TYPE = 60;
-/** TTL of the DNSKEY RRset (and of CDS/CDNSKEY): an hour, as the SOA's default. */
-export const DNSKEY_TTL = 3600;
+export { DNSKEY_TTL };
 /** The types the keys publish at the apex (a rebuild of the apex replaces them). */
 export const KEY_APEX_TYPES: ReadonlySet<number> = new Set([DNSKEY_TYPE, CDS_TYPE, CDNSKEY_TYPE]);
 
@@ -58,11 +57,15 @@ export function zoneSigningOf(domain: DomainState): ZoneSigningState {
     const publicKey = Buffer.from(key.public_key, 'base64');
     if (publicKey.length !== (key.algorithm === 13 ? 64 : 32)) continue;
     published.push({ type: 0, data: dnskeyRdata(key.flags, key.algorithm, publicKey) });
+    // The DS a parent should hold (SHA-256, RFC 4509), and the DNSKEY itself for parents that make
+    // their own digest: the active key's, and in a rollover the incoming key's beside it (the
+    // parent adds it before the old one goes); a retiring key's no longer (the parent may drop it).
+    if (key.active || key.rollover === 'incoming') {
+      const head = Buffer.from([key.key_tag >> 8, key.key_tag & 0xff, key.algorithm, DIGEST_SHA256]);
+      cds.push({ type: 0, data: Buffer.concat([head, dsDigest(domain.domain, key)]) });
+      cdnskey.push(published[published.length - 1]!);
+    }
     if (!key.active) continue;
-    // The DS a parent would take (SHA-256, RFC 4509), and the DNSKEY itself for parents that make their own digest.
-    const head = Buffer.from([key.key_tag >> 8, key.key_tag & 0xff, key.algorithm, DIGEST_SHA256]);
-    cds.push({ type: 0, data: Buffer.concat([head, dsDigest(domain.domain, key)]) });
-    cdnskey.push(published[published.length - 1]!);
     try {
       const privateKey = createPrivateKey({ key: Buffer.from(key.private_key, 'base64'), format: 'der', type: 'pkcs8' });
       keys.push({ algorithm: key.algorithm, keyTag: key.key_tag, privateKey, id: `${key.algorithm}/${key.key_tag}/${key.public_key.slice(0, 16)}` });

@@ -1,5 +1,6 @@
 // The domain's DNSSEC as the registrar needs it: the state, and per key the DS to paste there
-// (with a copy button) and the DNSKEY, with what to do next. Read from GET /domains/{d}/dnssec.
+// (with a copy button) and the DNSKEY, with what to do next; in a key rollover, each key's part
+// and the DS to add and to remove. Read from GET /domains/{d}/dnssec.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { get, seg } from '../api.ts';
@@ -29,6 +30,9 @@ function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
+/** A key's part in a rollover, after its tag (the active key outside one says nothing more). */
+const ROLES: Record<string, string> = { published: ', new: published, not yet signing', retiring: ', old: retiring' };
+
 export function DnssecSection({ domain }: { domain: Domain }) {
   // Reloaded with the domain: the settings (dnssec on or off) change what this shows.
   const loaded = useLoad(() => get<DnssecStatus>(`/domains/${seg(domain.domain)}/dnssec`), [domain]);
@@ -46,11 +50,20 @@ export function DnssecSection({ domain }: { domain: Domain }) {
           <p id="dnssec-next" class="hint">
             {status.next_step}
           </p>
+          {status.rollover && (
+            <p id="dnssec-rollover">
+              Key rollover: {status.rollover.ds_to_add.length > 0 && <>add {status.rollover.ds_to_add.map((ds) => <code key={ds}>{ds}</code>)} at your registrar. </>}
+              {status.rollover.ds_to_remove.length > 0 && <>Remove {status.rollover.ds_to_remove.map((ds) => <code key={ds}>{ds}</code>)} there, keeping the new one.</>}
+            </p>
+          )}
           {status.keys.length > 0 && (
             <dl id="dnssec-keys">
               {status.keys.map((key) => (
                 <Fragment key={key.key_tag}>
-                  <dt>DS record (key {key.key_tag}), for your registrar</dt>
+                  <dt>
+                    DS record (key {key.key_tag}
+                    {ROLES[key.role] ?? ''}), for your registrar
+                  </dt>
                   <dd>
                     <code class="ds">{key.ds}</code> <CopyButton text={key.ds} label={`Copy the DS record of key ${key.key_tag}`} />
                   </dd>
