@@ -22,7 +22,8 @@ import type { TaskBook } from './task-book.ts';
 import type { EventSink } from '../model/event.ts';
 import { retryDelay } from '../common/retry-delay.ts';
 import { LeaseHolder } from '../store/lease-holder.ts';
-import { labelValue, metricHeader } from '../common/prometheus.ts';
+import type { MetricsSnapshot } from '../common/metrics/family.ts';
+import { certMetrics } from './cert-families.ts';
 import { StoreError } from '../store/errors.ts';
 
 const TICK_MS = 1000;
@@ -136,20 +137,9 @@ export class CertWorker {
     else this.due.delete(domain);
   }
 
-  /** Prometheus text: what this process's worker did. */
-  metrics(): string {
-    return [
-      ...metricHeader('palisade_cert_attempts_total', 'counter', 'Certificate issuance attempts by this process, by outcome.'),
-      `palisade_cert_attempts_total{outcome="issued"} ${this.counts.issued}`,
-      `palisade_cert_attempts_total{outcome="failed"} ${this.counts.failed}`,
-      ...metricHeader('palisade_cert_orders_total', 'counter', 'ACME orders placed by this process.'),
-      `palisade_cert_orders_total ${this.counts.orders}`,
-      ...metricHeader('palisade_cert_failures_total', 'counter', 'Failed attempts by problem type (the CA\'s, or palisade:… before ordering).'),
-      ...[...this.failures].map(([type, n]) => `palisade_cert_failures_total{type="${labelValue(type)}"} ${n}`),
-      ...metricHeader('palisade_cert_worker_leader', 'gauge', 'Whether this process holds the certificate work\'s lease (1) or not (0).'),
-      `palisade_cert_worker_leader ${this.counts.leader}`,
-      '',
-    ].join('\n');
+  /** What this process's worker did (families in cert-families.ts). */
+  metrics(): MetricsSnapshot {
+    return certMetrics(this.counts, this.failures);
   }
 
   /** Every domain with ssl on: a task where a certificate is missing, no longer covers its names, or is due for renewal. */

@@ -20,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import type { Config } from '../../config.ts';
 import { BackendHealth } from '../../edge/backend-health.ts';
 import { CacheJanitor } from '../../edge/cache/cache-janitor.ts';
@@ -104,7 +105,7 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
   const locks = new FillLocks();
   const senders = new BandwidthSenders();
   const bans = new Bans();
-  const stats = new Map<number, string>();
+  const stats = new Map<number, MetricsSnapshot>();
   /** When each recent revision went out to the workers (for how long they took). */
   const sentAt = new Map<number, number>();
   let ports = { http: 0, https: 0 };
@@ -222,8 +223,8 @@ export async function runEdgePrimary(config: Config, postReport: PostReport): Pr
     const h = feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size, workers: workersHealth() });
     return pool.readyCount === 0 ? { ...h, ok: false, status: 'degraded', reason: 'no worker is serving' } : h;
   };
-  const metrics = (): string =>
-    primaryMetrics({ pool, workerTexts: stats.values(), cacheDiskBytes: janitor.bytes, applied: feed.applied, lag: Math.max(0, feed.current - feed.applied), reports: reporter, pushes: listener });
+  const metrics = (): MetricsSnapshot =>
+    primaryMetrics({ pool, workerSnapshots: stats.values(), cacheDiskBytes: janitor.bytes, applied: feed.applied, lag: Math.max(0, feed.current - feed.applied), reports: reporter, pushes: listener });
   const listener: NotifyListener = new NotifyListener({
     secret: sync.secret!,
     applied: () => feed.applied,

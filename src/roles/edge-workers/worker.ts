@@ -160,7 +160,7 @@ export async function runEdgeWorker(config: Config): Promise<void> {
     }
   });
 
-  const statsMessage = (): FromWorker | undefined => edge && { t: 'stats', metrics: edge.renderMetrics(), requests: edge.uptime.takeRequests() };
+  const statsMessage = (): FromWorker | undefined => edge && { t: 'stats', metrics: edge.metricsSnapshot(), requests: edge.uptime.takeRequests() };
   const stats = (): void => {
     const message = statsMessage();
     if (message) send(message);
