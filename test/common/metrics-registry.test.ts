@@ -87,3 +87,34 @@ describe('family', () => {
     expect(() => family({ name: 'g', type: 'gauge', help: '', labels: ['le'] })).toThrow(/not allowed/);
   });
 });
+
+describe('the strict reader the /metrics tests use', () => {
+  it('finds every breach a scraper would trip on', () => {
+    const broken = [
+      'a 1',
+      '# HELP a A.',
+      '# TYPE a gauge',
+      '# HELP a A again.',
+      'a 2',
+      '# HELP h H.',
+      '# TYPE h histogram',
+      'h_bucket{le="0.1"} 3',
+      'h_bucket{le="1"} 2',
+      'h_bucket{le="+Inf"} 4',
+      'h_sum 1',
+      'h_count 5',
+      '',
+    ].join('\n');
+    expect(readPrometheusText(broken).problems).toEqual([
+      'a: a sample before its HELP',
+      'a: a sample before its TYPE',
+      'a: HELP after its samples',
+      'a: TYPE after its samples',
+      'a: a second HELP',
+      'a: HELP after its samples',
+      'a{}: written twice',
+      'h{}: bucket le=1 below le=0.1 (not cumulative)',
+      'h{}: +Inf bucket 4 is not the count 5',
+    ]);
+  });
+});
