@@ -26,6 +26,7 @@ import { healthRoutes } from './routes/health.ts';
 import { ipListRoutes } from './routes/iplists.ts';
 import { meRoutes } from './routes/me.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import type { MetricsSnapshot } from '../common/metrics/family.ts';
 import { nameserverRoutes } from './routes/nameservers.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { recordRoutes } from './routes/records.ts';
@@ -63,7 +64,7 @@ export interface AppOptions {
   config: Config;
   logger: Logger | false;
   /** Metrics of other parts of the process, served with the API's at /metrics. */
-  metrics?: () => string | Promise<string>;
+  metrics?: () => MetricsSnapshot | Promise<MetricsSnapshot>;
   /** The certificate tasks the process's worker follows (a new book when the API runs alone, as in tests). */
   tasks?: TaskBook;
   /** The process's notification parts (a new set when the API runs alone, as in tests). */

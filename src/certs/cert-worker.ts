@@ -22,7 +22,8 @@ import type { TaskBook } from './task-book.ts';
 import type { EventSink } from '../model/event.ts';
 import { retryDelay } from '../common/retry-delay.ts';
 import { LeaseHolder } from '../store/lease-holder.ts';
-import { labelValue, metricHeader } from '../common/prometheus.ts';
+import type { MetricsSnapshot } from '../common/metrics/family.ts';
+import { certMetrics } from './cert-families.ts';
 import { StoreError } from '../store/errors.ts';
 
 const TICK_MS = 1000;
@@ -136,20 +137,9 @@ export class CertWorker {
     else this.due.delete(domain);
   }
 
-  /** Prometheus text: what this process's worker did. */
-  metrics(): string {
-    return [
-      ...metricHeader('palisade_cert_attempts_total', 'counter', 'Certificate issuance attempts by this process, by outcome.'),
-      `palisade_cert_attempts_total{outcome="issued"} ${this.counts.issued}`,
-      `palisade_cert_attempts_total{outcome="failed"} ${this.counts.failed}`,
-      ...metricHeader('palisade_cert_orders_total', 'counter', 'ACME orders placed by this process.'),
-      `palisade_cert_orders_total ${this.counts.orders}`,
-      ...metricHeader('palisade_cert_failures_total', 'counter', 'Failed attempts by problem type (the CA\'s, or palisade:… before ordering).'),
-      ...[...this.failures].map(([type, n]) => `palisade_cert_failures_total{type="${labelValue(type)}"} ${n}`),
-      ...metricHeader('palisade_cert_worker_leader', 'gauge', 'Whether this process holds the certificate work\'s lease (1) or not (0).'),
-      `palisade_cert_worker_leader ${this.counts.leader}`,
-      '',
-    ].join('\n');
+  /** What this process's worker did (families in cert-families.ts). */
+  metrics(): MetricsSnapshot {
+    return certMetrics(this.counts, this.failures);
   }
 
   /** Every domain with ssl on: a task where a certificate is missing, no longer covers its names, or is due for renewal. */
@@ -177,95 +167,119 @@ export class CertWorker {
     await this.options.book.request(domain, reason);
   }
 
+  /** One attempt at a task: checked against the store first, then ordered, then the outcome kept. */
   private async run(listed: TaskState): Promise<void> {
-    const { store, book, config, box, log } = this.options;
+    const ready = await this.readyToRun(listed);
+    if (!ready) return;
+    const { queued, domain } = ready;
+    const names = certificateNames(domain);
+    const now = new Date().toISOString();
+    const running: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, lastAttempt: now, error: null, problems: [], updated: now };
+    const held = { task: running };
+    await this.options.book.save(held.task);
+    try {
+      await this.issue(held, domain, names);
+    } catch (error) {
+      await this.failed(held.task, domain, names, error);
+      return;
+    }
+    // The domain may have changed while it ran (names, mask): look again.
+    const after = await this.options.store.getZoneHead(domain.domain);
+    if (after) await this.reconcileOne(after.domain);
+  }
+
+  /** The task as the store has it now, and its domain, when it is to run now; else its state kept, and undefined. */
+  private async readyToRun(listed: TaskState): Promise<{ queued: TaskState; domain: DomainState } | undefined> {
+    const { store, book, config } = this.options;
     // The list was read before: the task may have finished since (a run that ended while the
     // list was read). Only what the store says now is run, so no attempt (no order) is doubled.
     const queued = await book.forDomain(listed.ownerId, listed.domain);
     if (!queued || queued.id !== listed.id || !isDue(queued, Date.now(), config.retryBaseMs)) {
       // What the list held was stale: keep what the store says instead, so it is not picked again.
       this.remember(listed.domain, queued);
-      return;
+      return undefined;
     }
     const zone = await store.getZoneHead(queued.domain);
     if (!zone || zone.domain.ownerId !== queued.ownerId) {
       await book.forget(queued.ownerId, queued.domain);
-      return;
+      return undefined;
     }
     const domain = zone.domain;
     const now = () => new Date().toISOString();
     if (!domain.ssl) {
       await book.save({ ...queued, status: 'failed', nextAttempt: null, error: 'cancelled: ssl is off for the domain', updated: now() });
-      return;
+      return undefined;
     }
     if (!isProven(domain)) {
       // A claim not proven (issue 26): neither challenge may be answered for it; its proof asks again.
       await book.save({ ...queued, status: 'failed', nextAttempt: null, error: 'not ordered: the domain\'s ownership is not proven (no DNS-01 or HTTP-01 for a pending claim)', problems: [{ name: domain.domain, type: 'palisade:unproven', detail: 'the domain\'s ownership is not proven' }], updated: now() });
-      return;
+      return undefined;
     }
-    const names = certificateNames(domain);
     const budget = this.orders.waitFor(queued.ownerId, Date.now());
     if (budget > 0) {
       // This account placed its hour's orders: the task waits, saying so (no attempt counted).
       const error = `waiting: this account placed ${config.ordersPerUserHour} certificate orders in the last hour, the most the service allows one account`;
       await book.save({ ...queued, status: 'queued', nextAttempt: new Date(Date.now() + budget).toISOString(), error, problems: [], updated: now() });
-      return;
+      return undefined;
     }
-    let task: TaskState = { ...queued, names, status: 'running', challenge: challengeFor(domain), attempts: queued.attempts + 1, nextAttempt: null, lastAttempt: now(), error: null, problems: [], updated: now() };
-    await book.save(task);
+    return { queued, domain };
+  }
+
+  /** Orders and stores the certificate; `held.task` follows every save (the failure is told from the latest). */
+  private async issue(held: { task: TaskState }, domain: DomainState, names: string[]): Promise<void> {
+    const { store, book, config, box, log } = this.options;
+    const now = () => new Date().toISOString();
     const started = Date.now();
-    try {
-      if (names.length > MAX_CERTIFICATE_NAMES) {
-        const detail = `the domain and its mask name ${names.length} names; a certificate holds at most ${MAX_CERTIFICATE_NAMES} (use "*" in the mask for a wildcard)`;
-        throw new FinalError(`not ordered: ${detail}`, [{ name: domain.domain, type: 'palisade:too-many-names', detail }]);
-      }
-      if (!config.directoryUrl) throw new FinalError('no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset): certificates cannot be issued', names.map((name) => ({ name, type: 'palisade:no-ca', detail: 'no ACME CA is configured' })));
-      if (!box || !this.account) throw new FinalError('PALISADE_SECRET_KEY is not set: private keys cannot be stored', names.map((name) => ({ name, type: 'palisade:no-secret-key', detail: 'private keys cannot be stored sealed' })));
-      if (task.challenge === 'dns-01' && config.caaIdentity) {
-        // Our name servers answer the CA's CAA lookups: read the same records from the store.
-        const problems = await caaProblems(domain.domain, names, config.caaIdentity, (owner) => store.getRecordsAt(domain.domain, owner));
-        if (problems.length > 0) throw new IssueError(`not ordered: CAA forbids our CA: ${problems.map((p) => p.detail).join('; ')}`, problems);
-      }
-      const publisher = await this.publisher(domain, names, task.challenge!);
-      const client = await this.account.get();
-      const issued = await orderCertificate(client, names, publisher, async () => {
-        this.orders.count(task.ownerId, Date.now());
-        this.counts.orders++;
-        task = { ...task, orders: task.orders + 1, updated: now() };
-        await book.save(task);
-      });
-      const cert = certificateFromPem(domain.domain, issued.pem, issued.key);
-      await store.putCertificate({ ...cert, key: box.seal(cert.key) });
-      task = { ...task, status: 'done', error: null, problems: [], certificate: { fingerprint: cert.fingerprint, notBefore: cert.notBefore, notAfter: cert.notAfter }, updated: now() };
-      await book.save(task);
-      this.counts.issued++;
-      log.info({ domain: domain.domain, names, challenge: task.challenge, attempts: task.attempts, orders: task.orders, ms: Date.now() - started, notAfter: cert.notAfter }, 'certificates: issued');
-    } catch (error) {
-      const final = error instanceof FinalError || task.attempts >= config.maxAttempts;
-      const message = this.describe(error);
-      const problems: NameProblem[] = error instanceof IssueError ? error.problems : [];
-      task = {
-        ...task,
-        status: final ? 'failed' : 'queued',
-        nextAttempt: final ? null : new Date(Date.now() + retryDelay(config.retryBaseMs, task.attempts)).toISOString(),
-        error: message,
-        problems,
-        updated: now(),
-      };
-      await book.save(task);
-      this.counts.failed++;
-      for (const type of new Set(problems.length > 0 ? problems.map((p) => p.type) : ['palisade:other'])) this.failures.set(type, (this.failures.get(type) ?? 0) + 1);
-      log.warn({ domain: domain.domain, attempts: task.attempts, orders: task.orders, final, error: message }, 'certificates: issuance failed');
-      if (final) {
-        await this.options.events
-          ?.emit(task.ownerId, 'certificate.failed', domain.domain, { task: task.id, names, attempts: task.attempts, error: message, problems })
-          .catch((e: unknown) => log.warn({ err: (e as Error).message, domain: domain.domain }, 'certificates: the failure could not be told to the customer'));
-      }
-      return;
+    if (names.length > MAX_CERTIFICATE_NAMES) {
+      const detail = `the domain and its mask name ${names.length} names; a certificate holds at most ${MAX_CERTIFICATE_NAMES} (use "*" in the mask for a wildcard)`;
+      throw new FinalError(`not ordered: ${detail}`, [{ name: domain.domain, type: 'palisade:too-many-names', detail }]);
     }
-    // The domain may have changed while it ran (names, mask): look again.
-    const after = await store.getZoneHead(domain.domain);
-    if (after) await this.reconcileOne(after.domain);
+    if (!config.directoryUrl) throw new FinalError('no ACME CA is configured (PALISADE_ACME_DIRECTORY is unset): certificates cannot be issued', names.map((name) => ({ name, type: 'palisade:no-ca', detail: 'no ACME CA is configured' })));
+    if (!box || !this.account) throw new FinalError('PALISADE_SECRET_KEY is not set: private keys cannot be stored', names.map((name) => ({ name, type: 'palisade:no-secret-key', detail: 'private keys cannot be stored sealed' })));
+    if (held.task.challenge === 'dns-01' && config.caaIdentity) {
+      // Our name servers answer the CA's CAA lookups: read the same records from the store.
+      const problems = await caaProblems(domain.domain, names, config.caaIdentity, (owner) => store.getRecordsAt(domain.domain, owner));
+      if (problems.length > 0) throw new IssueError(`not ordered: CAA forbids our CA: ${problems.map((p) => p.detail).join('; ')}`, problems);
+    }
+    const publisher = await this.publisher(domain, names, held.task.challenge!);
+    const client = await this.account.get();
+    const issued = await orderCertificate(client, names, publisher, async () => {
+      this.orders.count(held.task.ownerId, Date.now());
+      this.counts.orders++;
+      held.task = { ...held.task, orders: held.task.orders + 1, updated: now() };
+      await book.save(held.task);
+    });
+    const cert = certificateFromPem(domain.domain, issued.pem, issued.key);
+    await store.putCertificate({ ...cert, key: box.seal(cert.key) });
+    const task = (held.task = { ...held.task, status: 'done', error: null, problems: [], certificate: { fingerprint: cert.fingerprint, notBefore: cert.notBefore, notAfter: cert.notAfter }, updated: now() });
+    await book.save(task);
+    this.counts.issued++;
+    log.info({ domain: domain.domain, names, challenge: task.challenge, attempts: task.attempts, orders: task.orders, ms: Date.now() - started, notAfter: cert.notAfter }, 'certificates: issued');
+  }
+
+  /** A failed attempt: queued again after a backoff, or failed for good (told to the owner). */
+  private async failed(running: TaskState, domain: DomainState, names: string[], error: unknown): Promise<void> {
+    const { book, config, log } = this.options;
+    const final = error instanceof FinalError || running.attempts >= config.maxAttempts;
+    const message = this.describe(error);
+    const problems: NameProblem[] = error instanceof IssueError ? error.problems : [];
+    const task: TaskState = {
+      ...running,
+      status: final ? 'failed' : 'queued',
+      nextAttempt: final ? null : new Date(Date.now() + retryDelay(config.retryBaseMs, running.attempts)).toISOString(),
+      error: message,
+      problems,
+      updated: new Date().toISOString(),
+    };
+    await book.save(task);
+    this.counts.failed++;
+    for (const type of new Set(problems.length > 0 ? problems.map((p) => p.type) : ['palisade:other'])) this.failures.set(type, (this.failures.get(type) ?? 0) + 1);
+    log.warn({ domain: domain.domain, attempts: task.attempts, orders: task.orders, final, error: message }, 'certificates: issuance failed');
+    if (final) {
+      await this.options.events
+        ?.emit(task.ownerId, 'certificate.failed', domain.domain, { task: task.id, names, attempts: task.attempts, error: message, problems })
+        .catch((e: unknown) => log.warn({ err: (e as Error).message, domain: domain.domain }, 'certificates: the failure could not be told to the customer'));
+    }
   }
 
   private async publisher(domain: DomainState, names: string[], kind: 'dns-01' | 'http-01'): Promise<ChallengePublisher> {

@@ -1,11 +1,12 @@
-// The edge's counters for /metrics (Prometheus text) and, per domain, every proxied request's
-// upstream time and outcome — what the uptime statistics build on. Per-domain figures stay in
-// memory (bounded: least recently used domains beyond the bound are forgotten) and out of the
-// Prometheus text, whose series must not grow with the number of customers.
+// The edge's counters for /metrics (the families of edge-families.ts) and, per domain, every
+// proxied request's upstream time and outcome — what the uptime statistics build on. Per-domain
+// figures stay in memory (bounded: least recently used domains beyond the bound are forgotten) and
+// out of /metrics, whose series must not grow with the number of customers.
 import { LRUCache } from 'lru-cache';
+import { byLabel, labelled, single, type MetricsSnapshot } from '../common/metrics/family.ts';
+import * as F from './edge-families.ts';
 
-/** Upstream latency buckets, seconds (Prometheus `le`). */
-const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const BUCKETS = F.UPSTREAM_BUCKETS;
 
 export type UpstreamOutcome = 'ok' | 'error-status' | 'unreachable' | 'timeout';
 
@@ -18,18 +19,6 @@ export interface DomainStats {
   buckets: number[];
   last: { at: number; outcome: UpstreamOutcome; ms?: number } | undefined;
 }
-
-/** What the gauges the roles add mean (every family a scraper sees has its HELP). */
-const GAUGE_HELP: Record<string, string> = {
-  palisade_edge_cache_entries: 'Objects in the edge cache (memory and disk)',
-  palisade_edge_cache_memory_bytes: 'Bytes the memory cache holds',
-  palisade_edge_domains: 'Domains this edge knows',
-  palisade_edge_body_buffer_bytes: 'Bytes of request bodies reserved now for baseprotection to read (PALISADE_EDGE_BODY_BUFFER_MB)',
-  palisade_edge_revision_applied: 'Change-feed revision this edge has applied',
-  palisade_edge_uptime_reports_sent: 'Uptime reports the API accepted since start',
-  palisade_edge_uptime_reports_dropped: 'Uptime reports dropped undelivered since start (the oldest, past 30 kept)',
-  palisade_log_lines_dropped: 'Log lines dropped since start because the log output did not keep up (its backlog is bounded)',
-};
 
 export class EdgeMetrics {
   private readonly bucketCounts = BUCKETS.map(() => 0);
@@ -76,20 +65,18 @@ export class EdgeMetrics {
     }
   }
 
-  render(extra: Record<string, number>): string {
-    const lines = ['# HELP palisade_edge_requests_total Edge requests by status class and cache status.', '# TYPE palisade_edge_requests_total counter'];
-    for (const [i, counts] of this.byClass.entries()) {
-      for (const [cache, count] of counts) lines.push(`palisade_edge_requests_total{class="${i + 1}xx",cache="${cache}"} ${count}`);
-    }
-    lines.push('# HELP palisade_edge_requests_by_protocol_total Edge requests by the protocol the client spoke.', '# TYPE palisade_edge_requests_by_protocol_total counter');
-    for (const [protocol, count] of this.byProtocol) lines.push(`palisade_edge_requests_by_protocol_total{protocol="${protocol}"} ${count}`);
-    lines.push('# HELP palisade_edge_upstream_seconds Time until the backend\'s response headers arrived.', '# TYPE palisade_edge_upstream_seconds histogram');
-    BUCKETS.forEach((le, i) => lines.push(`palisade_edge_upstream_seconds_bucket{le="${le}"} ${this.bucketCounts[i]}`));
-    lines.push(`palisade_edge_upstream_seconds_bucket{le="+Inf"} ${this.upstreamCount}`, `palisade_edge_upstream_seconds_sum ${this.upstreamSum}`, `palisade_edge_upstream_seconds_count ${this.upstreamCount}`);
-    lines.push('# HELP palisade_edge_blocked_total Requests refused by a protection, by reason.', '# TYPE palisade_edge_blocked_total counter');
-    for (const [reason, count] of this.blocks) lines.push(`palisade_edge_blocked_total{reason="${reason}"} ${count}`);
-    lines.push('# HELP palisade_edge_active_connections Client connections open now.', '# TYPE palisade_edge_active_connections gauge', `palisade_edge_active_connections ${this.activeConnections}`);
-    for (const [name, value] of Object.entries(extra)) lines.push(`# HELP ${name} ${GAUGE_HELP[name] ?? name.replaceAll('_', ' ')}.`, `# TYPE ${name} gauge`, `${name} ${value}`);
-    return `${lines.join('\n')}\n`;
+  /** The figures as data; `extra`: the gauges the edge's owner adds (cache, routes, feed). */
+  snapshot(extra: MetricsSnapshot): MetricsSnapshot {
+    const requests: Array<[string[], number]> = [];
+    for (const [i, counts] of this.byClass.entries()) for (const [cache, count] of counts) requests.push([[`${i + 1}xx`, cache], count]);
+    return [
+      labelled(F.EDGE_REQUESTS, requests),
+      byLabel(F.EDGE_REQUESTS_BY_PROTOCOL, this.byProtocol),
+      // The bucket counts are kept cumulative (each observation counted in every bucket it fits).
+      { family: F.EDGE_UPSTREAM_SECONDS, histograms: [{ labels: [], counts: [...this.bucketCounts, this.upstreamCount], sum: this.upstreamSum }] },
+      byLabel(F.EDGE_BLOCKED, this.blocks),
+      single(F.EDGE_ACTIVE_CONNECTIONS, this.activeConnections),
+      ...extra,
+    ];
   }
 }

@@ -4,6 +4,8 @@
 // (front/http2.ts) as the client's ALPN chooses. Nothing here decides anything about a request.
 import type { EdgeState } from './edge-state.ts';
 import { droppedLogLines } from '../common/log-output.ts';
+import { single, type MetricsSnapshot } from '../common/metrics/family.ts';
+import { EDGE_BODY_BUFFER_BYTES, EDGE_CACHE_ENTRIES, EDGE_CACHE_MEMORY_BYTES, EDGE_DOMAINS, LOG_LINES_DROPPED } from './edge-families.ts';
 import { buildParts, type EdgeParts, type EdgeServerOptions } from './stage/parts.ts';
 import { ChainRunner } from './stage/run.ts';
 import type { Scheme } from './stage/context.ts';
@@ -92,9 +94,17 @@ export class EdgeServer {
     else this.front.accept(socket);
   }
 
-  renderMetrics(extra: Record<string, number> = {}): string {
+  /** This process's edge figures, as data; `extra`: what its owner adds (the feed, the uptime reports). */
+  metricsSnapshot(extra: MetricsSnapshot = []): MetricsSnapshot {
     const { cache, bodyBuffer } = this.parts;
-    return this.parts.metrics.render({ palisade_edge_cache_entries: cache.entries, palisade_edge_cache_memory_bytes: cache.memoryBytes, palisade_edge_domains: this.state.routes.size, palisade_edge_body_buffer_bytes: bodyBuffer.reserved, palisade_log_lines_dropped: droppedLogLines(), ...extra });
+    return this.parts.metrics.snapshot([
+      single(EDGE_CACHE_ENTRIES, cache.entries),
+      single(EDGE_CACHE_MEMORY_BYTES, cache.memoryBytes),
+      single(EDGE_DOMAINS, this.state.routes.size),
+      single(EDGE_BODY_BUFFER_BYTES, bodyBuffer.reserved),
+      single(LOG_LINES_DROPPED, droppedLogLines()),
+      ...extra,
+    ]);
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,10 @@ import type { Store } from '../store/types.ts';
 import type { DeliveryState, WebhookState } from './webhook-model.ts';
 import type { WebhookBook } from './webhook-book.ts';
 import { sendEvent } from './webhook-sender.ts';
-import { metricHeader } from '../common/prometheus.ts';
+import { byLabel, family, single, type MetricsSnapshot } from '../common/metrics/family.ts';
+
+const WEBHOOK_ATTEMPTS = family({ name: 'palisade_webhook_attempts_total', type: 'counter', help: 'Webhook delivery attempts by outcome (retried: failed, tried again later).', labels: ['outcome'] });
+const NOTIFY_LEADER = family({ name: 'palisade_notify_leader', type: 'gauge', help: "Whether this process holds the notification work's lease (1) or not (0)." });
 
 const TICK_MS = 250;
 const CONCURRENCY = 32;
@@ -162,16 +165,15 @@ export class DeliveryWorker {
     await this.lease.release();
   }
 
-  metrics(): string {
+  metrics(): MetricsSnapshot {
     const c = this.counts;
     return [
-      ...metricHeader('palisade_webhook_attempts_total', 'counter', 'Webhook delivery attempts by outcome (retried: failed, tried again later).'),
-      `palisade_webhook_attempts_total{outcome="delivered"} ${c.delivered}`,
-      `palisade_webhook_attempts_total{outcome="retried"} ${c.retried}`,
-      `palisade_webhook_attempts_total{outcome="failed"} ${c.failed}`,
-      ...metricHeader('palisade_notify_leader', 'gauge', 'Whether this process holds the notification work\'s lease (1) or not (0).'),
-      `palisade_notify_leader ${this.leader ? 1 : 0}`,
-      '',
-    ].join('\n');
+      byLabel(WEBHOOK_ATTEMPTS, [
+        ['delivered', c.delivered],
+        ['retried', c.retried],
+        ['failed', c.failed],
+      ]),
+      single(NOTIFY_LEADER, this.leader ? 1 : 0),
+    ];
   }
 }

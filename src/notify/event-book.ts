@@ -5,7 +5,9 @@ import type { Logger } from 'pino';
 import type { Page, PageRequest, Store } from '../store/types.ts';
 import { newestFirstKey, type EventJson, type EventType } from '../model/event.ts';
 import type { WebhookBook } from './webhook-book.ts';
-import { metricHeader } from '../common/prometheus.ts';
+import { byLabel, family, type MetricsSnapshot } from '../common/metrics/family.ts';
+
+const EVENTS = family({ name: 'palisade_events_total', type: 'counter', help: 'Events raised for customers, by type.', labels: ['type'] });
 
 export const KEEP_EVENTS = 1000;
 
@@ -44,9 +46,7 @@ export class EventBook {
     for (const { id } of rest.items) await this.store.deleteDoc('event', id);
   }
 
-  metrics(): string {
-    const lines = [...metricHeader('palisade_events_total', 'counter', 'Events raised for customers, by type.')];
-    for (const [type, n] of this.counts) lines.push(`palisade_events_total{type="${type}"} ${n}`);
-    return `${lines.join('\n')}\n`;
+  metrics(): MetricsSnapshot {
+    return [byLabel(EVENTS, this.counts)];
   }
 }

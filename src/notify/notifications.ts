@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/types.ts';
 import { HealthTracker } from '../uptime/health-tracker.ts';
 import { UptimeIntake } from '../uptime/intake.ts';
+import type { MetricsSnapshot } from '../common/metrics/family.ts';
 import { EventBook } from './event-book.ts';
 import { WebhookBook } from './webhook-book.ts';
 
@@ -31,7 +32,7 @@ export class Notifications {
     for (const kind of ['unserved', 'delegation', 'expiring']) await this.store.deleteDoc('notice', `cond|${kind}|${domain}`);
   }
 
-  metrics(): string {
-    return this.intake.metrics() + this.tracker.metrics() + this.events.metrics();
+  metrics(): MetricsSnapshot {
+    return [...this.intake.metrics(), ...this.tracker.metrics(), ...this.events.metrics()];
   }
 }

@@ -15,10 +15,8 @@ import { closeOnSignal } from './shutdown.ts';
 import { feedHealth, feedMetrics } from './feed-health.ts';
 import { dnsWorkerCount, rateLimitPerWorker, tcpLimitsPerWorker } from './dns-workers/settings.ts';
 import { DnsWorkers } from './dns-workers/supervisor.ts';
-import { mergeMetrics } from './metrics-merge.ts';
-
-/** Taken from the primary alone when the workers' metrics are summed. */
-const PRIMARY_ONLY = new Set(['palisade_dns_zones_served', 'palisade_dns_revision_applied']);
+import { dnsWorkersMetrics } from './dns-workers/workers-metrics.ts';
+import { mergeSnapshots } from '../common/metrics/merge.ts';
 
 export async function runNameServer(config: Config): Promise<void> {
   const { sync } = config;
@@ -68,9 +66,9 @@ export async function runNameServer(config: Config): Promise<void> {
     onNotify: () => void feed.catchUp(),
     health,
     metrics: async () => {
-      const own = dns.metrics.render();
-      const all = workers ? mergeMetrics([own, ...(await workers.metrics())], { firstOnly: PRIMARY_ONLY }) + workersMetrics(workers) : own;
-      return all + feedMetrics(Math.max(0, feed.current - feed.applied), listener);
+      // The primary's own figures first: the families it alone knows (`first`) are taken from it.
+      const own = [...dns.metrics.snapshot(), ...feedMetrics(Math.max(0, feed.current - feed.applied), listener), ...(workers ? dnsWorkersMetrics(workers) : [])];
+      return workers ? mergeSnapshots([own, ...(await workers.metrics())]) : own;
     },
     log: log.child({ component: 'sync' }),
   });
@@ -87,16 +85,4 @@ export async function runNameServer(config: Config): Promise<void> {
     await feed.stop();
     geo?.close();
   });
-}
-
-function workersMetrics(workers: DnsWorkers): string {
-  const health = workers.health();
-  return (
-    '# HELP palisade_dns_workers DNS worker processes taking batches (the primary included).\n# TYPE palisade_dns_workers gauge\n' +
-    `palisade_dns_workers ${health.filter((w) => w.live).length}\n` +
-    '# HELP palisade_dns_worker_revision_applied Revision each DNS worker answers from (0 is the primary).\n# TYPE palisade_dns_worker_revision_applied gauge\n' +
-    health.map((w) => `palisade_dns_worker_revision_applied{worker="${w.worker}"} ${w.revision}\n`).join('') +
-    '# HELP palisade_dns_worker_restarts_total DNS workers started again after exiting.\n# TYPE palisade_dns_worker_restarts_total counter\n' +
-    `palisade_dns_worker_restarts_total ${workers.restarts}\n`
-  );
 }

@@ -15,6 +15,7 @@ import { closeOnSignal } from './shutdown.ts';
 import { StartupError } from './startup-error.ts';
 import { ensureWritableDir } from './writable-dir.ts';
 import { UptimeReporter } from '../edge/uptime-reporter.ts';
+import { edgeFeedFigures } from '../edge/edge-families.ts';
 import type { UptimeReport } from '../uptime/report.ts';
 
 /** One report to the API's edge channel (authenticated by the node's consumer token). */
@@ -58,7 +59,7 @@ export async function runEdge(config: Config): Promise<void> {
     applied: () => feed.applied,
     onNotify: () => void feed.catchUp(),
     health,
-    metrics: () => server.renderMetrics({ palisade_edge_revision_applied: feed.applied, palisade_edge_uptime_reports_sent: reporter.sent, palisade_edge_uptime_reports_dropped: reporter.dropped }) + feedMetrics(Math.max(0, feed.current - feed.applied), listener),
+    metrics: () => [...server.metricsSnapshot(edgeFeedFigures(feed.applied, reporter)), ...feedMetrics(Math.max(0, feed.current - feed.applied), listener)],
     log: log.child({ component: 'sync' }),
   });
   const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {

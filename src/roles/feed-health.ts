@@ -3,6 +3,8 @@
 // bad token) or the consumer stuck behind. A local state that cannot be written (a full or
 // failing disk) is degraded too, but 200: the consumer still serves what the API has and keeps
 // applying its changes (in memory), so it stays in service; `local_state` says why and since when.
+import { byLabel, family, single, type MetricsSnapshot } from '../common/metrics/family.ts';
+
 export interface FeedProgress {
   applied: number;
   current: number;
@@ -37,14 +39,17 @@ export function feedHealth(feed: FeedProgress, boundMs: number, extra: Record<st
   };
 }
 
-/** The push counters and lag every consumer's /metrics carries. */
-export function feedMetrics(lag: number, pushes: { accepted: number; upToDate: number; rejected: number }): string {
-  return (
-    '# HELP palisade_sync_lag_revisions Revisions the API is ahead of this consumer.\n# TYPE palisade_sync_lag_revisions gauge\n' +
-    `palisade_sync_lag_revisions ${lag}\n` +
-    '# HELP palisade_sync_notifications_total Push notifications, by outcome.\n# TYPE palisade_sync_notifications_total counter\n' +
-    `palisade_sync_notifications_total{outcome="accepted"} ${pushes.accepted}\n` +
-    `palisade_sync_notifications_total{outcome="up_to_date"} ${pushes.upToDate}\n` +
-    `palisade_sync_notifications_total{outcome="rejected"} ${pushes.rejected}\n`
-  );
+const SYNC_LAG = family({ name: 'palisade_sync_lag_revisions', type: 'gauge', help: 'Revisions the API is ahead of this consumer.', combine: 'first' });
+const SYNC_NOTIFICATIONS = family({ name: 'palisade_sync_notifications_total', type: 'counter', help: 'Push notifications, by outcome.', labels: ['outcome'], combine: 'first' });
+
+/** The push counters and lag every consumer's /metrics carries (its feed consumer's: one per host). */
+export function feedMetrics(lag: number, pushes: { accepted: number; upToDate: number; rejected: number }): MetricsSnapshot {
+  return [
+    single(SYNC_LAG, lag),
+    byLabel(SYNC_NOTIFICATIONS, [
+      ['accepted', pushes.accepted],
+      ['up_to_date', pushes.upToDate],
+      ['rejected', pushes.rejected],
+    ]),
+  ];
 }

@@ -1,6 +1,7 @@
 // What the serve and api roles run beside the API for notifications: the webhook deliveries and
 // the monitor, both acting only in the process holding the "notifications" lease.
 import type { Logger } from 'pino';
+import type { MetricsSnapshot } from '../common/metrics/family.ts';
 import type { Config } from '../config.ts';
 import { DeliveryWorker } from '../notify/delivery-worker.ts';
 import { Monitor } from '../notify/monitor.ts';
@@ -15,7 +16,7 @@ export interface NotifyParts {
   notify: Notifications;
   start(): void;
   stop(): Promise<void>;
-  metrics(): string;
+  metrics(): MetricsSnapshot;
 }
 
 export function notifyParts(store: Store, config: Config, log: Logger): NotifyParts {
@@ -46,6 +47,6 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
       await monitor.stop();
       await worker.stop();
     },
-    metrics: () => notify.metrics() + worker.metrics(),
+    metrics: () => [...notify.metrics(), ...worker.metrics()],
   };
 }

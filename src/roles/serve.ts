@@ -2,6 +2,7 @@
 // (`palisade api|dns|edge --in-serve`) under this one, which starts them, starts a part again
 // when it stops on its own (a crash of the edge leaves DNS and the API answering), passes the
 // API's commits on to the other parts and stops them all on SIGTERM/SIGINT.
+import { byLabel, family, type MetricsSnapshot } from '../common/metrics/family.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { closeOnSignal } from './shutdown.ts';
@@ -42,8 +43,8 @@ export async function serve(config: Config): Promise<void> {
     return { dns: book.get('dns')?.dns, edgeHttp: book.get('edge')?.http };
   });
   running.handle('metrics', async () => {
-    const parts = await Promise.all((['dns', 'edge'] as const).map((name) => running.ask<string>(name, 'metrics', undefined, 1_500).catch(() => '')));
-    return parts.join('') + supervisorMetrics(running);
+    const parts = await Promise.all((['dns', 'edge'] as const).map((name) => running.ask<MetricsSnapshot>(name, 'metrics', undefined, 1_500).catch((): MetricsSnapshot => [])));
+    return [...parts.flat(), ...supervisorMetrics(running)];
   });
 
   let ports: Map<PartName, { ports: Record<string, number>; info?: Record<string, unknown> }>;
@@ -65,14 +66,10 @@ export async function serve(config: Config): Promise<void> {
   closeOnSignal(log, () => running.stop(STOP_BOUND_MS), { boundMs: STOP_BOUND_MS + 1_000 });
 }
 
-function supervisorMetrics(supervisor: Supervisor): string {
-  const lines = [
-    '# HELP palisade_part_up Whether a part of serve (api, dns, edge) is running and ready.',
-    '# TYPE palisade_part_up gauge',
-    ...supervisor.status().map((p) => `palisade_part_up{part="${p.name}"} ${p.up ? 1 : 0}`),
-    '# HELP palisade_part_restarts_total Times the supervisor started a part again after it stopped on its own.',
-    '# TYPE palisade_part_restarts_total counter',
-    ...supervisor.status().map((p) => `palisade_part_restarts_total{part="${p.name}"} ${p.restarts}`),
-  ];
-  return `${lines.join('\n')}\n`;
+const PART_UP = family({ name: 'palisade_part_up', type: 'gauge', help: 'Whether a part of serve (api, dns, edge) is running and ready.', labels: ['part'] });
+const PART_RESTARTS = family({ name: 'palisade_part_restarts_total', type: 'counter', help: 'Times the supervisor started a part again after it stopped on its own.', labels: ['part'] });
+
+function supervisorMetrics(supervisor: Supervisor): MetricsSnapshot {
+  const parts = supervisor.status();
+  return [byLabel(PART_UP, parts.map((p) => [p.name, p.up ? 1 : 0] as const)), byLabel(PART_RESTARTS, parts.map((p) => [p.name, p.restarts] as const))];
 }

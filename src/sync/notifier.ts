@@ -12,7 +12,10 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { ConsumerState, Store } from '../store/types.ts';
 import { coalesced } from '../common/coalesce.ts';
-import { labelValue, metricHeader } from '../common/prometheus.ts';
+import { byLabel, family, labelled, type MetricsSnapshot } from '../common/metrics/family.ts';
+
+const PUSHES = family({ name: 'palisade_sync_pushes_total', type: 'counter', help: 'Change notifications sent to consumers, by outcome.', labels: ['consumer', 'outcome'] });
+const CONSUMER_UP = family({ name: 'palisade_sync_consumer_up', type: 'gauge', help: 'Whether the consumer took its last notification (1) or not (0).', labels: ['consumer'] });
 
 export function signNotification(secret: string, timestamp: number, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
@@ -122,19 +125,16 @@ export class PushNotifier {
     health.missed = 0;
   }
 
-  /** Prometheus lines: pushes by consumer and outcome, and whether each consumer takes them now. */
-  metrics(): string {
-    const lines = [
-      ...metricHeader('palisade_sync_pushes_total', 'counter', 'Change notifications sent to consumers, by outcome.'),
-    ];
-    const up = [...metricHeader('palisade_sync_consumer_up', 'gauge', 'Whether the consumer took its last notification (1) or not (0).')];
+  /** Pushes by consumer and outcome, and whether each consumer takes them now. */
+  metrics(): MetricsSnapshot {
+    const pushes: Array<[string[], number]> = [];
+    const up: Array<[string, number]> = [];
     for (const consumer of this.consumers) {
       const health = this.healthOf(consumer);
-      const label = `consumer="${labelValue(consumer.name)}"`;
-      lines.push(`palisade_sync_pushes_total{${label},outcome="delivered"} ${health.delivered}`, `palisade_sync_pushes_total{${label},outcome="failed"} ${health.failed}`);
-      up.push(`palisade_sync_consumer_up{${label}} ${health.failingSince === 0 ? 1 : 0}`);
+      pushes.push([[consumer.name, 'delivered'], health.delivered], [[consumer.name, 'failed'], health.failed]);
+      up.push([consumer.name, health.failingSince === 0 ? 1 : 0]);
     }
-    return `${[...lines, ...up].join('\n')}\n`;
+    return [labelled(PUSHES, pushes), byLabel(CONSUMER_UP, up)];
   }
 
   private async notify(consumer: ConsumerState, body: string): Promise<void> {

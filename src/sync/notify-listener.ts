@@ -7,6 +7,8 @@
 // revision it already holds (a replay from before a restart, a repeated revision) is answered
 // "up to date" and triggers nothing, so even a replay the in-memory id list no longer knows is
 // harmless.
+import type { MetricsSnapshot } from '../common/metrics/family.ts';
+import { PROMETHEUS_CONTENT_TYPE, prometheusText } from '../common/metrics/prometheus-text.ts';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Logger } from 'pino';
@@ -24,7 +26,8 @@ export interface NotifyListenerOptions {
   onNotify: () => void;
   health: () => { ok: boolean; [key: string]: unknown };
   /** May be asynchronous (a name server with DNS workers asks each of them). */
-  metrics: () => string | Promise<string>;
+  /** The process's figures (rendered here, the role's one writer of its /metrics text). */
+  metrics: () => MetricsSnapshot | Promise<MetricsSnapshot>;
   log: Logger;
 }
 
@@ -78,7 +81,7 @@ export class NotifyListener {
       const health = this.options.health();
       return [health.ok ? 200 : 503, json, JSON.stringify(health)];
     }
-    if (req.method === 'GET' && req.url === '/metrics') return [200, 'text/plain; version=0.0.4', await this.options.metrics()];
+    if (req.method === 'GET' && req.url === '/metrics') return [200, PROMETHEUS_CONTENT_TYPE, prometheusText(await this.options.metrics())];
     if (req.method !== 'POST' || req.url !== '/notify') return [404, json, '{"error":"not found"}'];
     const body = await readBody(req, MAX_NOTIFY_BODY);
     if (body === undefined) return this.refuse(req, 413, `body larger than ${MAX_NOTIFY_BODY} bytes`);

@@ -11,7 +11,10 @@ import type { Store } from '../store/types.ts';
 import type { EventSink } from '../model/event.ts';
 import { failoverWanted, healthEvents, NODE_SILENT_MS, settle, withVerdict, type HealthDoc } from './health-rules.ts';
 import type { DomainHealth } from './report.ts';
-import { metricHeader } from '../common/prometheus.ts';
+import { byLabel, family, single, type MetricsSnapshot } from '../common/metrics/family.ts';
+
+const LOOKS = family({ name: 'palisade_uptime_looks_total', type: 'counter', help: 'Domains not up (or flapping) looked at again without a report.' });
+const STORE_WRITES = family({ name: 'palisade_uptime_store_writes_total', type: 'counter', help: "Store writes of the health tracker, by what they keep: a domain's health document, the look-again index, a domain's DNS failover switch, a node's heartbeat.", labels: ['doc'] });
 
 /** A node's heartbeat is written at most this often (its reports may come every second). */
 const HEARTBEAT_WRITE_MS = 30_000;
@@ -167,14 +170,8 @@ export class HealthTracker {
     }
   }
 
-  metrics(): string {
+  metrics(): MetricsSnapshot {
     const { looks, writes } = this.counts;
-    return [
-      ...metricHeader('palisade_uptime_looks_total', 'counter', 'Domains not up (or flapping) looked at again without a report.'),
-      `palisade_uptime_looks_total ${looks}`,
-      ...metricHeader('palisade_uptime_store_writes_total', 'counter', "Store writes of the health tracker, by what they keep: a domain's health document, the look-again index, a domain's DNS failover switch, a node's heartbeat."),
-      ...Object.entries(writes).map(([what, n]) => `palisade_uptime_store_writes_total{doc="${what}"} ${n}`),
-      '',
-    ].join('\n');
+    return [single(LOOKS, looks), byLabel(STORE_WRITES, Object.entries(writes))];
   }
 }

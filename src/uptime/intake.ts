@@ -7,7 +7,12 @@ import type { HealthTracker } from './health-tracker.ts';
 import { RETENTION_MS } from '../model/uptime-periods.ts';
 import { isMeasure } from '../model/uptime-measure.ts';
 import type { UptimeReport } from './report.ts';
-import { metricHeader } from '../common/prometheus.ts';
+import { byLabel, family, single, type MetricsSnapshot } from '../common/metrics/family.ts';
+
+const REPORTS = family({ name: 'palisade_uptime_reports_total', type: 'counter', help: 'Edge reports taken.' });
+const MEASURES = family({ name: 'palisade_uptime_measures_total', type: 'counter', help: 'Measures (a domain, a node, a minute) stored, and ignored (outside the retention or the clock).', labels: ['outcome'] });
+const DUPLICATE_REPORTS = family({ name: 'palisade_uptime_duplicate_reports_total', type: 'counter', help: 'Reports sent again after they were taken (counted once).' });
+const VERDICTS = family({ name: 'palisade_uptime_verdicts_total', type: 'counter', help: "Changed verdicts of a node on a domain's backend." });
 
 /**
  * A node's clock may be this far ahead; measures older than the hour retention are dropped (an
@@ -74,19 +79,16 @@ export class UptimeIntake {
     return before?.ids.includes(id) ?? false;
   }
 
-  metrics(): string {
+  metrics(): MetricsSnapshot {
     const c = this.counts;
     return [
-      ...metricHeader('palisade_uptime_reports_total', 'counter', 'Edge reports taken.'),
-      `palisade_uptime_reports_total ${c.reports}`,
-      ...metricHeader('palisade_uptime_measures_total', 'counter', 'Measures (a domain, a node, a minute) stored, and ignored (outside the retention or the clock).'),
-      `palisade_uptime_measures_total{outcome="stored"} ${c.measures}`,
-      `palisade_uptime_measures_total{outcome="ignored"} ${c.ignored}`,
-      ...metricHeader('palisade_uptime_duplicate_reports_total', 'counter', 'Reports sent again after they were taken (counted once).'),
-      `palisade_uptime_duplicate_reports_total ${c.duplicates}`,
-      ...metricHeader('palisade_uptime_verdicts_total', 'counter', 'Changed verdicts of a node on a domain\'s backend.'),
-      `palisade_uptime_verdicts_total ${c.verdicts}`,
-      '',
-    ].join('\n');
+      single(REPORTS, c.reports),
+      byLabel(MEASURES, [
+        ['stored', c.measures],
+        ['ignored', c.ignored],
+      ]),
+      single(DUPLICATE_REPORTS, c.duplicates),
+      single(VERDICTS, c.verdicts),
+    ];
   }
 }

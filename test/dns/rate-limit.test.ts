@@ -3,6 +3,7 @@
 // signatures per zone and client network a second (verified clients apart), and what a client
 // past it gets from the name server (TC=1 over UDP, SERVFAIL over TCP, nothing cached).
 import { describe, expect, it } from 'vitest';
+import { prometheusText } from '../../src/common/metrics/prometheus-text.ts';
 import { ResponseRateLimiter, slipResponse } from '../../src/dns/rate-limit/rate-limit.ts';
 import { SigningBudget } from '../../src/dns/rate-limit/signing-budget.ts';
 import { dig } from '../helpers/dig.ts';
@@ -48,7 +49,7 @@ describe('response-rate limiter', () => {
       expect(slipped.length).toBeGreaterThan(5);
       expect(results.filter((r) => r === undefined).length).toBeGreaterThan(5);
       for (let i = 0; i < 10; i++) expect((await dig(dns.port, 'www.example.org', 'A', ['+tcp'])).answer).toHaveLength(1);
-      expect(dns.server.metrics.render()).toMatch(/palisade_dns_rate_limited_total [1-9]/);
+      expect(prometheusText(dns.server.metrics.snapshot())).toMatch(/palisade_dns_rate_limited_total [1-9]/);
     } finally {
       await dns.close();
     }
@@ -102,7 +103,7 @@ describe('signing budget in the name server', () => {
       await new Promise((resolve) => setTimeout(resolve, 1100));
       const again = limited[0]!.question.split(/\s+/)[0]!.replace(/^;/, '');
       expect((await dig(dns.port, again, 'A', ['+dnssec', '+ignore', '+tries=1'])).authority.some((a) => a.type === 'NSEC')).toBe(true);
-      expect(dns.server.metrics.render()).toMatch(/palisade_dns_signatures_refused_client_total [2-9]/);
+      expect(prometheusText(dns.server.metrics.snapshot())).toMatch(/palisade_dns_signatures_refused_client_total [2-9]/);
     } finally {
       await dns.close();
     }

@@ -5,6 +5,7 @@
 // signed zones refused to secondaries and left out of their catalog.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { prometheusText } from '../../src/common/metrics/prometheus-text.ts';
 import { AnswerCache } from '../../src/dns/cache/answer-cache.ts';
 import { typeBitmap } from '../../src/dns/signer/nsec.ts';
 import { SignatureCache } from '../../src/dns/signer/signature-cache.ts';
@@ -67,7 +68,7 @@ describe('answer cache and signed answers', () => {
         const signed = await dig(dns.port, 'www.signed.example', 'A', ['+dnssec']);
         expect(signed.answer.map((a) => a.type)).toEqual(['A', 'RRSIG']);
       }
-      expect(dns.server.metrics.render()).toMatch(/palisade_dns_signature_cache_entries [1-9]/);
+      expect(prometheusText(dns.server.metrics.snapshot())).toMatch(/palisade_dns_signature_cache_entries [1-9]/);
       // ECDSA P-256 in the DNSSEC form: r|s, 64 octets (RFC 6605 §4).
       const rrsig = (await dig(dns.port, 'www.signed.example', 'A', ['+dnssec'])).answer.find((a) => a.type === 'RRSIG')!;
       expect(Buffer.from(rrsig.data.split(' ').slice(8).join(''), 'base64').length).toBe(64);

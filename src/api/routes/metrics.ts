@@ -7,11 +7,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
-import { metricHeader } from '../../common/prometheus.ts';
+import { family, labelled, type MetricsSnapshot } from '../../common/metrics/family.ts';
+import { PROMETHEUS_CONTENT_TYPE, prometheusText } from '../../common/metrics/prometheus-text.ts';
 
 export interface MetricsOptions {
-  /** Other parts' metrics, appended to the API's. */
-  extra?: () => string | Promise<string>;
+  /** Other parts' figures, written with the API's. */
+  extra?: () => MetricsSnapshot | Promise<MetricsSnapshot>;
   /** The operator's bearer token; unset: loopback clients only. */
   token?: string;
 }
@@ -22,6 +23,8 @@ export function isLoopback(ip: string): boolean {
 }
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+const API_REQUESTS = family({ name: 'palisade_api_requests_total', type: 'counter', help: 'HTTP requests answered, by method and status.', labels: ['method', 'status'] });
 
 const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'];
 
@@ -51,12 +54,7 @@ export const metricsRoutes: FastifyPluginAsync<MetricsOptions> = async (app, opt
   // address only when it fails (see plugins/rate-limit.ts); without, every request is.
   app.get('/metrics', { schema: { hide: true }, config: { credentials: tokenHash !== undefined } }, async (request, reply) => {
     checkOperator(request, reply, tokenHash);
-    const lines = [...metricHeader('palisade_api_requests_total', 'counter', 'HTTP requests answered, by method and status.')];
-    for (const [key, n] of requests) {
-      const [method, status] = key.split(' ');
-      lines.push(`palisade_api_requests_total{method="${method}",status="${status}"} ${n}`);
-    }
-    const text = `${lines.join('\n')}\n${(await options.extra?.()) ?? ''}`;
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(text);
+    const own = labelled(API_REQUESTS, [...requests].map(([key, n]) => [key.split(' '), n] as const));
+    return reply.type(PROMETHEUS_CONTENT_TYPE).send(prometheusText([own, ...((await options.extra?.()) ?? [])]));
   });
 };

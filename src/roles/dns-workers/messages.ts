@@ -3,9 +3,10 @@
 //
 // primary → worker: `init` once; `port` (when the primary has bound it, if `init` had none); `reload` (the stored state was replaced: read it again);
 // `catchup` (the batches after the revision the worker loaded; from then on it is live);
-// `batch` (live, in order); `metrics` (a request, answered with the worker's metrics text).
+// `batch` (live, in order); `metrics` (a request, answered with the worker's figures as data).
 // worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
 // `applied` (after each batch); `metrics`.
+import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 
@@ -40,4 +41,5 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'loaded'; revision: number; port: number; ms: number; zones: number }
   | { type: 'applied'; revision: number }
-  | { type: 'metrics'; id: number; text: string };
+  /** The worker's figures as data, merged by the primary (each family by its own rule). */
+  | { type: 'metrics'; id: number; snapshot: MetricsSnapshot };

@@ -13,6 +13,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
 import type { Logger } from 'pino';
+import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 import type { AppliedEvent } from '../../sync/remote-feed.ts';
@@ -84,7 +85,7 @@ export class DnsWorkers {
   private latestAt = 0;
   private stopping = false;
   private metricsId = 0;
-  private readonly metricsWaiting = new Map<number, (text: string) => void>();
+  private readonly metricsWaiting = new Map<number, (snapshot: MetricsSnapshot) => void>();
   private readonly module = workerModule();
   private port: number | undefined;
 
@@ -200,7 +201,7 @@ export class DnsWorkers {
         if (message.revision >= this.latest) worker.currentAt = Date.now();
         break;
       case 'metrics':
-        this.metricsWaiting.get(message.id)?.(message.text);
+        this.metricsWaiting.get(message.id)?.(message.snapshot);
         break;
       default:
         break;
@@ -243,28 +244,28 @@ export class DnsWorkers {
     return `DNS worker${late.length > 1 ? 's' : ''} ${late.map((w) => w.id).join(', ')} not at revision ${this.latest} for over ${Math.round(boundMs / 1000)} s`;
   }
 
-  /** Every live worker's DNS metrics text (those that answer within a second). */
-  async metrics(): Promise<string[]> {
+  /** Every live worker's DNS figures (those that answer within a second). */
+  async metrics(): Promise<MetricsSnapshot[]> {
     const asked = this.workers.filter((w) => w.child?.connected);
     const texts = await Promise.all(
       asked.map(
         (worker) =>
-          new Promise<string | undefined>((resolve) => {
+          new Promise<MetricsSnapshot | undefined>((resolve) => {
             const id = ++this.metricsId;
             const timer = setTimeout(() => {
               this.metricsWaiting.delete(id);
               resolve(undefined);
             }, METRICS_TIMEOUT_MS);
-            this.metricsWaiting.set(id, (text) => {
+            this.metricsWaiting.set(id, (snapshot) => {
               clearTimeout(timer);
               this.metricsWaiting.delete(id);
-              resolve(text);
+              resolve(snapshot);
             });
             this.send(worker, { type: 'metrics', id });
           }),
       ),
     );
-    return texts.filter((t): t is string => t !== undefined);
+    return texts.filter((t): t is MetricsSnapshot => t !== undefined);
   }
 
   get restarts(): number {

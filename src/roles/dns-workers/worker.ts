@@ -124,7 +124,7 @@ async function run(init: WorkerInit): Promise<void> {
         if (mode === 'live') takeAll([message.entry]);
         break;
       case 'metrics':
-        send({ type: 'metrics', id: message.id, text: dns.metrics.render() });
+        send({ type: 'metrics', id: message.id, snapshot: dns.metrics.snapshot() });
         break;
       default:
         break;

@@ -1,6 +1,7 @@
 // What the edge role's primary and its workers say to each other over the IPC channel (advanced
 // serialization: Maps, Buffers and Dates go as they are). In order on one channel: a worker hears
 // `init` and the whole state before any change, and every change before the revision it makes.
+import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import type { EdgeBatch, EdgeState } from '../../edge/edge-state.ts';
 import type { Minutes } from '../../edge/uptime-recorder.ts';
 
@@ -39,8 +40,8 @@ export type FromWorker =
   | { t: 'bandwidth'; domain: string; sending: boolean }
   | { t: 'lock'; id: number; hash: string; wait: boolean }
   | { t: 'unlock'; hash: string }
-  /** Every half second: the worker's /metrics text and the request measures gathered since the last. */
-  | { t: 'stats'; metrics: string; requests: Map<string, Minutes> };
+  /** Every half second: the worker's figures (as data) and the request measures gathered since the last. */
+  | { t: 'stats'; metrics: MetricsSnapshot; requests: Map<string, Minutes> };
 
 /** Messages come from our own processes, but a malformed one is dropped, never a crash. */
 export function isMessage<T extends { t: string }>(value: unknown): value is T {

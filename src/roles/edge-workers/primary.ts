@@ -20,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import type { Config } from '../../config.ts';
 import { BackendHealth } from '../../edge/backend-health.ts';
 import { CacheJanitor } from '../../edge/cache/cache-janitor.ts';
@@ -30,6 +31,7 @@ import { IpRanges } from '../../edge/protect/ip-ranges.ts';
 import { UptimeRecorder } from '../../edge/uptime-recorder.ts';
 import { UptimeReporter } from '../../edge/uptime-reporter.ts';
 import { createLogger } from '../../log.ts';
+import type { Logger } from 'pino';
 import { NotifyListener } from '../../sync/notify-listener.ts';
 import { CACHE_DISK_BYTES } from '../edge-parts.ts';
 import { feedHealth } from '../feed-health.ts';
@@ -71,184 +73,251 @@ export interface PostReport {
   (report: import('../../uptime/report.ts').UptimeReport): Promise<void>;
 }
 
-// The role's composition root, long on purpose: it only makes the parts above (each its own module:
-// the feed, backend health, the pool, the node's shares, the connection hand-over, the metrics)
-// and wires their callbacks to one another, which reads best in one place.
+/** What the primary's steps share: the node's parts, made by nodeParts, and the pool once made. */
+export interface Primary {
+  config: Config;
+  log: Logger;
+  count: number;
+  byKernel: boolean;
+  /** One key for the node: a clearance one worker set passes in every other. */
+  secret: Buffer;
+  /** And one set of TLS ticket keys: a session resumes in whichever worker the connection meets. */
+  ticketKeys: Buffer;
+  state: RelayedEdgeState;
+  feed: RemoteEdgeFeed;
+  janitor: CacheJanitor;
+  /** The node's backend verdicts: active checks here, once for all workers. */
+  health: BackendHealth;
+  recorder: UptimeRecorder;
+  locks: FillLocks;
+  senders: BandwidthSenders;
+  bans: Bans;
+  /** Each worker's last figures, by worker index. */
+  stats: Map<number, MetricsSnapshot>;
+  /** When each recent revision went out to the workers (for how long they took). */
+  sentAt: Map<number, number>;
+  ports: { http: number; https: number };
+  pool: WorkerPool;
+  /** The worker a verdict came from (not told it again). */
+  verdictFrom: WorkerSlot | undefined;
+  /** Set once the ports are open: the connections a stopped worker never got go to another; those waiting for a worker to serve go when one does. */
+  handOverQueued: (slot: WorkerSlot) => void;
+  handOverParked: () => void;
+}
+
+// The role's composition root: each step below makes one group of parts (each its own module: the
+// feed, backend health, the pool, the node's shares, the connection hand-over, the metrics) and
+// wires their callbacks to one another.
 export async function runEdgePrimary(config: Config, postReport: PostReport): Promise<void> {
+  const p = nodeParts(config);
+  p.pool = newPool(p);
+  relayChanges(p);
+  p.feed.start();
+  p.health.start(() => p.state.routes.backends(), config.edge.checkIntervalMs);
+  p.janitor.start();
+  // The ports first (a port taken is a start-up error before any worker runs); by kernel, held
+  // here only until the workers listen on them too.
+  const listeners = await openPorts(p);
+  await p.pool.start().catch((error: Error) => {
+    throw new StartupError(error.message);
+  });
+  if (p.byKernel) for (const server of listeners.splice(0)) server.close();
+  const reporter = new UptimeReporter(p.recorder, postReport, config.edge.reportMs, p.log.child({ component: 'uptime' }));
+  reporter.start();
+  const { listener, syncPort } = await listenForFeed(p, reporter);
+  const { edge, sync } = config;
+  const shown = edge.host.includes(':') ? `[${edge.host}]` : edge.host;
+  p.log.info(
+    { node: edge.node, http: `http://${shown}:${p.ports.http}`, https: `https://${shown}:${p.ports.https}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: p.feed.applied, domains: p.state.routes.size, workers: p.count, balance: edge.workerBalance },
+    'palisade edge serving',
+  );
+
+  closeOnSignal(p.log, async () => {
+    // No new connections; the workers finish theirs (bounded), then the rest stops.
+    for (const server of listeners) server.close();
+    reporter.stop();
+    await p.pool.stop(WORKERS_STOP_MS);
+    await listener.close();
+    p.health.stop();
+    await p.janitor.stop();
+    await p.feed.stop();
+  });
+}
+
+/** The node's state, feed, cache janitor, backend health and shares (the pool comes next). */
+function nodeParts(config: Config): Primary {
   const { sync, edge } = config;
   const log = createLogger(config.logLevel);
-  const count = edge.workers;
-  const byKernel = edge.workerBalance === 'kernel';
-  // One key for the node: a clearance one worker set passes in every other.
-  const secret = edge.challenge.secret ?? randomBytes(32);
-  // And one set of TLS ticket keys: a session resumes in whichever worker the connection meets.
-  const ticketKeys = randomBytes(48);
   const state = new RelayedEdgeState(edge.node);
   const feed = new RemoteEdgeFeed(state, { url: sync.url!, token: sync.token!, secret: sync.secret!, pollMs: sync.pollMs, dataDir: join(config.dataDir, 'edge-state'), log: log.child({ component: 'sync' }) });
   const janitor = new CacheJanitor(edge.cacheDir, CACHE_DISK_BYTES, log.child({ component: 'cache' }));
   janitor.prepare();
-
-  // The node's backend verdicts: active checks here, once for all workers.
   const health = new BackendHealth(log.child({ component: 'edge' }), undefined, config.allowPrivateBackends);
   const recorder = new UptimeRecorder(state.routes, health);
-  /** The worker a verdict came from (not told it again). */
-  let verdictFrom: WorkerSlot | undefined;
+  const p: Primary = {
+    config,
+    log,
+    count: edge.workers,
+    byKernel: edge.workerBalance === 'kernel',
+    secret: edge.challenge.secret ?? randomBytes(32),
+    ticketKeys: randomBytes(48),
+    state,
+    feed,
+    janitor,
+    health,
+    recorder,
+    locks: new FillLocks(),
+    senders: new BandwidthSenders(),
+    bans: new Bans(),
+    stats: new Map(),
+    sentAt: new Map(),
+    ports: { http: 0, https: 0 },
+    pool: undefined as unknown as WorkerPool,
+    verdictFrom: undefined,
+    handOverQueued: () => undefined,
+    handOverParked: () => undefined,
+  };
   health.observer = {
     checked: (backend, ok, ms) => recorder.checked(backend, ok, ms),
     switched: (backend, up) => {
       recorder.switched();
-      pool.broadcast({ t: 'health', backend, up }, verdictFrom);
+      p.pool.broadcast({ t: 'health', backend, up }, p.verdictFrom);
     },
   };
+  return p;
+}
 
-  const locks = new FillLocks();
-  const senders = new BandwidthSenders();
-  const bans = new Bans();
-  const stats = new Map<number, string>();
-  /** When each recent revision went out to the workers (for how long they took). */
-  const sentAt = new Map<number, number>();
-  let ports = { http: 0, https: 0 };
-  /** Set once the ports are open: the connections a stopped worker never got go to another; those waiting for a worker to serve go when one does. */
-  let handOverQueued: (slot: WorkerSlot) => void = () => undefined;
-  let handOverParked: () => void = () => undefined;
-
-  const answerLocks = (replies: LockReply[]): void => {
-    for (const r of replies) pool.send(pool.slots[r.worker]!, { t: 'lock', id: r.id, hash: r.hash, granted: r.granted });
-  };
-  const introduce = (slot: WorkerSlot): void => {
-    const init: ToWorker = { t: 'init', index: slot.index, workers: count, secret, ticketKeys, httpsPort: ports.https, down: health.downList(), bans: bans.current() };
-    if (byKernel) init.listen = { host: edge.host, http: ports.http, https: ports.https };
-    pool.send(slot, init);
-    pool.send(slot, { t: 'replace', items: state.items() });
-    slot.introduced = true;
-    pool.send(slot, { t: 'revision', revision: feed.applied });
-  };
-  const onMessage = (slot: WorkerSlot, message: FromWorker): void => {
-    switch (message.t) {
-      case 'hello':
-        introduce(slot);
-        return;
-      case 'applied': {
-        const at = sentAt.get(message.revision);
-        slot.applyMs = at === undefined ? undefined : Date.now() - at;
-        handOverParked();
-        return;
-      }
-      case 'health':
-        verdictFrom = slot;
-        try {
-          health.force(message.backend, message.up);
-        } finally {
-          verdictFrom = undefined;
-        }
-        return;
-      case 'ban':
-        bans.add(message.client, message.until);
-        pool.broadcast({ t: 'ban', client: message.client, until: message.until }, slot);
-        return;
-      case 'bandwidth': {
-        const told = senders.set(slot.index, message.domain, message.sending);
-        for (const index of told?.workers ?? []) pool.send(pool.slots[index]!, { t: 'bandwidth', domain: message.domain, senders: told!.senders });
-        return;
-      }
-      case 'lock':
-        answerLocks(locks.lock(slot.index, message.id, message.hash, message.wait));
-        return;
-      case 'unlock':
-        answerLocks(locks.unlock(slot.index, message.hash));
-        return;
-      case 'stats':
-        stats.set(slot.index, message.metrics);
-        recorder.addRequests(message.requests);
-        return;
-    }
-  };
+/** The worker processes: what they say goes to onWorkerMessage; one that stops leaves its shares. */
+function newPool(p: Primary): WorkerPool {
   const pool: WorkerPool = new WorkerPool({
-    count,
-    log,
+    count: p.count,
+    log: p.log,
     env: (index) => ({ ...process.env, PALISADE_EDGE_WORKER: String(index) }),
-    onMessage,
+    onMessage: (slot, message) => onWorkerMessage(p, slot, message),
     onExit: (slot) => {
-      handOverQueued(slot);
-      answerLocks(locks.workerGone(slot.index));
-      for (const told of senders.workerGone(slot.index)) for (const index of told.workers) pool.send(pool.slots[index]!, { t: 'bandwidth', domain: told.domain, senders: told.senders });
+      p.handOverQueued(slot);
+      answerLocks(p, p.locks.workerGone(slot.index));
+      for (const told of p.senders.workerGone(slot.index)) for (const index of told.workers) pool.send(pool.slots[index]!, { t: 'bandwidth', domain: told.domain, senders: told.senders });
     },
   });
+  return pool;
+}
 
-  // Changes go on in order; the revision they make follows once the feed has set it (the same tick).
+/** Changes go on in order; the revision they make follows once the feed has set it (the same tick). */
+function relayChanges(p: Primary): void {
   let revisionDue = false;
-  state.relay = (batch) => {
-    pool.broadcast({ t: 'apply', batch });
+  p.state.relay = (batch) => {
+    p.pool.broadcast({ t: 'apply', batch });
     if (revisionDue) return;
     revisionDue = true;
     process.nextTick(() => {
       revisionDue = false;
-      sentAt.set(feed.applied, Date.now());
-      if (sentAt.size > 64) sentAt.delete(sentAt.keys().next().value!);
-      pool.broadcast({ t: 'revision', revision: feed.applied });
+      p.sentAt.set(p.feed.applied, Date.now());
+      if (p.sentAt.size > 64) p.sentAt.delete(p.sentAt.keys().next().value!);
+      p.pool.broadcast({ t: 'revision', revision: p.feed.applied });
     });
   };
+}
 
-  feed.start();
-  health.start(() => state.routes.backends(), edge.checkIntervalMs);
-  janitor.start();
-
-  // The ports first (a port taken is a start-up error before any worker runs); by kernel, held
-  // here only until the workers listen on them too.
+/** The HTTP and HTTPS ports: by client, connections handed over to the worker of their network; by kernel, held until the workers listen. */
+async function openPorts(p: Primary): Promise<Server[]> {
+  const { edge } = p.config;
   const trusted = IpRanges.compile(edge.trustedProxies);
-  const dispatch = new ConnectionDispatch(count, trusted, DEFAULT_CONNECTION_LIMITS.prefixV4, DEFAULT_CONNECTION_LIMITS.prefixV6);
-  const handover = new ConnectionHandover(pool, dispatch);
-  handOverQueued = (slot) => handover.handOverQueued(slot);
-  handOverParked = () => handover.handOverParked();
+  const dispatch = new ConnectionDispatch(p.count, trusted, DEFAULT_CONNECTION_LIMITS.prefixV4, DEFAULT_CONNECTION_LIMITS.prefixV6);
+  const handover = new ConnectionHandover(p.pool, dispatch);
+  p.handOverQueued = (slot) => handover.handOverQueued(slot);
+  p.handOverParked = () => handover.handOverParked();
   const listeners: Server[] = [];
   const listen = (scheme: Scheme, port: number): Promise<number> =>
     new Promise((resolve, reject) => {
-      const server = byKernel ? createServer((socket) => socket.destroy()) : createServer({ pauseOnConnect: true }, (socket) => handover.accept(socket, scheme));
+      const server = p.byKernel ? createServer((socket) => socket.destroy()) : createServer({ pauseOnConnect: true }, (socket) => handover.accept(socket, scheme));
       listeners.push(server);
       server.once('error', (error: NodeJS.ErrnoException) => reject(new StartupError(`edge: cannot listen on ${edge.host}:${port} for ${scheme.toUpperCase()} (${error.code ?? error.message}); free the port or set PALISADE_EDGE_HOST/PALISADE_EDGE_HTTP_PORT/PALISADE_EDGE_HTTPS_PORT`)));
-      server.listen({ port, host: edge.host, reusePort: byKernel }, () => resolve((server.address() as { port: number }).port));
+      server.listen({ port, host: edge.host, reusePort: p.byKernel }, () => resolve((server.address() as { port: number }).port));
     });
-  ports = { http: await listen('http', edge.httpPort), https: await listen('https', edge.httpsPort) };
+  p.ports = { http: await listen('http', edge.httpPort), https: await listen('https', edge.httpsPort) };
+  return listeners;
+}
 
-  await pool.start().catch((error: Error) => {
-    throw new StartupError(error.message);
-  });
-  if (byKernel) for (const server of listeners.splice(0)) server.close();
-
-  const reporter = new UptimeReporter(recorder, postReport, edge.reportMs, log.child({ component: 'uptime' }));
-  reporter.start();
+/** The notify listener: pushes from the API, /healthz and /metrics for the whole node. */
+async function listenForFeed(p: Primary, reporter: UptimeReporter): Promise<{ listener: NotifyListener; syncPort: number }> {
+  const { sync, edge } = p.config;
+  const { pool, feed, state } = p;
   const workersHealth = () => pool.slots.map((s) => ({ worker: s.index, pid: s.child?.pid, serving: s.ready, revision: s.revision, apply_ms: s.applyMs, restarts: s.restarts }));
   const healthOf = () => {
     const h = feedHealth(feed, sync.maxLagMs, { node: edge.node, node_status: state.node?.status ?? null, domains: state.routes.size, certificates: state.certificates.size, workers: workersHealth() });
     return pool.readyCount === 0 ? { ...h, ok: false, status: 'degraded', reason: 'no worker is serving' } : h;
   };
-  const metrics = (): string =>
-    primaryMetrics({ pool, workerTexts: stats.values(), cacheDiskBytes: janitor.bytes, applied: feed.applied, lag: Math.max(0, feed.current - feed.applied), reports: reporter, pushes: listener });
+  const metrics = (): MetricsSnapshot =>
+    primaryMetrics({ pool, workerSnapshots: p.stats.values(), cacheDiskBytes: p.janitor.bytes, applied: feed.applied, lag: Math.max(0, feed.current - feed.applied), reports: reporter, pushes: listener });
   const listener: NotifyListener = new NotifyListener({
     secret: sync.secret!,
     applied: () => feed.applied,
     onNotify: () => void feed.catchUp(),
     health: healthOf,
     metrics,
-    log: log.child({ component: 'sync' }),
+    log: p.log.child({ component: 'sync' }),
   });
   const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`sync: cannot listen on ${sync.host}:${sync.port} (${error.code ?? error.message}); set PALISADE_SYNC_HOST/PALISADE_SYNC_PORT`);
   });
-  const shown = edge.host.includes(':') ? `[${edge.host}]` : edge.host;
-  log.info(
-    { node: edge.node, http: `http://${shown}:${ports.http}`, https: `https://${shown}:${ports.https}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, domains: state.routes.size, workers: count, balance: edge.workerBalance },
-    'palisade edge serving',
-  );
+  return { listener, syncPort };
+}
 
-  closeOnSignal(log, async () => {
-    // No new connections; the workers finish theirs (bounded), then the rest stops.
-    for (const server of listeners) server.close();
-    reporter.stop();
-    await pool.stop(WORKERS_STOP_MS);
-    await listener.close();
-    health.stop();
-    await janitor.stop();
-    await feed.stop();
-  });
+function answerLocks(p: Primary, replies: LockReply[]): void {
+  for (const r of replies) p.pool.send(p.pool.slots[r.worker]!, { t: 'lock', id: r.id, hash: r.hash, granted: r.granted });
+}
+
+/** A worker that says hello gets its settings, the whole state, then the revision it reflects. */
+function introduce(p: Primary, slot: WorkerSlot): void {
+  const { edge } = p.config;
+  const init: ToWorker = { t: 'init', index: slot.index, workers: p.count, secret: p.secret, ticketKeys: p.ticketKeys, httpsPort: p.ports.https, down: p.health.downList(), bans: p.bans.current() };
+  if (p.byKernel) init.listen = { host: edge.host, http: p.ports.http, https: p.ports.https };
+  p.pool.send(slot, init);
+  p.pool.send(slot, { t: 'replace', items: p.state.items() });
+  slot.introduced = true;
+  p.pool.send(slot, { t: 'revision', revision: p.feed.applied });
+}
+
+/** What a worker says: its hello, revisions applied, verdicts, bans, bandwidth, fill locks, figures. */
+function onWorkerMessage(p: Primary, slot: WorkerSlot, message: FromWorker): void {
+  const { pool } = p;
+  switch (message.t) {
+    case 'hello':
+      introduce(p, slot);
+      return;
+    case 'applied': {
+      const at = p.sentAt.get(message.revision);
+      slot.applyMs = at === undefined ? undefined : Date.now() - at;
+      p.handOverParked();
+      return;
+    }
+    case 'health':
+      p.verdictFrom = slot;
+      try {
+        p.health.force(message.backend, message.up);
+      } finally {
+        p.verdictFrom = undefined;
+      }
+      return;
+    case 'ban':
+      p.bans.add(message.client, message.until);
+      pool.broadcast({ t: 'ban', client: message.client, until: message.until }, slot);
+      return;
+    case 'bandwidth': {
+      const told = p.senders.set(slot.index, message.domain, message.sending);
+      for (const index of told?.workers ?? []) pool.send(pool.slots[index]!, { t: 'bandwidth', domain: message.domain, senders: told!.senders });
+      return;
+    }
+    case 'lock':
+      answerLocks(p, p.locks.lock(slot.index, message.id, message.hash, message.wait));
+      return;
+    case 'unlock':
+      answerLocks(p, p.locks.unlock(slot.index, message.hash));
+      return;
+    case 'stats':
+      p.stats.set(slot.index, message.metrics);
+      p.recorder.addRequests(message.requests);
+      return;
+  }
 }

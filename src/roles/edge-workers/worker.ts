@@ -5,6 +5,7 @@
 // bans, each domain's bandwidth, the cache's fill locks; every half second the worker sends its
 // counters and request measures (the primary's /metrics and uptime reports are the node's).
 import { Socket } from 'node:net';
+import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { edgeWorkerIndex } from '../../config/edge.ts';
 import type { EdgeServer } from '../../edge/edge-server.ts';
@@ -57,115 +58,38 @@ class LockClient {
   }
 }
 
+/** What the worker's steps share. */
+interface Worker {
+  config: Config;
+  log: Logger;
+  send: (message: FromWorker) => void;
+  state: EdgeState;
+  geo: ReturnType<typeof openGeo>;
+  locks: LockClient;
+  /** Workers sending for each domain, as the primary last said. */
+  senders: Map<string, number>;
+  workers: number;
+  edge: EdgeServer | undefined;
+  /** Balanced by the kernel: serving once listening on the shared ports. */
+  listening: Promise<unknown>;
+  /** A verdict from the primary is taken, not passed back. */
+  told: boolean;
+}
+
 export async function runEdgeWorker(config: Config): Promise<void> {
   if (!process.send) throw new StartupError('`palisade edge --edge-worker` is started by `palisade edge` (PALISADE_EDGE_WORKERS), not on its own');
-  const index = edgeWorkerIndex();
-  const log = createLogger(config.logLevel).child({ worker: index });
+  const log = createLogger(config.logLevel).child({ worker: edgeWorkerIndex() });
   const send = (message: FromWorker): void => {
     if (process.connected) process.send!(message, undefined, undefined, () => undefined);
   };
-  const state = new EdgeState(config.edge.node);
-  const geo = openGeo(config, log);
-  const locks = new LockClient(send);
-  /** Workers sending for each domain, as the primary last said. */
-  const senders = new Map<string, number>();
-  let workers = 1;
-  let edge: EdgeServer | undefined;
-  /** Balanced by the kernel: serving once listening on the shared ports. */
-  let listening: Promise<unknown> = Promise.resolve();
-  /** A verdict from the primary is taken, not passed back. */
-  let told = false;
-
-  const start = (init: Extract<ToWorker, { t: 'init' }>): void => {
-    workers = init.workers;
-    const perWorker = Math.max(16, Math.ceil(config.edge.maxConnections / workers));
-    edge = newEdgeServer(config, state, log.child({ component: 'edge' }), geo, {
-      challenge: { difficulty: config.edge.challenge.difficulty, cookieMinutes: config.edge.challenge.cookieMinutes, secret: init.secret },
-      // The node's bounds, divided: each worker holds its part of the connections, of the memory cache and of the body buffer.
-      connections: { ...DEFAULT_CONNECTION_LIMITS, max: perWorker, perClient: config.edge.maxConnectionsPerClient, reserve: Math.floor(perWorker / 16) },
-      // A client network's connections all reach one worker (client balance): its share stays whole.
-      bodyBuffer: { ...DEFAULT_BODY_BUFFER, nodeBytes: Math.max(config.edge.bodyBufferPerClientBytes, Math.floor(config.edge.bodyBufferBytes / workers)), perClientBytes: config.edge.bodyBufferPerClientBytes },
-      cache: {
-        memoryBytes: Math.max(1_048_576, Math.floor(config.edge.cacheMemoryBytes / workers)),
-        diskBytes: CACHE_DISK_BYTES,
-        dir: config.edge.cacheDir,
-        shared: { acquire: (hash, wait, timeoutMs) => locks.acquire(hash, wait, timeoutMs), release: (hash) => locks.release(hash), revisionOf: (domain) => state.routes.get(domain)?.revision },
-      },
-      activeChecks: false,
-      bandwidthShare: { part: (domain) => 1 / (senders.get(domain) ?? workers), sending: (domain, sending) => send({ t: 'bandwidth', domain, sending }) },
-    });
-    const server = edge;
-    server.setTicketKeys(init.ticketKeys);
-    server.health.observer = {
-      checked: () => undefined,
-      switched: (backend, up) => {
-        if (!told) send({ t: 'health', backend, up });
-      },
-    };
-    for (const backend of init.down) force(backend, false);
-    server.clientLimits.onBan = (client, until) => send({ t: 'ban', client, until });
-    for (const [client, until] of init.bans) server.clientLimits.ban(client, until);
-    if (init.listen) {
-      listening = server.listen(init.listen.host, init.listen.http, init.listen.https, { reusePort: true }).catch((error: Error) => {
-        log.error({ err: error.message }, 'edge worker: cannot listen');
-        process.exit(1);
-      });
-    } else server.serveHandedOver(init.httpsPort);
-  };
-
-  const force = (backend: string, up: boolean): void => {
-    told = true;
-    try {
-      edge?.health.force(backend, up);
-    } finally {
-      told = false;
-    }
-  };
-
+  const w: Worker = { config, log, send, state: new EdgeState(config.edge.node), geo: openGeo(config, log), locks: new LockClient(send), senders: new Map(), workers: 1, edge: undefined, listening: Promise.resolve(), told: false };
   process.on('message', (message: unknown, handle: unknown) => {
-    if (!isMessage<ToWorker>(message)) return;
-    switch (message.t) {
-      case 'init':
-        if (!edge) start(message);
-        return;
-      case 'replace':
-        state.replace(message.items);
-        return;
-      case 'apply':
-        state.apply(message.batch);
-        return;
-      case 'revision': {
-        const revision = message.revision;
-        void listening.then(() => send({ t: 'applied', revision }));
-        return;
-      }
-      case 'connection':
-        if (!(handle instanceof Socket)) return;
-        if (edge) edge.accept(handle, message.scheme);
-        else handle.destroy();
-        return;
-      case 'health':
-        force(message.backend, message.up);
-        return;
-      case 'ban':
-        edge?.clientLimits.ban(message.client, message.until);
-        return;
-      case 'bandwidth':
-        senders.set(message.domain, message.senders);
-        edge?.bandwidth.reshare(message.domain);
-        return;
-      case 'lock':
-        locks.answer(message.id, message.hash, message.granted);
-        return;
-    }
+    if (isMessage<ToWorker>(message)) onPrimaryMessage(w, message, handle);
   });
-
-  const statsMessage = (): FromWorker | undefined => edge && { t: 'stats', metrics: edge.renderMetrics(), requests: edge.uptime.takeRequests() };
-  const stats = (): void => {
-    const message = statsMessage();
+  const timer = setInterval(() => {
+    const message = statsMessage(w);
     if (message) send(message);
-  };
-  const timer = setInterval(stats, STATS_MS);
+  }, STATS_MS);
   timer.unref();
   send({ t: 'hello' });
 
@@ -173,12 +97,104 @@ export async function runEdgeWorker(config: Config): Promise<void> {
     log,
     async () => {
       clearInterval(timer);
-      await edge?.close();
-      geo?.close();
+      await w.edge?.close();
+      w.geo?.close();
       // What was counted since the last half second is not lost with the worker (sent before it exits).
-      const last = statsMessage();
+      const last = statsMessage(w);
       if (last && process.connected) await new Promise<void>((resolve) => process.send!(last, undefined, undefined, () => resolve()));
     },
     { boundMs: WORKER_SHUTDOWN_MS },
   );
+}
+
+/** The worker's figures and the request measures since the last (undefined before it serves). */
+function statsMessage(w: Worker): FromWorker | undefined {
+  return w.edge && { t: 'stats', metrics: w.edge.metricsSnapshot(), requests: w.edge.uptime.takeRequests() };
+}
+
+/** What the primary says: the start, the state and its changes, connections, the node's shares. */
+function onPrimaryMessage(w: Worker, message: ToWorker, handle: unknown): void {
+  switch (message.t) {
+    case 'init':
+      if (!w.edge) startServer(w, message);
+      return;
+    case 'replace':
+      w.state.replace(message.items);
+      return;
+    case 'apply':
+      w.state.apply(message.batch);
+      return;
+    case 'revision': {
+      const revision = message.revision;
+      void w.listening.then(() => w.send({ t: 'applied', revision }));
+      return;
+    }
+    case 'connection':
+      if (!(handle instanceof Socket)) return;
+      if (w.edge) w.edge.accept(handle, message.scheme);
+      else handle.destroy();
+      return;
+    case 'health':
+      force(w, message.backend, message.up);
+      return;
+    case 'ban':
+      w.edge?.clientLimits.ban(message.client, message.until);
+      return;
+    case 'bandwidth':
+      w.senders.set(message.domain, message.senders);
+      w.edge?.bandwidth.reshare(message.domain);
+      return;
+    case 'lock':
+      w.locks.answer(message.id, message.hash, message.granted);
+      return;
+  }
+}
+
+/** A backend verdict the primary passed on (not sent back to it). */
+function force(w: Worker, backend: string, up: boolean): void {
+  w.told = true;
+  try {
+    w.edge?.health.force(backend, up);
+  } finally {
+    w.told = false;
+  }
+}
+
+/** The edge server, its share of the node's bounds, and its links to the node's shares through the primary. */
+function startServer(w: Worker, init: Extract<ToWorker, { t: 'init' }>): void {
+  const { config, state, locks, senders, send } = w;
+  const workers = (w.workers = init.workers);
+  const perWorker = Math.max(16, Math.ceil(config.edge.maxConnections / workers));
+  const server = newEdgeServer(config, state, w.log.child({ component: 'edge' }), w.geo, {
+    challenge: { difficulty: config.edge.challenge.difficulty, cookieMinutes: config.edge.challenge.cookieMinutes, secret: init.secret },
+    // The node's bounds, divided: each worker holds its part of the connections, of the memory cache and of the body buffer.
+    connections: { ...DEFAULT_CONNECTION_LIMITS, max: perWorker, perClient: config.edge.maxConnectionsPerClient, reserve: Math.floor(perWorker / 16) },
+    // A client network's connections all reach one worker (client balance): its share stays whole.
+    bodyBuffer: { ...DEFAULT_BODY_BUFFER, nodeBytes: Math.max(config.edge.bodyBufferPerClientBytes, Math.floor(config.edge.bodyBufferBytes / workers)), perClientBytes: config.edge.bodyBufferPerClientBytes },
+    cache: {
+      memoryBytes: Math.max(1_048_576, Math.floor(config.edge.cacheMemoryBytes / workers)),
+      diskBytes: CACHE_DISK_BYTES,
+      dir: config.edge.cacheDir,
+      shared: { acquire: (hash, wait, timeoutMs) => locks.acquire(hash, wait, timeoutMs), release: (hash) => locks.release(hash), revisionOf: (domain) => state.routes.get(domain)?.revision },
+    },
+    activeChecks: false,
+    bandwidthShare: { part: (domain) => 1 / (senders.get(domain) ?? w.workers), sending: (domain, sending) => send({ t: 'bandwidth', domain, sending }) },
+  });
+  w.edge = server;
+  server.setTicketKeys(init.ticketKeys);
+  server.health.observer = {
+    checked: () => undefined,
+    switched: (backend, up) => {
+      if (!w.told) send({ t: 'health', backend, up });
+    },
+  };
+  for (const backend of init.down) force(w, backend, false);
+  server.clientLimits.onBan = (client, until) => send({ t: 'ban', client, until });
+  for (const [client, until] of init.bans) server.clientLimits.ban(client, until);
+  if (init.listen) {
+    w.listening = server.listen(init.listen.host, init.listen.http, init.listen.https, { reusePort: true }).catch((error: Error) => {
+      w.log.error({ err: error.message }, 'edge worker: cannot listen');
+      process.exit(1);
+    });
+  } else server.serveHandedOver(init.httpsPort);
 }

@@ -6,6 +6,7 @@
 import type { Config } from '../../config.ts';
 import type { Server as TlsServer } from 'node:tls';
 import { buildApp } from '../../api/app.ts';
+import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import { isLoopback } from '../../api/routes/metrics.ts';
 import { describeCertificate, followTlsFiles, readTlsPair, type TlsPair } from '../../api/tls-files.ts';
 import { createLogger } from '../../log.ts';
@@ -77,7 +78,7 @@ export async function runApiPart(config: Config, inServe: boolean): Promise<void
     { dns: peers.dns === undefined ? undefined : { host: config.dns.host, port: peers.dns }, edgeHttpPort: peers.edgeHttp },
     notifications.notify.events,
   );
-  const partsMetrics = async () => (channel.supervised ? await channel.request<string>('supervisor', 'metrics', undefined, METRICS_WAIT_MS).catch(() => '') : '');
+  const partsMetrics = async (): Promise<MetricsSnapshot> => (channel.supervised ? await channel.request<MetricsSnapshot>('supervisor', 'metrics', undefined, METRICS_WAIT_MS).catch(() => []) : []);
   const https = apiTls(config);
   refusePlainHttpAfar(config, https !== undefined);
   const app = await buildApp({
@@ -87,7 +88,7 @@ export async function runApiPart(config: Config, inServe: boolean): Promise<void
     tasks: certs.book,
     notify: notifications.notify,
     logger: log.child({ component: 'api' }),
-    metrics: async () => (await partsMetrics()) + notifier.metrics() + certs.worker.metrics() + notifications.metrics(),
+    metrics: async () => [...(await partsMetrics()), ...notifier.metrics(), ...certs.worker.metrics(), ...notifications.metrics()],
   });
   await app.listen({ host: config.api.host, port: config.api.port }).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`api: cannot listen on ${config.api.host}:${config.api.port} (${error.code ?? error.message}); free the port or set PALISADE_API_HOST/PALISADE_API_PORT`);

@@ -31,7 +31,7 @@ export async function runDnsPart(config: Config): Promise<void> {
     store.committedElsewhere();
     void feed.catchUp();
   });
-  channel.handle('metrics', () => dns.metrics.render());
+  channel.handle('metrics', () => dns.metrics.snapshot());
   const port = await dns.listen().catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`dns: cannot listen on ${config.dns.host}:${config.dns.port} (${error.code ?? error.message}); free the port or set PALISADE_DNS_HOST/PALISADE_DNS_PORT`);
   });

@@ -3,6 +3,7 @@
 // name server part. Its uptime reports go to the API part through the supervisor, as node 0's.
 import type { Config } from '../../config.ts';
 import { SecretBox, withOpenKey } from '../../certs/secret-box.ts';
+import { edgeFeedFigures } from '../../edge/edge-families.ts';
 import { EdgeState } from '../../edge/edge-state.ts';
 import { StoreEdgeFeed } from '../../edge/feed/edge-feeds.ts';
 import { UptimeReporter } from '../../edge/uptime-reporter.ts';
@@ -39,7 +40,7 @@ export async function runEdgePart(config: Config): Promise<void> {
   const edge = newEdgeServer(config, state, log, geo);
   const addresses = await listenEdge(config, edge);
   const reporter = new UptimeReporter(edge.uptime, (report: UptimeReport) => channel.request<void>('api', 'uptime-report', report, REPORT_TIMEOUT_MS), config.edge.reportMs, log);
-  channel.handle('metrics', () => edge.renderMetrics({ palisade_edge_revision_applied: feed.revision, palisade_edge_uptime_reports_sent: reporter.sent, palisade_edge_uptime_reports_dropped: reporter.dropped }));
+  channel.handle('metrics', () => edge.metricsSnapshot(edgeFeedFigures(feed.revision, reporter)));
   reporter.start();
   channel.ready({ http: Number(new URL(addresses.http).port), https: Number(new URL(addresses.https).port) }, { edge: addresses });
 
