@@ -27,6 +27,7 @@ import type { Store } from '../store/types.ts';
 import { provenAncestor } from './evidence.ts';
 import { parentDs, resolverDs, type ParentDsLookup } from './parent-ds.ts';
 import { advanceZoneRollover, zoneRolloverWaits } from './dnssec-rollover.ts';
+import type { DnssecParentCounts } from './dnssec-metrics.ts';
 
 interface SeenDoc {
   seen?: ParentDsSeen;
@@ -42,7 +43,7 @@ const watched = (domain: DomainState) => domain.dnssec === true || domain.signin
 
 export class DnssecParent {
   private readonly lookup: ParentDsLookup | undefined;
-  readonly counts = { looks: 0, unsigned: 0, rolled: 0 };
+  readonly counts: DnssecParentCounts = { looks: 0, noAnswer: 0, unsigned: 0, rolled: 0 };
 
   constructor(
     private readonly store: Store,
@@ -114,6 +115,7 @@ export class DnssecParent {
     if (inStore) seen = nextSeen(doc.seen, inStore, at, 'store');
     else if (this.lookup) {
       const found = await this.lookup(name).catch(() => undefined);
+      if (!found) this.counts.noAnswer++;
       seen = nextSeen(doc.seen, found, at, this.config.ownership.delegationCheck, found ? undefined : 'the parent zone gave no definite answer');
     } else seen = nextSeen(doc.seen, undefined, at, undefined, 'PALISADE_DELEGATION_RESOLVER is not set: the parent zone cannot be looked at');
     const before = dnssecState(name, head.domain, doc.seen);

@@ -7,6 +7,7 @@ import { DeliveryWorker } from '../notify/delivery-worker.ts';
 import { Monitor } from '../notify/monitor.ts';
 import { Notifications } from '../notify/notifications.ts';
 import { DnssecParent } from '../ownership/dnssec-parent.ts';
+import { dnssecParentMetrics } from '../ownership/dnssec-metrics.ts';
 import { Ownership } from '../ownership/ownership.ts';
 import { issuanceReason } from '../certs/cert-names.ts';
 import { TaskBook } from '../certs/task-book.ts';
@@ -47,6 +48,6 @@ export function notifyParts(store: Store, config: Config, log: Logger): NotifyPa
       await monitor.stop();
       await worker.stop();
     },
-    metrics: () => [...notify.metrics(), ...worker.metrics()],
+    metrics: () => [...notify.metrics(), ...worker.metrics(), ...dnssecParentMetrics(dnssecParent.counts)],
   };
 }

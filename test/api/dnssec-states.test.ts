@@ -198,6 +198,11 @@ describe('DNSSEC states, the parent\'s DS looked at, Unbound validating the whol
     // recovers from a DS it still holds — on a bogus answer it fetches the DS again — so this is
     // asserted on the time, not seen as a SERVFAIL: without the wait it ended after ~1 s.)
     expect(offAt - removed).toBeGreaterThanOrEqual(DS_TTL * 1000);
+    // The monitor's work, as an operator's scraper sees it.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('palisade_dnssec_parent_looks_total{outcome="seen"}')).toBeGreaterThan(2);
+    expect(value('palisade_dnssec_unsigning_ended_total')).toBe(1);
   });
 
   it('off/on/off/on/off, Unbound asked between each step: never a SERVFAIL', async () => {
