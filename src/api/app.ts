@@ -85,7 +85,36 @@ function ownershipOf(app: FastifyInstance, logger: Logger | false): Ownership {
 }
 
 export async function buildApp({ store, config, logger, metrics, tasks, notify, https }: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = fastifyFor(config, logger, https);
+  app.setValidatorCompiler(validatorCompiler);
+  // JSON only: text/plain (which Fastify parses by default) and forms get 415 like any other type.
+  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  app.decorate('store', store);
+  app.decorate('config', config);
+  app.decorate('secrets', config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined);
+  app.decorate('tasks', tasks ?? new TaskBook(store, config.certs.retryBaseMs));
+  app.decorate('notify', notify ?? new Notifications(store, logger ? logger.child({ component: 'notify' }) : createLogger('silent')));
+  app.decorate('ownership', ownershipOf(app, logger));
+  app.decorate('dnssecParent', new DnssecParent(app.store, app.config, logger ? logger.child({ component: 'dnssec' }) : createLogger('silent')));
+
+  answerWithProblems(app, config);
+  app.addHook('onSend', async (request, reply, payload) => {
+    void reply.header('x-request-id', request.id);
+    // Answered before the body was read (413, 401, 415): let the client finish sending and read it.
+    lingerBeforeClose(request.raw, reply.raw);
+    // JSON ends with a newline, so `curl` leaves the shell's prompt on a line of its own.
+    if (typeof payload === 'string' && payload.length > 0 && !payload.endsWith('\n') && /json/.test(String(reply.getHeader('content-type') ?? ''))) return `${payload}\n`;
+    return payload;
+  });
+  await registerRoutes(app, config, metrics);
+  return app;
+}
+
+/** The Fastify instance with the API's server options (errors before routing answered as problems too, request ids, proxies trusted). */
+function fastifyFor(config: Config, logger: Logger | false, https: AppOptions['https']): FastifyInstance {
+  return Fastify({
     // Router errors (a path parameter past its length, a malformed URL) as problem documents too.
     frameworkErrors: (error, _request, reply) => {
       const code = (error as { code?: string }).code;
@@ -116,20 +145,11 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify, 
     // logs, the loopback-only /metrics), from these addresses only.
     ...(config.api.trustedProxies.length > 0 && { trustProxy: config.api.trustedProxies }),
     ...(https && { https }),
-  }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
-  // JSON only: text/plain (which Fastify parses by default) and forms get 415 like any other type.
-  app.removeContentTypeParser('text/plain');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
-  app.decorate('store', store);
-  app.decorate('config', config);
-  app.decorate('secrets', config.certs.secretKey ? new SecretBox(config.certs.secretKey) : undefined);
-  app.decorate('tasks', tasks ?? new TaskBook(store, config.certs.retryBaseMs));
-  app.decorate('notify', notify ?? new Notifications(store, logger ? logger.child({ component: 'notify' }) : createLogger('silent')));
-  app.decorate('ownership', ownershipOf(app, logger));
-  app.decorate('dnssecParent', new DnssecParent(app.store, app.config, logger ? logger.child({ component: 'dnssec' }) : createLogger('silent')));
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+}
 
+/** Every error as a problem document: a route's error, an unknown path (404) or method (405 with Allow), and a query parameter no route knows. */
+function answerWithProblems(app: FastifyInstance, config: Config): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A failed authentication counts against the client's address; past its limit, 429.
     const limited = error instanceof ApiError && error.code === 'UNAUTHORIZED' ? app.rateLimits.chargeFailure(request) : undefined;
@@ -166,15 +186,10 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify, 
     }
     return sendProblem(reply, problem('NOT_FOUND', `no route ${request.method} ${path}`));
   });
+}
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    void reply.header('x-request-id', request.id);
-    // Answered before the body was read (413, 401, 415): let the client finish sending and read it.
-    lingerBeforeClose(request.raw, reply.raw);
-    // JSON ends with a newline, so `curl` leaves the shell's prompt on a line of its own.
-    if (typeof payload === 'string' && payload.length > 0 && !payload.endsWith('\n') && /json/.test(String(reply.getHeader('content-type') ?? ''))) return `${payload}\n`;
-    return payload;
-  });
+/** The plugins and routes, each in its scope: the consumers' with their own tokens, the customers' behind the API key. */
+async function registerRoutes(app: FastifyInstance, config: Config, metrics: AppOptions['metrics']): Promise<void> {
   await app.register(requestLogPlugin);
   await app.register(rateLimitPlugin, config.api.rateLimit);
   await app.register(openapiPlugin);
@@ -202,5 +217,4 @@ export async function buildApp({ store, config, logger, metrics, tasks, notify, 
     await authed.register(nodeRoutes);
     await authed.register(geoRoutes);
   });
-  return app as unknown as FastifyInstance;
 }

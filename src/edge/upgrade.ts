@@ -45,9 +45,9 @@ function rawHead(status: number, message: string, headers: IncomingMessage['rawH
 /**
  * Carries the upgrade to `backend`. `res` is the response bound to the client's socket (for any
  * answer but 101); `forwarded` the request headers to send, forwarding headers included.
- * Resolves once the backend has answered (or failed); on 101 the sockets stay joined after.
- * Kept as one function (past 80 lines): its listeners, timers and the settle-once flag are one
- * exchange's state, and every path out must let go of all of them together.
+ * Resolves once the backend has answered (or failed); on 101 the sockets stay joined after. Its
+ * listeners, timers and the settle-once flag are one exchange's state, let go of together on
+ * every path out (settle); what follows an answer (joinSockets, passAnswer) holds none of them.
  */
 export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: Duplex, clientHead: Buffer, backend: Backend, forwarded: Record<string, string | string[]>, options: UpgradeOptions): Promise<ProxyOutcome> {
   return new Promise((resolve) => {
@@ -102,51 +102,64 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, client: 
       if (upstreamHead.length > 0) client.write(upstreamHead);
       if (clientHead.length > 0) socket.write(clientHead);
       for (const chunk of sentEarly) socket.write(chunk);
-      socket.pipe(client).pipe(socket);
-      const close = (): void => {
-        clearInterval(idle);
-        socket.destroy();
-        client.destroy();
-      };
-      for (const end of [socket, client]) {
-        end.on('error', close);
-        end.on('close', close);
-      }
-      // Silence both ways for idleMs ends the pair; traffic either way keeps it open.
-      let last = performance.now();
-      const touch = (): void => {
-        last = performance.now();
-      };
-      socket.on('data', touch);
-      client.on('data', touch);
-      const idle: NodeJS.Timeout = setInterval(() => {
-        if (performance.now() - last >= options.idleMs) close();
-      }, Math.min(options.idleMs, 1000));
-      idle.unref();
-      if (client.destroyed || socket.destroyed) close();
+      joinSockets(client, socket, options.idleMs);
       settle({ status: 101, via: 'backend', upstreamMs: performance.now() - started });
     });
     upstream.on('response', (answer: IncomingMessage) => {
       if (settled) return answer.destroy();
-      const status = answer.statusCode ?? 0;
-      // A status Node's client accepts but no response may carry (099, 600+): the backend is broken.
-      if (status < 100 || status > 599) {
+      const status = passAnswer(answer, res);
+      if (status === undefined) {
         answer.destroy();
         upstream.destroy();
         return settle({ status: 502, via: 'unreachable' });
       }
-      try {
-        res.writeHead(status, forwardable(answer.headers));
-      } catch {
-        answer.destroy();
-        upstream.destroy();
-        return settle({ status: 502, via: 'unreachable' });
-      }
-      answer.pipe(res);
-      // This backend connection is not reused: it ends with the answer (or with the client).
-      res.once('close', () => answer.destroy());
       settle({ status, via: 'backend', upstreamMs: performance.now() - started });
     });
     upstream.end();
   });
+}
+
+/** After a 101: the two sockets joined both ways, closed together on an error or a close of either, or after idleMs of silence both ways. */
+function joinSockets(client: Duplex, socket: Duplex, idleMs: number): void {
+  socket.pipe(client).pipe(socket);
+  const close = (): void => {
+    clearInterval(idle);
+    socket.destroy();
+    client.destroy();
+  };
+  for (const end of [socket, client]) {
+    end.on('error', close);
+    end.on('close', close);
+  }
+  // Silence both ways for idleMs ends the pair; traffic either way keeps it open.
+  let last = performance.now();
+  const touch = (): void => {
+    last = performance.now();
+  };
+  socket.on('data', touch);
+  client.on('data', touch);
+  const idle: NodeJS.Timeout = setInterval(() => {
+    if (performance.now() - last >= idleMs) close();
+  }, Math.min(idleMs, 1000));
+  idle.unref();
+  if (client.destroyed || socket.destroyed) close();
+}
+
+/**
+ * A backend's answer other than 101 passed back on `res`, its connection ending with it: the
+ * status, or undefined when the answer cannot be passed on (a status Node's client accepts but no
+ * response may carry, 099 or 600+, or headers `res` refuses): the backend is broken.
+ */
+function passAnswer(answer: IncomingMessage, res: ServerResponse): number | undefined {
+  const status = answer.statusCode ?? 0;
+  if (status < 100 || status > 599) return undefined;
+  try {
+    res.writeHead(status, forwardable(answer.headers));
+  } catch {
+    return undefined;
+  }
+  answer.pipe(res);
+  // This backend connection is not reused: it ends with the answer (or with the client).
+  res.once('close', () => answer.destroy());
+  return status;
 }

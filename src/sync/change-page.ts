@@ -116,6 +116,17 @@ export async function readChangePage(store: Store, since: number, limit: number,
     bytes += size;
   }
   const included = feed.changes.slice(0, cut);
+  const changes = pageChanges(included, roles, docs, domains);
+  const last = included[included.length - 1];
+  return { since, revision: last ? last.revision : Math.max(since, 0), current, changes };
+}
+
+/**
+ * What the page sends of the changes it includes (`roles` theirs, `docs` and `domains` as read):
+ * each document's last whole change, a zone's settings as they now are once before its
+ * differences, the differences, the bare changes; nothing of what a later entry supersedes.
+ */
+function pageChanges(included: readonly Change[], roles: readonly Role[], docs: ReadonlyMap<string, unknown>, domains: ReadonlyMap<string, DomainState | undefined>): FeedChange[] {
   // Where each key's last whole change (put or delete) and last settings change are in the page.
   const lastWhole = new Map<string, number>();
   const lastHead = new Map<string, number>();
@@ -124,7 +135,7 @@ export async function readChangePage(store: Store, since: number, limit: number,
     else if (roles[i] === 'head') lastHead.set(c.key, i);
   });
   const headSent = new Set<string>();
-  const changes = included.flatMap((change, i): FeedChange[] => {
+  return included.flatMap((change, i): FeedChange[] => {
     const role = roles[i]!;
     if (role === 'none') return [];
     if (role === 'bare') return [change];
@@ -155,8 +166,6 @@ export async function readChangePage(store: Store, since: number, limit: number,
     }
     return out;
   });
-  const last = included[included.length - 1];
-  return { since, revision: last ? last.revision : Math.max(since, 0), current, changes };
 }
 
 const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));

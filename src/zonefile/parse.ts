@@ -92,125 +92,120 @@ export function absoluteZoneName(text: string, origin: string): string | { error
   return name.toLowerCase();
 }
 
+/** What reading carries from one line to the next. */
+interface ReadState {
+  origin: string;
+  /** From $TTL. */
+  defaultTtl: number | undefined;
+  /** The last record's explicit TTL (BIND's rule where no $TTL was given). */
+  lastTtl: number | undefined;
+  /** The last record's owner: an indented line's. */
+  lastOwner: string | undefined;
+}
+
 /** Parses a zone file in slices; never throws on bad input (every problem is a line error). */
 export async function parseZoneFile(text: string, options: ParseOptions): Promise<ParsedZoneFile> {
   const errors: LineError[] = [];
   const records: ZoneFileRecord[] = [];
   const slices = new Slices();
-  let origin = options.origin;
-  let defaultTtl: number | undefined;
-  let lastTtl: number | undefined;
-  let lastOwner: string | undefined;
+  const state: ReadState = { origin: options.origin, defaultTtl: undefined, lastTtl: undefined, lastOwner: undefined };
   try {
     for (const logical of tokenize(text)) {
       if (slices.due()) await slices.pause();
-      if (!readLine(logical)) break;
+      if (errors.length >= MAX_ERRORS) break;
+      const read = readLine(logical, state, options.defaultTtl);
+      if (typeof read === 'string') errors.push({ line: logical.line, message: read });
+      else if (read && records.length >= options.maxRecords) {
+        errors.push({ line: logical.line, message: `the file holds more than ${options.maxRecords} records` });
+        break;
+      } else if (read) records.push(read);
     }
   } catch (error) {
     if (error instanceof ZoneFileSyntaxError) return { records, errors: [...errors, { line: error.line, message: error.message }] };
     throw error;
   }
   return { records, errors };
+}
 
-  /** Reads one logical line; false once reading should stop. */
-  function readLine(logical: LogicalLine): boolean {
-    if (errors.length >= MAX_ERRORS) return false;
-    const fail = (message: string) => {
-      errors.push({ line: logical.line, message });
-      return true;
-    };
-    let tokens = logical.tokens;
-    let target: number[] | undefined;
-    let indented = logical.indented;
-    if (logical.geo !== undefined) {
-      // ";palisade-geo 2921044,6255148 shop 300 IN A 192.0.2.2": the targets, then a record line.
-      let inner: LogicalLine[];
-      try {
-        inner = [...tokenize(logical.geo)];
-      } catch (error) {
-        fail(`${GEO_COMMENT.trim()} comment: ${(error as Error).message}`);
-        return true;
-      }
-      const [first, ...rest] = inner[0]?.tokens ?? [];
-      if (!first || !/^\d+(,\d+)*$/.test(first.text) || rest.length === 0) {
-        fail(`${GEO_COMMENT.trim()} comment must be "${GEO_COMMENT}ID[,ID…] OWNER [TTL] [IN] TYPE DATA"`);
-        return true;
-      }
-      target = first.text.split(',').map(Number);
-      tokens = rest;
-      indented = false;
-    }
-    const head = tokens[0]!;
-    if (!head.quoted && head.text.startsWith('$') && !indented) {
-      const directive = head.text.toUpperCase();
-      if (directive === '$ORIGIN') {
-        const name = tokens[1] && absoluteZoneName(tokens[1].text, origin);
-        if (!tokens[1] || tokens.length > 2 || !tokens[1].text.endsWith('.') || typeof name !== 'string') {
-          fail('$ORIGIN takes one absolute name (ending in ".")');
-          return true;
-        }
-        origin = name;
-      } else if (directive === '$TTL') {
-        const ttl = tokens[1] && parseTtl(tokens[1].text);
-        if (ttl === undefined || tokens.length > 2) {
-          fail('$TTL takes one TTL (seconds, or units such as 1h30m)');
-          return true;
-        }
-        defaultTtl = ttl;
-      } else if (directive === '$INCLUDE') {
-        fail('$INCLUDE is not accepted: send the whole zone in one file');
-      } else fail(`${head.text} is not a directive this service takes ($ORIGIN and $TTL are)`);
-      return true;
-    }
-    let at = 0;
-    let owner: string;
-    if (indented) {
-      if (lastOwner === undefined) {
-        fail('the first record needs an owner name');
-        return true;
-      }
-      owner = lastOwner;
-    } else {
-      const name = absoluteZoneName(head.text, origin);
-      if (typeof name !== 'string') {
-        fail(name.error);
-        return true;
-      }
-      owner = name;
-      at = 1;
-    }
-    let ttl: number | undefined;
-    let klass: string | undefined;
-    // TTL and class, in either order, before the type.
-    for (let k = 0; k < 2 && at < tokens.length; k++) {
-      const t = tokens[at]!;
-      if (t.quoted) break;
-      const maybeTtl = ttl === undefined ? parseTtl(t.text) : undefined;
-      if (maybeTtl !== undefined) {
-        ttl = maybeTtl;
-        at++;
-      } else if (klass === undefined && CLASSES.has(t.text.toUpperCase())) {
-        klass = t.text.toUpperCase();
-        at++;
-      } else break;
-    }
-    if (klass !== undefined && klass !== 'IN') {
-      fail(`class ${klass}: only IN is served`);
-      return true;
-    }
-    const typeToken = tokens[at];
-    if (!typeToken || typeToken.quoted || !/^[A-Za-z][A-Za-z0-9-]*$/.test(typeToken.text)) {
-      fail(typeToken ? `"${typeToken.text}" is not a record type` : 'the record has no type');
-      return true;
-    }
-    if (ttl === undefined) ttl = defaultTtl ?? lastTtl ?? options.defaultTtl;
-    else lastTtl = ttl;
-    lastOwner = owner;
-    if (records.length >= options.maxRecords) {
-      fail(`the file holds more than ${options.maxRecords} records`);
-      return false;
-    }
-    records.push({ line: logical.line, owner, ttl, type: typeToken.text.toUpperCase(), rdata: tokens.slice(at + 1), ...(target && { target }) });
-    return true;
+/** One logical line read: its record, the message of its error, or nothing (a directive taken). */
+function readLine(logical: LogicalLine, state: ReadState, fallbackTtl: number): ZoneFileRecord | string | undefined {
+  const geo = logical.geo === undefined ? undefined : geoLine(logical.geo);
+  if (typeof geo === 'string') return geo;
+  const tokens = geo ? geo.tokens : logical.tokens;
+  const indented = geo ? false : logical.indented;
+  const head = tokens[0]!;
+  if (!head.quoted && head.text.startsWith('$') && !indented) return directive(tokens, state);
+  const owner = indented ? state.lastOwner : absoluteZoneName(head.text, state.origin);
+  if (owner === undefined) return 'the first record needs an owner name';
+  if (typeof owner !== 'string') return owner.error;
+  const { ttl, klass, at } = ttlAndClass(tokens, indented ? 0 : 1);
+  if (klass !== undefined && klass !== 'IN') return `class ${klass}: only IN is served`;
+  const typeToken = tokens[at];
+  if (!typeToken || typeToken.quoted || !/^[A-Za-z][A-Za-z0-9-]*$/.test(typeToken.text)) return typeToken ? `"${typeToken.text}" is not a record type` : 'the record has no type';
+  if (ttl !== undefined) state.lastTtl = ttl;
+  state.lastOwner = owner;
+  return {
+    line: logical.line,
+    owner,
+    ttl: ttl ?? state.defaultTtl ?? state.lastTtl ?? fallbackTtl,
+    type: typeToken.text.toUpperCase(),
+    rdata: tokens.slice(at + 1),
+    ...(geo && { target: geo.target }),
+  };
+}
+
+/** ";palisade-geo 2921044,6255148 shop 300 IN A 192.0.2.2": the targets, then a record line's tokens. */
+function geoLine(comment: string): { target: number[]; tokens: Token[] } | string {
+  let inner: LogicalLine[];
+  try {
+    inner = [...tokenize(comment)];
+  } catch (error) {
+    return `${GEO_COMMENT.trim()} comment: ${(error as Error).message}`;
   }
+  const [first, ...rest] = inner[0]?.tokens ?? [];
+  if (!first || !/^\d+(,\d+)*$/.test(first.text) || rest.length === 0) return `${GEO_COMMENT.trim()} comment must be "${GEO_COMMENT}ID[,ID…] OWNER [TTL] [IN] TYPE DATA"`;
+  return { target: first.text.split(',').map(Number), tokens: rest };
+}
+
+/** $ORIGIN and $TTL change the state; any other directive is refused (its message returned). */
+function directive(tokens: Token[], state: ReadState): string | undefined {
+  const name = tokens[0]!.text;
+  switch (name.toUpperCase()) {
+    case '$ORIGIN': {
+      const origin = tokens[1] && absoluteZoneName(tokens[1].text, state.origin);
+      if (!tokens[1] || tokens.length > 2 || !tokens[1].text.endsWith('.') || typeof origin !== 'string') return '$ORIGIN takes one absolute name (ending in ".")';
+      state.origin = origin;
+      return undefined;
+    }
+    case '$TTL': {
+      const ttl = tokens[1] && parseTtl(tokens[1].text);
+      if (ttl === undefined || tokens.length > 2) return '$TTL takes one TTL (seconds, or units such as 1h30m)';
+      state.defaultTtl = ttl;
+      return undefined;
+    }
+    case '$INCLUDE':
+      return '$INCLUDE is not accepted: send the whole zone in one file';
+    default:
+      return `${name} is not a directive this service takes ($ORIGIN and $TTL are)`;
+  }
+}
+
+/** The TTL and class after the owner, in either order, and the index of the type that follows them. */
+function ttlAndClass(tokens: Token[], from: number): { ttl: number | undefined; klass: string | undefined; at: number } {
+  let at = from;
+  let ttl: number | undefined;
+  let klass: string | undefined;
+  for (let k = 0; k < 2 && at < tokens.length; k++) {
+    const t = tokens[at]!;
+    if (t.quoted) break;
+    const maybeTtl = ttl === undefined ? parseTtl(t.text) : undefined;
+    if (maybeTtl !== undefined) {
+      ttl = maybeTtl;
+      at++;
+    } else if (klass === undefined && CLASSES.has(t.text.toUpperCase())) {
+      klass = t.text.toUpperCase();
+      at++;
+    } else break;
+  }
+  return { ttl, klass, at };
 }

@@ -52,8 +52,6 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
   let openedAt = 0;
   let atLineStart = true;
   let lineStart = 0;
-  const tooLong = (what: 'line' | 'token') =>
-    new ZoneFileSyntaxError(line, what === 'line' ? `a line longer than ${MAX_LINE_CHARS.toLocaleString('en-US')} characters` : `a field longer than ${MAX_TOKEN_CHARS.toLocaleString('en-US')} characters`);
   // The line just finished, if it held anything.
   const finish = (): LogicalLine | undefined => {
     const done = current && (current.tokens.length > 0 || current.geo !== undefined) ? current : undefined;
@@ -73,7 +71,7 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
       }
       continue;
     }
-    if (i - lineStart > MAX_LINE_CHARS) throw tooLong('line');
+    if (i - lineStart > MAX_LINE_CHARS) throw tooLong(line, 'line');
     if (atLineStart && depth === 0) {
       current = { line, indented: c === ' ' || c === '\t', tokens: [] };
       atLineStart = false;
@@ -105,35 +103,53 @@ export function* tokenize(text: string): Generator<LogicalLine, void, undefined>
     }
     if (c === '"') {
       const start = i;
-      i++;
-      for (;;) {
-        if (i >= n || text[i] === '\n') throw new ZoneFileSyntaxError(line, 'a quoted string is not closed on its line');
-        if (text[i] === '\\') {
-          i += 2;
-          continue;
-        }
-        if (text[i] === '"') break;
-        i++;
-        if (i - start > MAX_TOKEN_CHARS) throw tooLong('token');
-      }
-      i++;
+      i = quotedEnd(text, i, line);
       current!.tokens.push({ text: text.slice(start, i), quoted: true });
       continue;
     }
     const start = i;
-    while (i < n) {
-      const d = text[i]!;
-      if (d === '\\') {
-        i += 2;
-        continue;
-      }
-      if (d === ' ' || d === '\t' || d === '\r' || d === '\n' || d === ';' || d === '(' || d === ')' || d === '"') break;
-      i++;
-      if (i - start > MAX_TOKEN_CHARS) throw tooLong('token');
-    }
+    i = fieldEnd(text, i, line);
     current!.tokens.push({ text: text.slice(start, Math.min(i, n)), quoted: false });
   }
   if (depth > 0) throw new ZoneFileSyntaxError(openedAt, '"(" is not closed');
   const done = finish();
   if (done) yield done;
+}
+
+/** Where the quoted string opened at `start` ends (past its closing quote); it must close on its line. */
+function quotedEnd(text: string, start: number, line: number): number {
+  const n = text.length;
+  let i = start + 1;
+  for (;;) {
+    if (i >= n || text[i] === '\n') throw new ZoneFileSyntaxError(line, 'a quoted string is not closed on its line');
+    if (text[i] === '\\') {
+      i += 2;
+      continue;
+    }
+    if (text[i] === '"') break;
+    i++;
+    if (i - start > MAX_TOKEN_CHARS) throw tooLong(line, 'token');
+  }
+  return i + 1;
+}
+
+/** Where the unquoted field at `start` ends: at a blank, a comment, a parenthesis or a quote (a backslash escapes the next character). */
+function fieldEnd(text: string, start: number, line: number): number {
+  const n = text.length;
+  let i = start;
+  while (i < n) {
+    const d = text[i]!;
+    if (d === '\\') {
+      i += 2;
+      continue;
+    }
+    if (d === ' ' || d === '\t' || d === '\r' || d === '\n' || d === ';' || d === '(' || d === ')' || d === '"') break;
+    i++;
+    if (i - start > MAX_TOKEN_CHARS) throw tooLong(line, 'token');
+  }
+  return i;
+}
+
+function tooLong(line: number, what: 'line' | 'token'): ZoneFileSyntaxError {
+  return new ZoneFileSyntaxError(line, what === 'line' ? `a line longer than ${MAX_LINE_CHARS.toLocaleString('en-US')} characters` : `a field longer than ${MAX_TOKEN_CHARS.toLocaleString('en-US')} characters`);
 }

@@ -7,6 +7,7 @@
 // Tasks themselves come from ssl being turned on, names changing and renewal (../../certs).
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import { Type } from 'typebox';
 import yazl from 'yazl';
 import { issuanceReason } from '../../certs/cert-names.ts';
@@ -52,9 +53,16 @@ const CONFLICT_WITH_TASK = {
   content: { 'application/problem+json': { schema: Type.Object({ ...Problem.properties, task: Type.Union([Task, Type.Null()]) }) } },
 };
 
-export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['certificates'];
+const tags = ['certificates'];
 
+export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  taskRoutes(app);
+  orderCertificate(app);
+  exportCertificate(app);
+};
+
+/** GET /tasks and /tasks/{id}: where your certificates' issuance stands. */
+function taskRoutes(app: TypeBoxApp): void {
   app.get(
     '/tasks',
     {
@@ -82,7 +90,10 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderTask(task);
     },
   );
+}
 
+/** POST /domains/{domain}/certificate: issuance queued for the domain's names (or a waiting task run now). */
+function orderCertificate(app: TypeBoxApp): void {
   app.post(
     '/domains/:domain/certificate',
     {
@@ -109,7 +120,10 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(202).header('location', `/tasks/${task.id}`).send(renderTask(task));
     },
   );
+}
 
+/** GET /domains/{domain}/certexport: the certificate, its chain and private key as a ZIP. */
+function exportCertificate(app: TypeBoxApp): void {
   app.get(
     '/domains/:domain/certexport',
     {
@@ -148,4 +162,4 @@ export const certificateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         .send(zip.outputStream as unknown as string);
     },
   );
-};
+}

@@ -1,5 +1,6 @@
 // /domains/ and /domains/{domain}: register, list, read, change and remove domains.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import { ApiError, invalidFields, notFound } from '../../errors.ts';
@@ -39,9 +40,19 @@ export async function renderDomain(zone: ZoneHead, config: Config, ownership: Ow
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['domains'];
+const tags = ['domains'];
 
+export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  listDomains(app);
+  addDomain(app);
+  readDomain(app);
+  verifyDomain(app);
+  changeDomain(app);
+  removeDomain(app);
+};
+
+/** GET /domains: your domains, paged (by tag if asked). */
+function listDomains(app: TypeBoxApp): void {
   app.get(
     '/domains',
     {
@@ -57,7 +68,10 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return Promise.all(linkNext(request, reply, page).map((z) => renderDomain(z, app.config, app.ownership)));
     },
   );
+}
 
+/** POST /domains: a domain registered, its claim made (served once proven). */
+function addDomain(app: TypeBoxApp): void {
   app.post(
     '/domains',
     {
@@ -105,13 +119,19 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(201).header('location', `/domains/${name}`).send(await renderDomain(zone, app.config, app.ownership));
     },
   );
+}
 
+/** GET /domains/{domain}: one domain. */
+function readDomain(app: TypeBoxApp): void {
   app.get(
     '/domains/:domain',
     { schema: { tags, summary: 'Read a domain', params: DomainParams, response: { 200: Domain, ...errorResponses(404) } } },
     async (request) => renderDomain(await ownZoneHead(app, request.params.domain, request.user.id), app.config, app.ownership),
   );
+}
 
+/** POST /domains/{domain}/verify: the proof of the claim looked for now. */
+function verifyDomain(app: TypeBoxApp): void {
   app.post(
     '/domains/:domain/verify',
     {
@@ -132,7 +152,10 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderDomain(head, app.config, app.ownership);
     },
   );
+}
 
+/** PATCH /domains/{domain}: the supplied settings changed. */
+function changeDomain(app: TypeBoxApp): void {
   app.patch(
     '/domains/:domain',
     {
@@ -166,7 +189,10 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderDomain(zone, app.config, app.ownership);
     },
   );
+}
 
+/** DELETE /domains/{domain}: a domain and its records. */
+function removeDomain(app: TypeBoxApp): void {
   app.delete(
     '/domains/:domain',
     { schema: { tags, summary: 'Remove a domain and its records', params: DomainParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
@@ -183,4 +209,4 @@ export const domainRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(204).send(null);
     },
   );
-};
+}

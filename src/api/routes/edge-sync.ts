@@ -9,6 +9,7 @@
 // every change carries the current document, so snapshot + changes always converge.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
 import type { Change, ConsumerState, Page, PageRequest, Store } from '../../store/types.ts';
@@ -103,6 +104,13 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', consumerAuth(app.store, 'edge'));
   checksCredentials(app);
 
+  receiveReports(app);
+  serveSnapshot(app, openKey);
+  serveChanges(app, openKey);
+};
+
+/** POST /sync/edge/report: an edge's measures and verdicts, taken by the uptime intake. */
+function receiveReports(app: TypeBoxApp): void {
   app.post(
     '/sync/edge/report',
     {
@@ -120,7 +128,10 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => app.notify.intake.accept(request.consumer!.node!, request.body),
   );
+}
 
+/** GET /sync/edge/snapshot: what the node serves, streamed; its header read before answering. */
+function serveSnapshot(app: TypeBoxApp, openKey: OpenKey): void {
   app.get(
     '/sync/edge/snapshot',
     {
@@ -147,7 +158,10 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.send(Readable.from(all()) as unknown as string);
     },
   );
+}
 
+/** GET /sync/edge/changes: the page after a revision, of what concerns the node, the last change per document. */
+function serveChanges(app: TypeBoxApp, openKey: OpenKey): void {
   app.get(
     '/sync/edge/changes',
     {
@@ -182,4 +196,4 @@ export const edgeSyncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { since, revision: end ? end.revision : since, current, changes };
     },
   );
-};
+}

@@ -1,6 +1,7 @@
 // /security/iplist/: named lists of IP addresses and CIDR prefixes for the edge nodes.
 // PUT and DELETE of one entry are idempotent and answer the list as it now is.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound } from '../../errors.ts';
@@ -34,9 +35,19 @@ function entry(ip: string): string {
   return e.value;
 }
 
-export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['ip lists'];
+const tags = ['ip lists'];
 
+export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  listIpLists(app);
+  readIpList(app);
+  addIpList(app);
+  changeIpList(app);
+  removeIpList(app);
+  entryRoutes(app);
+};
+
+/** GET /security/iplist: your IP lists, paged. */
+function listIpLists(app: TypeBoxApp): void {
   app.get(
     '/security/iplist',
     {
@@ -49,7 +60,10 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => linkNext(request, reply, await app.store.listIpLists(request.user.id, pageRequest(request.query))).map(render),
   );
+}
 
+/** GET /security/iplist/{listid}: one list. */
+function readIpList(app: TypeBoxApp): void {
   app.get(
     '/security/iplist/:listid',
     { schema: { tags, summary: 'Read an IP list', params: ListParams, response: { 200: IpList, ...errorResponses(404) } } },
@@ -59,7 +73,10 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return render(list);
     },
   );
+}
 
+/** POST /security/iplist: a new list. */
+function addIpList(app: TypeBoxApp): void {
   app.post(
     '/security/iplist',
     { attachValidation: true, schema: { tags, summary: 'Create an IP list', body: IpListCreate, response: { 201: IpList, ...errorResponses(413, 415, 422) } } },
@@ -85,7 +102,10 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(201).header('location', `/security/iplist/${list.id}`).send(render(list));
     },
   );
+}
 
+/** PATCH /security/iplist/{listid}: the supplied fields of a list changed. */
+function changeIpList(app: TypeBoxApp): void {
   app.patch(
     '/security/iplist/:listid',
     {
@@ -112,7 +132,10 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return render(list);
     },
   );
+}
 
+/** DELETE /security/iplist/{listid}: a list. */
+function removeIpList(app: TypeBoxApp): void {
   app.delete(
     '/security/iplist/:listid',
     { schema: { tags, summary: 'Remove an IP list', params: ListParams, response: { 204: Type.Null(), ...errorResponses(404) } } },
@@ -121,7 +144,10 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(204).send(null);
     },
   );
+}
 
+/** PUT and DELETE /security/iplist/{listid}/{ip}: one entry added or removed, answered alike (answerEntryChange). */
+function entryRoutes(app: TypeBoxApp): void {
   /**
    * After a one-entry change: the list as it now is (the documented answer), or with
    * `Prefer: return=minimal` (RFC 7240) 204 and no body — a client adding thousands of entries
@@ -179,4 +205,4 @@ export const ipListRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return answerEntryChange(request, reply, request.params.listid);
     },
   );
-};
+}

@@ -2,6 +2,7 @@
 // zone rules (422: CNAME exclusivity, duplicates, apex rules, limits) run inside the store's
 // atomic step, against the zone as it is at commit time.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import { Type } from 'typebox';
 import { ApiError, invalidFields, notFound, unprocessable, type FieldError } from '../../errors.ts';
 import { normaliseOwnerName } from '../../model/names.ts';
@@ -50,10 +51,20 @@ function renderList(zone: Zone, query: { name?: string; type?: number | string; 
   return { body: JSON.stringify(result.items.map(renderRecord)), link: result.next === undefined ? undefined : nextLink(url, result.next) };
 }
 
+const tags = ['dns records'];
+
 export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['dns records'];
   const cache = new RenderCache();
 
+  listRecords(app, cache);
+  addRecord(app);
+  readRecord(app);
+  changeRecord(app);
+  removeRecord(app);
+};
+
+/** GET /domains/{domain}/dnsrecords: the zone's records, filtered and paged, rendered once per zone revision and query (`cache`). */
+function listRecords(app: TypeBoxApp, cache: RenderCache): void {
   app.get(
     '/domains/:domain/dnsrecords',
     {
@@ -86,7 +97,10 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.type('application/json; charset=utf-8').send(rendered.body as never);
     },
   );
+}
 
+/** POST /domains/{domain}/dnsrecords: a new record, checked against its neighbours and the account's limit in the store's atomic step. */
+function addRecord(app: TypeBoxApp): void {
   app.post(
     '/domains/:domain/dnsrecords',
     {
@@ -118,7 +132,10 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(201).header('location', `/domains/${name}/dnsrecords/${created!.id}`).send(renderRecord(created!));
     },
   );
+}
 
+/** GET /domains/{domain}/dnsrecords/{id}: one record. */
+function readRecord(app: TypeBoxApp): void {
   app.get(
     '/domains/:domain/dnsrecords/:id',
     { schema: { tags, summary: 'Read a DNS record', params: RecordParams, response: { 200: DnsRecord, ...errorResponses(404) } } },
@@ -129,7 +146,10 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderRecord(record);
     },
   );
+}
 
+/** PATCH /domains/{domain}/dnsrecords/{id}: the supplied fields merged in, the result checked as a new record would be. */
+function changeRecord(app: TypeBoxApp): void {
   app.patch(
     '/domains/:domain/dnsrecords/:id',
     {
@@ -165,7 +185,10 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return renderRecord(updated!);
     },
   );
+}
 
+/** DELETE /domains/{domain}/dnsrecords/{id}: a record, unless it is the last NS at a name holding a DS. */
+function removeRecord(app: TypeBoxApp): void {
   app.delete(
     '/domains/:domain/dnsrecords/:id',
     { schema: { tags, summary: 'Remove a DNS record', description: 'An NS record whose name also holds a DS cannot be removed while it is the last NS there (422): remove the DS first.', params: RecordParams, response: { 204: Type.Null(), ...errorResponses(404, 422) } } },
@@ -182,4 +205,4 @@ export const recordRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(204).send(null);
     },
   );
-};
+}

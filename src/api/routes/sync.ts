@@ -8,6 +8,7 @@
 // Authenticated by a name server's bearer token (`palisade admin consumer add`), never a customer key.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import { Type } from 'typebox';
 import { ApiError } from '../../errors.ts';
 import type { SnapshotChunk } from '../../store/types.ts';
@@ -69,6 +70,13 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const trouble: KeyTrouble = (domain, message) => app.log.warn({ domain, reason: message }, 'dnssec: a signed zone\'s keys cannot be opened; name servers get it without keys (SERVFAIL rather than unsigned answers)');
   const domainView = (domain: DomainState) => nameServerDomain(domain, open, trouble);
 
+  serveSnapshot(app, open, trouble);
+  serveChanges(app, domainView);
+  serveZone(app, open, trouble);
+};
+
+/** GET /sync/snapshot: every served zone at one revision, streamed; its header read before answering. */
+function serveSnapshot(app: TypeBoxApp, open: OpenSealed | undefined, trouble: KeyTrouble): void {
   app.get(
     '/sync/snapshot',
     {
@@ -95,7 +103,10 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.send(Readable.from(snapshotLines(first.value, chunks, (json) => nameServerZoneJson(json, open, trouble))) as unknown as string);
     },
   );
+}
 
+/** GET /sync/changes: a page of changes after a revision (change-page.ts), domains as name servers receive them. */
+function serveChanges(app: TypeBoxApp, domainView: (domain: DomainState) => DomainState): void {
   app.get(
     '/sync/changes',
     {
@@ -132,7 +143,10 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return page;
     },
   );
+}
 
+/** GET /sync/zones/{name}: one zone, whole, as it is now. */
+function serveZone(app: TypeBoxApp, open: OpenSealed | undefined, trouble: KeyTrouble): void {
   app.get(
     '/sync/zones/:name',
     {
@@ -152,4 +166,4 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return nameServerZone(zone, open, trouble);
     },
   );
-};
+}

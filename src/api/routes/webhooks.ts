@@ -7,12 +7,14 @@
 //   GET    /me/webhooks/{id}/deliveries         the delivery log, newest first (paged), each attempt with its answer
 // Deliveries themselves are made by ../../notify/delivery-worker.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TypeBoxApp } from '../typebox-app.ts';
 import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import { notFound, unprocessable } from '../../errors.ts';
 import { EventJson, newestFirstKey } from '../../model/event.ts';
 import { DeliveryJson, WebhookCreate, WebhookCreated, WebhookJson, type DeliveryState, type WebhookState } from '../../notify/webhook-model.ts';
 import { resolveReceiver } from '../../notify/webhook-sender.ts';
+import type { Notifications } from '../../notify/notifications.ts';
 import { linkNext, pageRequest } from '../paging.ts';
 import { errorResponses, PageQuery, pagedList } from '../schemas.ts';
 
@@ -21,10 +23,23 @@ const HookParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }
 const renderHook = ({ owner: _owner, secret: _secret, ...hook }: WebhookState) => hook;
 const renderDelivery = ({ owner: _owner, ...delivery }: DeliveryState) => delivery;
 
-export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['notifications'];
-  const { webhooks, events } = app.notify;
+/** A webhook of the account's (404 when it has none of that id). */
+async function ownHook(webhooks: Notifications['webhooks'], owner: number, id: string): Promise<WebhookState> {
+  const hook = await webhooks.get(owner, id);
+  if (!hook) throw notFound(`webhook ${id}`);
+  return hook;
+}
 
+const tags = ['notifications'];
+
+export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  eventList(app);
+  webhookRegistry(app);
+  webhookDeliveries(app);
+};
+
+/** GET /me/events: your events, newest first. */
+function eventList(app: TypeBoxApp): void {
   app.get(
     '/me/events',
     {
@@ -36,9 +51,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pagedList(EventJson), ...errorResponses() },
       },
     },
-    async (request, reply) => linkNext(request, reply, await events.list(request.user.id, pageRequest(request.query))).map((i) => i.value),
+    async (request, reply) => linkNext(request, reply, await app.notify.events.list(request.user.id, pageRequest(request.query))).map((i) => i.value),
   );
+}
 
+/** Registering, listing, reading and deleting webhooks. */
+function webhookRegistry(app: TypeBoxApp): void {
+  const { webhooks } = app.notify;
   app.post(
     '/me/webhooks',
     {
@@ -65,28 +84,26 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     (await webhooks.list(request.user.id)).map(renderHook),
   );
 
-  const ownHook = async (owner: number, id: string) => {
-    const hook = await webhooks.get(owner, id);
-    if (!hook) throw notFound(`webhook ${id}`);
-    return hook;
-  };
-
   app.get('/me/webhooks/:id', { schema: { tags, summary: 'Read a webhook', params: HookParams, response: { 200: WebhookJson, ...errorResponses(404) } } }, async (request) =>
-    renderHook(await ownHook(request.user.id, request.params.id)),
+    renderHook(await ownHook(webhooks, request.user.id, request.params.id)),
   );
 
   app.delete('/me/webhooks/:id', { schema: { tags, summary: 'Delete a webhook', params: HookParams, response: { 204: Type.Null(), ...errorResponses(404) } } }, async (request, reply) => {
     if (!(await webhooks.delete(request.user.id, request.params.id))) throw notFound(`webhook ${request.params.id}`);
     return reply.code(204).send(null);
   });
+}
 
+/** A test event sent to one webhook, and its delivery log. */
+function webhookDeliveries(app: TypeBoxApp): void {
+  const { webhooks } = app.notify;
   app.post(
     '/me/webhooks/:id/test',
     {
       schema: { tags, summary: 'Send a test event', description: 'A `webhook.test` event to this webhook only; the answer is its delivery, whose log shows the attempts.', params: HookParams, response: { 202: DeliveryJson, ...errorResponses(404) } },
     },
     async (request, reply) => {
-      const hook = await ownHook(request.user.id, request.params.id);
+      const hook = await ownHook(webhooks, request.user.id, request.params.id);
       const now = Date.now();
       const event = { id: `evt_${newestFirstKey(now, randomBytes(4).toString('hex'))}`, type: 'webhook.test' as const, domain: null, created: new Date(now).toISOString(), data: { webhook: hook.id } };
       const [delivery] = await webhooks.enqueue(request.user.id, event, hook);
@@ -107,8 +124,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const hook = await ownHook(request.user.id, request.params.id);
+      const hook = await ownHook(webhooks, request.user.id, request.params.id);
       return linkNext(request, reply, await webhooks.deliveries(hook.id, pageRequest(request.query))).map((i) => renderDelivery(i.value));
     },
   );
-};
+}

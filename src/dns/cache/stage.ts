@@ -3,7 +3,7 @@
 // with our scope, our cookie), without parsing the query; when it cannot, the full path runs. On
 // the full path it keeps what the stages inside made: shared answers under the question, answers
 // chosen by the client's place under the question and that place.
-import { locationKey, TCP_LIMIT } from '../chain/context.ts';
+import { locationKey, TCP_LIMIT, type QueryContext } from '../chain/context.ts';
 import type { DnsStage } from '../chain/stage.ts';
 import type { ClientLocation } from '../engine/types.ts';
 import type { DnsMetrics } from '../metrics/dns-metrics.ts';
@@ -84,24 +84,32 @@ export function answerCacheStage(index: ZoneIndex, metrics: DnsMetrics, settings
     },
     full(ctx, next) {
       next(ctx);
-      const { spec, encoded } = ctx;
-      if (!spec || !encoded || !(spec.cacheable || spec.place)) return;
-      const fast = ctx.fast ?? fastKey(ctx.packet);
-      if (!fast) return;
-      // Stored without the ECS, COOKIE and NSID options (the cached path adds each asker's own).
-      const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
-      const entry: CachedAnswer = {
-        full: plain ? encodeResponse(plain) : encoded.full,
-        truncated: plain && encoded.truncated ? smallerForm(plain) : encoded.truncated,
-        zones: spec.zones,
-        generation: index.generation,
-        expires: spec.expires,
-      };
-      if (spec.cacheable) cache.set(fast.key, entry);
-      else {
-        cache.set(fast.key, { byLocation: true, zones: spec.zones, generation: index.generation });
-        cache.set(fast.key + spec.place, entry);
-      }
+      keepAnswer(cache, index, ctx);
     },
   };
+}
+
+/**
+ * What the full path answered, kept for the cached path (after the stages inside have run): a
+ * shared answer under the question, one chosen by place under the question and that place.
+ */
+function keepAnswer(cache: AnswerCache, index: ZoneIndex, ctx: QueryContext): void {
+  const { spec, encoded } = ctx;
+  if (!spec || !encoded || !(spec.cacheable || spec.place)) return;
+  const fast = ctx.fast ?? fastKey(ctx.packet);
+  if (!fast) return;
+  // Stored without the ECS, COOKIE and NSID options (the cached path adds each asker's own).
+  const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
+  const entry: CachedAnswer = {
+    full: plain ? encodeResponse(plain) : encoded.full,
+    truncated: plain && encoded.truncated ? smallerForm(plain) : encoded.truncated,
+    zones: spec.zones,
+    generation: index.generation,
+    expires: spec.expires,
+  };
+  if (spec.cacheable) cache.set(fast.key, entry);
+  else {
+    cache.set(fast.key, { byLocation: true, zones: spec.zones, generation: index.generation });
+    cache.set(fast.key + spec.place, entry);
+  }
 }

@@ -41,51 +41,9 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
   if (delta.put.length + delta.del.length > WHOLE_REBUILD_MIN && (delta.put.length + delta.del.length) * 4 > sources.size) {
     return rebuiltWhole(domain, [...sources.values()].flat(), delta, ctx);
   }
-  const touched = new Set<string>();
-  // Per owner name: ids removed, records written (one new list per name, however many records).
-  const removed = new Map<string, Set<number>>();
-  const written = new Map<string, Map<number, RecordState>>();
-  for (const { id, name } of delta.del) {
-    const owner = absoluteName(name, apex);
-    let ids = removed.get(owner);
-    if (!ids) removed.set(owner, (ids = new Set()));
-    ids.add(id);
-    touched.add(owner);
-  }
-  for (const record of delta.put) {
-    const owner = absoluteName(record.name, apex);
-    let byId = written.get(owner);
-    if (!byId) written.set(owner, (byId = new Map()));
-    byId.set(record.id, record);
-    touched.add(owner);
-  }
-  for (const owner of touched) {
-    const gone = removed.get(owner);
-    const puts = written.get(owner);
-    const list: RecordState[] = [];
-    for (const record of sources.get(owner) ?? []) {
-      if (gone?.has(record.id) && !puts?.has(record.id)) continue;
-      const replaced = puts?.get(record.id);
-      list.push(replaced ?? record);
-      if (replaced) puts!.delete(record.id);
-    }
-    if (puts) for (const record of puts.values()) list.push(record);
-    if (list.length === 0) sources.delete(owner);
-    else sources.set(owner, list);
-  }
-
+  const touched = applyToSources(sources, delta, apex);
   // Delegations among the touched names; if one appears or goes, the protected names are re-judged.
-  let cuts = zone.cuts;
-  let cutsChanged = false;
-  for (const owner of touched) {
-    if (owner === apex) continue;
-    const isCut = sources.get(owner)?.some((r) => r.type === TYPE.NS) ?? false;
-    if (isCut === cuts.has(owner)) continue;
-    if (!cutsChanged) cuts = new Set(cuts);
-    cutsChanged = true;
-    if (isCut) (cuts as Set<string>).add(owner);
-    else (cuts as Set<string>).delete(owner);
-  }
+  const { cuts, cutsChanged } = cutsAfter(zone.cuts, touched, sources, apex);
   // Protected names as judged by the mask the zone was built with (the feeder's copy of the domain
   // may be newer), unless the settings are what changes.
   const owners = protectedOwners(settings ? domain : { domain: apex, mask: zone.mask });
@@ -148,6 +106,59 @@ export function patchZone(zone: ZoneData, delta: RecordDelta, revision: number, 
     mask: settings ? domain.mask : zone.mask,
     stale: false,
   };
+}
+
+/** The difference applied to the records kept per owner name (`sources`, changed in place): the owner names it touched. */
+function applyToSources(sources: Map<string, RecordState[]>, delta: RecordDelta, apex: string): Set<string> {
+  const touched = new Set<string>();
+  // Per owner name: ids removed, records written (one new list per name, however many records).
+  const removed = new Map<string, Set<number>>();
+  const written = new Map<string, Map<number, RecordState>>();
+  for (const { id, name } of delta.del) {
+    const owner = absoluteName(name, apex);
+    let ids = removed.get(owner);
+    if (!ids) removed.set(owner, (ids = new Set()));
+    ids.add(id);
+    touched.add(owner);
+  }
+  for (const record of delta.put) {
+    const owner = absoluteName(record.name, apex);
+    let byId = written.get(owner);
+    if (!byId) written.set(owner, (byId = new Map()));
+    byId.set(record.id, record);
+    touched.add(owner);
+  }
+  for (const owner of touched) {
+    const gone = removed.get(owner);
+    const puts = written.get(owner);
+    const list: RecordState[] = [];
+    for (const record of sources.get(owner) ?? []) {
+      if (gone?.has(record.id) && !puts?.has(record.id)) continue;
+      const replaced = puts?.get(record.id);
+      list.push(replaced ?? record);
+      if (replaced) puts!.delete(record.id);
+    }
+    if (puts) for (const record of puts.values()) list.push(record);
+    if (list.length === 0) sources.delete(owner);
+    else sources.set(owner, list);
+  }
+  return touched;
+}
+
+/** The delegations after the difference, among the touched names (a new set only when one appears or goes). */
+function cutsAfter(before: ReadonlySet<string>, touched: ReadonlySet<string>, sources: ReadonlyMap<string, RecordState[]>, apex: string): { cuts: ReadonlySet<string>; cutsChanged: boolean } {
+  let cuts = before;
+  let cutsChanged = false;
+  for (const owner of touched) {
+    if (owner === apex) continue;
+    const isCut = sources.get(owner)?.some((r) => r.type === TYPE.NS) ?? false;
+    if (isCut === cuts.has(owner)) continue;
+    if (!cutsChanged) cuts = new Set(cuts);
+    cutsChanged = true;
+    if (isCut) (cuts as Set<string>).add(owner);
+    else (cuts as Set<string>).delete(owner);
+  }
+  return { cuts, cutsChanged };
 }
 
 /** The zone as kept (undefined when it keeps nothing: the feeder has it). */

@@ -138,11 +138,12 @@ function separatorAt(t: string, i: number): string | undefined {
   }
 }
 
-/** The command injection rule a decoded, lower-case form matches at `level`, if any (`words`: its trigger words, trigger-words.ts). */
 /**
- * `search`: the value is a search box's parameter (inputs.ts): at level 1 a command line as its
- * whole value is what someone looks for ("ls -la /var/log", "cat /proc/cpuinfo" in a docs search),
- * unless it writes a file; separators, substitutions and the rest are read as anywhere.
+ * The command injection rule a decoded, lower-case form matches at `level`, if any (`words`: its
+ * trigger words, trigger-words.ts). `search`: the value is a search box's parameter (inputs.ts):
+ * at level 1 a command line as its whole value is what someone looks for ("ls -la /var/log", "cat
+ * /proc/cpuinfo" in a docs search), unless it writes a file; separators, substitutions and the
+ * rest are read as anywhere.
  */
 export function commandInjection(form: string, level: number, words = triggerWords(form), inBody = true, search = false): number | undefined {
   // Prose (a forum post, a comment, a question) quotes code in Markdown: at level 1 its code
@@ -202,23 +203,7 @@ export function commandInjection(form: string, level: number, words = triggerWor
     const args = lead[2]!.trim().split(/\s+/).filter(Boolean);
     if ((args.length === 0 && lead[3] !== undefined) || args.some((arg) => argumentShape(arg, lead[1]!))) return RCE.command;
   }
-  // A value that is a command line by itself (a parameter a script passes to a shell): a distinct
-  // command with an argument shaped like one; a common word only with an option or a system path.
-  const start = commandAt(t, 0);
-  if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name)) {
-    // A redirection into a file writes it (echo … > /var/www/s.php): no search or sentence does
-    // ("… > /dev/null 2>&1" is what a search for silencing a command holds).
-    if (/\s\d?>{1,2}\s*(?!\/dev\/null\b)[/~]/.test(start.rest)) return RCE.command;
-  }
-  if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name) && !(search && level < 2)) {
-    const arg = /^\s/.test(start.rest) ? start.rest.trimStart().split(/\s/, 1)[0]! : '';
-    // At level 1 only arguments no search or sentence has: a URL, a system path, a redirection or
-    // substitution ("rm -rf meaning" and "python 3.12 notes" are searches); any shape at level 2.
-    const strong = /^(?:[a-z][a-z0-9+.-]*:\/\/|\/(?:etc|bin|sbin|usr|tmp|var|dev|proc|home|root|windows)\b|[<>`$]|\d?>)/.test(arg);
-    const shaped = AMBIGUOUS.has(start.name) ? strong : strong || (level >= 2 && argumentShape(arg, start.name) && !/^\d+$/.test(arg));
-    if (arg && shaped) return RCE.command;
-    if (level >= 3 && start.rest.trim() === '') return RCE.command;
-  }
+  if (commandLineAlone(t, level, search)) return RCE.command;
   if (slashBefore(t, 'bcdkp') && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
   if ((t.includes('--') || t.includes('proxycommand=')) && /(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path|output|output-document|config|use-askpass)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
   // find's -exec runs its argument: a value that is "-exec id ;" is passed to find as options.
@@ -227,6 +212,29 @@ export function commandInjection(form: string, level: number, words = triggerWor
   // PHP code in a URL, header or cookie value (no one sends a PHP statement there but to have it run).
   if (!inBody && form.includes('<?') && /<\?(?:php\b|=)\s*[^?\s][^?]{0,200};/.test(form)) return RCE.interpreter;
   return undefined;
+}
+
+/**
+ * A value that is a command line by itself (a parameter a script passes to a shell): a distinct
+ * command with an argument shaped like one; a common word only with an option or a system path.
+ */
+function commandLineAlone(t: string, level: number, search: boolean): boolean {
+  const start = commandAt(t, 0);
+  if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name)) {
+    // A redirection into a file writes it (echo … > /var/www/s.php): no search or sentence does
+    // ("… > /dev/null 2>&1" is what a search for silencing a command holds).
+    if (/\s\d?>{1,2}\s*(?!\/dev\/null\b)[/~]/.test(start.rest)) return true;
+  }
+  if (start && DISTINCT.has(start.name) && !WINDOWS_BUILTIN.has(start.name) && !(search && level < 2)) {
+    const arg = /^\s/.test(start.rest) ? start.rest.trimStart().split(/\s/, 1)[0]! : '';
+    // At level 1 only arguments no search or sentence has: a URL, a system path, a redirection or
+    // substitution ("rm -rf meaning" and "python 3.12 notes" are searches); any shape at level 2.
+    const strong = /^(?:[a-z][a-z0-9+.-]*:\/\/|\/(?:etc|bin|sbin|usr|tmp|var|dev|proc|home|root|windows)\b|[<>`$]|\d?>)/.test(arg);
+    const shaped = AMBIGUOUS.has(start.name) ? strong : strong || (level >= 2 && argumentShape(arg, start.name) && !/^\d+$/.test(arg));
+    if (arg && shaped) return true;
+    if (level >= 3 && start.rest.trim() === '') return true;
+  }
+  return false;
 }
 
 /** Whether some '/' in `t` is followed by one of `next` (every shell path pattern has one: /bin/, /dev/, /proc/, cmd /c, cmd /k). */

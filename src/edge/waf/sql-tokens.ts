@@ -74,9 +74,10 @@ function commentEnd(text: string, from: number): number {
  * Tokens of `text` (lower case expected) from index `from`, at most `max`. `open`: the value starts
  * inside a string (or, with '`', a MySQL identifier) delimited by this quote (the query put it
  * there): everything up to the first such quote is that string's rest.
- * One loop over the characters with a branch per token class, kept whole (past 80 lines): the
- * classes share the cursor and the count, and it runs on every decoded input of every request.
  */
+// Long on purpose: one loop over the characters with a branch per token class; the classes share
+// the cursor and the count, and it runs on every decoded input of every request (a branch moved
+// out would return both a token and a new cursor, an allocation per token).
 export function sqlTokens(text: string, open?: "'" | '"' | '`', max = 24, from = 0): SqlToken[] {
   const out: SqlToken[] = [];
   let i = from;

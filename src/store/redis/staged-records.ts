@@ -38,17 +38,7 @@ export async function stageRecordChange(core: RedisCore, zone: string, recordCou
   const staged = { records: core.k('zstage', tag, 'rec'), names: core.k('zstage', tag, 'at') };
   const discard = async () => void (await core.redis.unlink(staged.records, staged.names).catch(() => undefined));
   try {
-    // The records as they are, of every id removed or rewritten.
-    const old = new Map<number, RecordState>();
-    const wanted = [...change.del, ...change.put.map((r) => r.id)];
-    for (let at = 0; at < wanted.length; at += BATCH) {
-      const batch = wanted.slice(at, at + BATCH);
-      const texts = await core.redis.hmget(live.records, ...batch.map(String));
-      for (let i = 0; i < batch.length; i++) {
-        await slices.breathe();
-        if (texts[i]) old.set(batch[i]!, JSON.parse(texts[i]!) as RecordState);
-      }
-    }
+    const old = await recordsAsTheyAre(core, live.records, [...change.del, ...change.put.map((r) => r.id)], slices);
     await core.redis.multi().copy(live.records, staged.records).copy(live.names, staged.names).exec();
     // The same steps as changeRecords, written to the copies a batch at a time, each batch as
     // four commands of many arguments (one command per record made 40,000 command objects, and
@@ -111,4 +101,18 @@ export async function stageRecordChange(core: RedisCore, zone: string, recordCou
     await discard();
     throw error;
   }
+}
+
+/** The records as they are, of every id removed or rewritten (read a batch at a time, pausing between records). */
+async function recordsAsTheyAre(core: RedisCore, key: string, wanted: number[], slices: TimeSlices): Promise<Map<number, RecordState>> {
+  const old = new Map<number, RecordState>();
+  for (let at = 0; at < wanted.length; at += BATCH) {
+    const batch = wanted.slice(at, at + BATCH);
+    const texts = await core.redis.hmget(key, ...batch.map(String));
+    for (let i = 0; i < batch.length; i++) {
+      await slices.breathe();
+      if (texts[i]) old.set(batch[i]!, JSON.parse(texts[i]!) as RecordState);
+    }
+  }
+  return old;
 }

@@ -108,28 +108,7 @@ function SettingsForm({ domain, nodes, onSaved }: { domain: Domain; nodes: EdgeN
   };
   return (
     <form onSubmit={submit}>
-      <fieldset>
-        <legend>Traffic</legend>
-        <TextField label="Backend" name="backend" value={draft.backend} onValue={set('backend')} problem={p} hint="IP address and optional port the edge sends visitors to" />
-        <TextField label="Failover backend" name="failover" value={draft.failover} onValue={set('failover')} problem={p} hint="Used while the backend is down; empty for none" />
-        <CheckField label="Protection on (protected names resolve to the edge)" name="enabled" checked={draft.enabled} onValue={set('enabled')} problem={p} />
-        <TextField label="Protected names" name="mask" value={draft.mask} onValue={set('mask')} problem={p} hint="Relative names, comma-separated (www, shop), or * for every name" />
-        <TextField label="Tags" name="tags" value={draft.tags} onValue={set('tags')} problem={p} hint="Comma-separated" />
-        <fieldset class="nodes">
-          <legend>Edge nodes (none ticked: every node)</legend>
-          {nodes.length === 0 && <p class="hint">No edge nodes are registered.</p>}
-          {nodes.map((n) => (
-            <CheckField
-              key={n.id}
-              label={`${n.name} (${n.location})`}
-              name="bind_node"
-              checked={draft.bind_node.includes(n.id)}
-              onValue={(on) => set('bind_node')(on ? [...draft.bind_node, n.id] : draft.bind_node.filter((id) => id !== n.id))}
-            />
-          ))}
-          {p?.fieldMessage('bind_node') && <span class="error">{p.fieldMessage('bind_node')}</span>}
-        </fieldset>
-      </fieldset>
+      <TrafficFields draft={draft} set={set} p={p} nodes={nodes} />
       <fieldset>
         <legend>DNSSEC</legend>
         <CheckField label="Sign the zone's answers (DNSSEC)" name="dnssec" checked={draft.dnssec} onValue={set('dnssec')} problem={p} />
@@ -144,19 +123,7 @@ function SettingsForm({ domain, nodes, onSaved }: { domain: Domain; nodes: EdgeN
         <CheckField label="Cache large files" name="cachelargefiles" checked={draft.cachelargefiles} onValue={set('cachelargefiles')} problem={p} />
         <TextField label="Bandwidth limit (KB/s, 0 for none)" name="bwlimit" value={draft.bwlimit} onValue={set('bwlimit')} problem={p} type="text" />
       </fieldset>
-      <fieldset>
-        <legend>Protection</legend>
-        <CheckField label="JavaScript challenge for new visitors" name="sjschallenge" checked={draft.sjschallenge} onValue={set('sjschallenge')} problem={p} />
-        <CheckField label="Baseline protection rules (WAF)" name="baseprotection" checked={draft.baseprotection} onValue={set('baseprotection')} problem={p} />
-        <SelectField label="WAF sensitivity" name="waf_level" value={draft.waf_level} onValue={set('waf_level')} problem={p} options={[[1, '1: fewest false positives'], [2, '2'], [3, '3'], [4, '4: strictest']]} />
-        <SelectField label="WAF mode" name="waf_mode" value={draft.waf_mode} onValue={set('waf_mode')} problem={p} options={[['block', 'Block'], ['log', 'Log only']]} />
-        <TextField label="WAF exclusions (JSON list)" name="waf_exclusions" value={draft.waf_exclusions} onValue={set('waf_exclusions')} problem={p} hint='e.g. [{"rule": 942100, "path": "/search", "param": "q"}]' />
-        <TextField label="Body inspected (KiB)" name="waf_body_limit" value={draft.waf_body_limit} onValue={set('waf_body_limit')} problem={p} />
-        <SelectField label="Past that" name="waf_body_overflow" value={draft.waf_body_overflow} onValue={set('waf_body_overflow')} problem={p} options={[['auto', 'Automatic'], ['refuse', 'Refuse (413)'], ['prefix', 'Inspect the start only']]} />
-        <SelectField label="GraphQL introspection and batching" name="waf_graphql" value={draft.waf_graphql} onValue={set('waf_graphql')} problem={p} options={[['off', 'Allowed'], ['block', 'Refused']]} />
-        <SelectField label="Country filter" name="geomode" value={draft.geomode} onValue={set('geomode')} problem={p} options={[[0, 'None'], [1, 'Allow only the countries listed'], [2, 'Block the countries listed']]} />
-        <TextField label="Countries (ISO codes)" name="geolist" value={draft.geolist} onValue={set('geolist')} problem={p} hint="e.g. DE, FR" />
-      </fieldset>
+      <ProtectionFields draft={draft} set={set} p={p} />
       <ProblemNote problem={p} shown={Object.keys(draft)} />
       {saved && !p && (
         <p role="status" class="ok">
@@ -172,6 +139,60 @@ function SettingsForm({ domain, nodes, onSaved }: { domain: Domain; nodes: EdgeN
         </button>
       </div>
     </form>
+  );
+}
+
+/** What each group of the form's fields is given: the draft, a setter per field, the problem to show at a field. */
+interface FieldsProps {
+  draft: Draft;
+  set: <K extends keyof Draft>(key: K) => (value: Draft[K]) => void;
+  p: ReturnType<typeof useAction>['problem'];
+}
+
+/** Where visitors are sent, which names are protected, and on which edge nodes. */
+function TrafficFields({ draft, set, p, nodes }: FieldsProps & { nodes: EdgeNode[] }) {
+  return (
+    <fieldset>
+      <legend>Traffic</legend>
+      <TextField label="Backend" name="backend" value={draft.backend} onValue={set('backend')} problem={p} hint="IP address and optional port the edge sends visitors to" />
+      <TextField label="Failover backend" name="failover" value={draft.failover} onValue={set('failover')} problem={p} hint="Used while the backend is down; empty for none" />
+      <CheckField label="Protection on (protected names resolve to the edge)" name="enabled" checked={draft.enabled} onValue={set('enabled')} problem={p} />
+      <TextField label="Protected names" name="mask" value={draft.mask} onValue={set('mask')} problem={p} hint="Relative names, comma-separated (www, shop), or * for every name" />
+      <TextField label="Tags" name="tags" value={draft.tags} onValue={set('tags')} problem={p} hint="Comma-separated" />
+      <fieldset class="nodes">
+        <legend>Edge nodes (none ticked: every node)</legend>
+        {nodes.length === 0 && <p class="hint">No edge nodes are registered.</p>}
+        {nodes.map((n) => (
+          <CheckField
+            key={n.id}
+            label={`${n.name} (${n.location})`}
+            name="bind_node"
+            checked={draft.bind_node.includes(n.id)}
+            onValue={(on) => set('bind_node')(on ? [...draft.bind_node, n.id] : draft.bind_node.filter((id) => id !== n.id))}
+          />
+        ))}
+        {p?.fieldMessage('bind_node') && <span class="error">{p.fieldMessage('bind_node')}</span>}
+      </fieldset>
+    </fieldset>
+  );
+}
+
+/** The WAF's settings and the country filter. */
+function ProtectionFields({ draft, set, p }: FieldsProps) {
+  return (
+    <fieldset>
+      <legend>Protection</legend>
+      <CheckField label="JavaScript challenge for new visitors" name="sjschallenge" checked={draft.sjschallenge} onValue={set('sjschallenge')} problem={p} />
+      <CheckField label="Baseline protection rules (WAF)" name="baseprotection" checked={draft.baseprotection} onValue={set('baseprotection')} problem={p} />
+      <SelectField label="WAF sensitivity" name="waf_level" value={draft.waf_level} onValue={set('waf_level')} problem={p} options={[[1, '1: fewest false positives'], [2, '2'], [3, '3'], [4, '4: strictest']]} />
+      <SelectField label="WAF mode" name="waf_mode" value={draft.waf_mode} onValue={set('waf_mode')} problem={p} options={[['block', 'Block'], ['log', 'Log only']]} />
+      <TextField label="WAF exclusions (JSON list)" name="waf_exclusions" value={draft.waf_exclusions} onValue={set('waf_exclusions')} problem={p} hint='e.g. [{"rule": 942100, "path": "/search", "param": "q"}]' />
+      <TextField label="Body inspected (KiB)" name="waf_body_limit" value={draft.waf_body_limit} onValue={set('waf_body_limit')} problem={p} />
+      <SelectField label="Past that" name="waf_body_overflow" value={draft.waf_body_overflow} onValue={set('waf_body_overflow')} problem={p} options={[['auto', 'Automatic'], ['refuse', 'Refuse (413)'], ['prefix', 'Inspect the start only']]} />
+      <SelectField label="GraphQL introspection and batching" name="waf_graphql" value={draft.waf_graphql} onValue={set('waf_graphql')} problem={p} options={[['off', 'Allowed'], ['block', 'Refused']]} />
+      <SelectField label="Country filter" name="geomode" value={draft.geomode} onValue={set('geomode')} problem={p} options={[[0, 'None'], [1, 'Allow only the countries listed'], [2, 'Block the countries listed']]} />
+      <TextField label="Countries (ISO codes)" name="geolist" value={draft.geolist} onValue={set('geolist')} problem={p} hint="e.g. DE, FR" />
+    </fieldset>
   );
 }
 

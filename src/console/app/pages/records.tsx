@@ -91,8 +91,6 @@ function RecordForm({ domain, editing, onDone }: { domain: string; editing: DnsR
 }
 
 export function RecordsTab({ domain }: { domain: Domain }) {
-  const [name, setName] = useState('');
-  const [type, setType] = useState('');
   const [filter, setFilter] = useState({ name: '', type: '' });
   const [trail, setTrail] = useState<string[]>([]);
   const [editing, setEditing] = useState<DnsRecord | null>(null);
@@ -125,64 +123,16 @@ export function RecordsTab({ domain }: { domain: Domain }) {
           Zone file import and export are not offered by this service yet.
         </p>
       )}
-      <form
-        role="search"
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <RecordFilter
+        onFilter={(chosen) => {
           setTrail([]);
-          setFilter({ name: name.trim(), type });
+          setFilter(chosen);
         }}
-      >
-        <TextField label="Name" name="filter-name" value={name} onValue={setName} />
-        <SelectField label="Type" name="filter-type" value={type} onValue={setType} options={[['', 'Any'], ...RECORD_TYPES.map((t): [string, string] => [t, t])]} />
-        <button type="submit" class="secondary">
-          Filter
-        </button>
-      </form>
+      />
       <ProblemNote problem={list.problem ?? removal.problem} />
       {!list.data && !list.problem && <Loading what="records" />}
       {list.data && list.data.items.length === 0 && <p class="empty">{filter.name || filter.type ? 'No record matches.' : 'No records yet: add the first one below (an A record for @ points the domain itself at an address).'}</p>}
-      {list.data && list.data.items.length > 0 && (
-        <div class="table-wrap">
-          <table id="record-list">
-            <caption class="visually-hidden">DNS records of {domain.domain}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Value</th>
-                <th scope="col">TTL</th>
-                <th scope="col">Priority</th>
-                <th scope="col">Geo target</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.name}</td>
-                  <td>{r.type_name}</td>
-                  <td class="value">{r.value}</td>
-                  <td>{r.ttl}</td>
-                  <td>{r.priority ?? ''}</td>
-                  <td>{r.target.length ? r.target.map(targetWords).join(', ') : 'everyone'}</td>
-                  <td class="row-actions">
-                    <button type="button" class="link" aria-label={`Edit ${r.type_name} ${r.name} ${r.value}`} onClick={() => edit(r)}>
-                      Edit
-                    </button>
-                    <button type="button" class="link danger" aria-label={`Remove ${r.type_name} ${r.name} ${r.value}`} onClick={() => void remove(r)}>
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {list.data && list.data.items.length > 0 && <RecordTable records={list.data.items} zone={domain.domain} targetWords={targetWords} onEdit={edit} onRemove={(r) => void remove(r)} />}
       <nav aria-label="Pages of records" class="pager">
         <button type="button" class="secondary" disabled={trail.length === 0} onClick={() => setTrail(trail.slice(0, -1))}>
           Previous page
@@ -203,5 +153,71 @@ export function RecordsTab({ domain }: { domain: Domain }) {
         }}
       />
     </section>
+  );
+}
+
+/** The filter by name and type: what is typed applies when the form is sent. */
+function RecordFilter({ onFilter }: { onFilter: (filter: { name: string; type: string }) => void }) {
+  const [name, setName] = useState('');
+  const [type, setType] = useState('');
+  return (
+    <form
+      role="search"
+      class="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onFilter({ name: name.trim(), type });
+      }}
+    >
+      <TextField label="Name" name="filter-name" value={name} onValue={setName} />
+      <SelectField label="Type" name="filter-type" value={type} onValue={setType} options={[['', 'Any'], ...RECORD_TYPES.map((t): [string, string] => [t, t])]} />
+      <button type="submit" class="secondary">
+        Filter
+      </button>
+    </form>
+  );
+}
+
+/** A page of records, each with its edit and remove buttons. */
+function RecordTable({ records, zone, targetWords, onEdit, onRemove }: { records: DnsRecord[]; zone: string; targetWords: (id: number) => string; onEdit: (record: DnsRecord) => void; onRemove: (record: DnsRecord) => void }) {
+  return (
+    <div class="table-wrap">
+      <table id="record-list">
+        <caption class="visually-hidden">DNS records of {zone}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Type</th>
+            <th scope="col">Value</th>
+            <th scope="col">TTL</th>
+            <th scope="col">Priority</th>
+            <th scope="col">Geo target</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {records.map((r) => (
+            <tr key={r.id}>
+              <td>{r.name}</td>
+              <td>{r.type_name}</td>
+              <td class="value">{r.value}</td>
+              <td>{r.ttl}</td>
+              <td>{r.priority ?? ''}</td>
+              <td>{r.target.length ? r.target.map(targetWords).join(', ') : 'everyone'}</td>
+              <td class="row-actions">
+                <button type="button" class="link" aria-label={`Edit ${r.type_name} ${r.name} ${r.value}`} onClick={() => onEdit(r)}>
+                  Edit
+                </button>
+                <button type="button" class="link danger" aria-label={`Remove ${r.type_name} ${r.name} ${r.value}`} onClick={() => onRemove(r)}>
+                  Remove
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -13,30 +13,32 @@ const STATE_WORDS: Record<string, string> = { up: 'Up', down: 'Down', failover: 
 const figuresOf = (period: UptimePeriod, node: string): Figures | undefined => (node === 'all' ? period : period.nodes[node]);
 const isOutage = (f: Figures | undefined) => Boolean(f && (f.checks_failed > 0 || (f.checks === 0 && f.requests_failed > 0)));
 
+/** The charts' series and span, and the periods with outages, for one resolution and node (all or one). */
+function chartOf(data: Uptime, resolution: Resolution, node: string) {
+  const periods = data[resolution].periods;
+  const times = periods.map((p) => Date.parse(p.start) / 1000);
+  const figures = periods.map((p) => figuresOf(p, node));
+  const availability: ChartSeries[] = [{ label: 'Availability', color: '#1f6f3f', values: figures.map((f) => f?.availability ?? null) }];
+  const response: ChartSeries[] = [
+    { label: 'p50', color: '#1d4ed8', values: figures.map((f) => f?.response_ms.p50 ?? null) },
+    { label: 'p95', color: '#b45309', values: figures.map((f) => f?.response_ms.p95 ?? null) },
+  ];
+  const outages = figures.map(isOutage);
+  const step = { minute: 60, hour: 3600, day: 86_400 }[resolution];
+  // From the first measure (not before the API's window) to now: a new domain's few minutes fill the chart.
+  const measured = times.filter((_t, i) => figures[i] && (figures[i].checks > 0 || figures[i].requests > 0));
+  const from = Math.max(Date.parse(data[resolution].from) / 1000, (measured[0] ?? 0) - step);
+  const span: [number, number] = [from, Math.max(Date.now() / 1000, (times[times.length - 1] ?? 0) + step)];
+  return { span, times, availability, response, outages, periods: periods.filter((_p, i) => outages[i]) };
+}
+
 export function UptimeTab({ domain }: { domain: string }) {
   // Marks for bench/console.ts: the answer's arrival here, each chart drawn (uptime-chart.tsx).
   const loaded = useLoad(() => get<Uptime>(`/domains/${seg(domain)}/uptime`).then((d) => (performance.mark('palisade:uptime-data'), d)), [domain]);
   const [resolution, setResolution] = useState<Resolution>('minute');
   const [node, setNode] = useState('all');
   const data = loaded.data;
-  const chart = useMemo(() => {
-    if (!data) return undefined;
-    const periods = data[resolution].periods;
-    const times = periods.map((p) => Date.parse(p.start) / 1000);
-    const figures = periods.map((p) => figuresOf(p, node));
-    const availability: ChartSeries[] = [{ label: 'Availability', color: '#1f6f3f', values: figures.map((f) => f?.availability ?? null) }];
-    const response: ChartSeries[] = [
-      { label: 'p50', color: '#1d4ed8', values: figures.map((f) => f?.response_ms.p50 ?? null) },
-      { label: 'p95', color: '#b45309', values: figures.map((f) => f?.response_ms.p95 ?? null) },
-    ];
-    const outages = figures.map(isOutage);
-    const step = { minute: 60, hour: 3600, day: 86_400 }[resolution];
-    // From the first measure (not before the API's window) to now: a new domain's few minutes fill the chart.
-    const measured = times.filter((_t, i) => figures[i] && (figures[i].checks > 0 || figures[i].requests > 0));
-    const from = Math.max(Date.parse(data[resolution].from) / 1000, (measured[0] ?? 0) - step);
-    const span: [number, number] = [from, Math.max(Date.now() / 1000, (times[times.length - 1] ?? 0) + step)];
-    return { span, times, availability, response, outages, periods: periods.filter((_p, i) => outages[i]) };
-  }, [data, resolution, node]);
+  const chart = useMemo(() => data && chartOf(data, resolution, node), [data, resolution, node]);
   const nodeIds = data ? Object.keys({ ...data.nodes, ...data.minute.summary.nodes, ...data.day.summary.nodes }) : [];
   return (
     <section aria-labelledby="uptime-title">
@@ -80,35 +82,42 @@ export function UptimeTab({ domain }: { domain: string }) {
           {chart.periods.length === 0 ? (
             <p id="no-outages">No failed checks in this period.</p>
           ) : (
-            <div class="table-wrap">
-              <table id="outages">
-                <caption class="visually-hidden">Periods with failed checks</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{resolution[0]!.toUpperCase() + resolution.slice(1)} from</th>
-                    <th scope="col">Checks failed</th>
-                    <th scope="col">Availability</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {chart.periods.map((p) => {
-                    const f = figuresOf(p, node)!;
-                    return (
-                      <tr key={p.start}>
-                        <td>{when(p.start)}</td>
-                        <td>
-                          {f.checks_failed} of {f.checks}
-                        </td>
-                        <td>{f.availability === null ? '—' : `${f.availability.toFixed(1)} %`}</td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+            <OutageTable periods={chart.periods} resolution={resolution} node={node} />
           )}
         </>
       )}
     </section>
+  );
+}
+
+/** The periods with failed checks, with the figures of the node chosen (or all). */
+function OutageTable({ periods, resolution, node }: { periods: UptimePeriod[]; resolution: Resolution; node: string }) {
+  return (
+    <div class="table-wrap">
+      <table id="outages">
+        <caption class="visually-hidden">Periods with failed checks</caption>
+        <thead>
+          <tr>
+            <th scope="col">{resolution[0]!.toUpperCase() + resolution.slice(1)} from</th>
+            <th scope="col">Checks failed</th>
+            <th scope="col">Availability</th>
+          </tr>
+        </thead>
+        <tbody>
+          {periods.map((p) => {
+            const f = figuresOf(p, node)!;
+            return (
+              <tr key={p.start}>
+                <td>{when(p.start)}</td>
+                <td>
+                  {f.checks_failed} of {f.checks}
+                </td>
+                <td>{f.availability === null ? '—' : `${f.availability.toFixed(1)} %`}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }
