@@ -65,8 +65,8 @@ export class ZoneIndex {
     return () => this.watchers.delete(watcher);
   }
 
-  private told(name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>): void {
-    for (const watcher of this.watchers) watcher(name, zone, before);
+  private told(name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>, adopted?: boolean): void {
+    for (const watcher of this.watchers) watcher(name, zone, before, adopted);
   }
 
   constructor(
@@ -90,10 +90,7 @@ export class ZoneIndex {
     return this.base ? this.zones.size + this.removed.size : 0;
   }
 
-  /**
-   * Answers from `store` from now on (one synchronous step): every zone it keeps is served as
-   * built from it on first use, the zones held until now go stale, and changes apply over it.
-   */
+  /** Answers from `store` from now on, in one step: its zones built on first use, those held until now stale. */
   rebase(store: ZoneStore, nodes: EdgeNode[], nodesRevision: number, cacheZones?: number): void {
     for (const zone of this.zones.values()) zone.stale = true;
     this.base?.clear();
@@ -116,6 +113,8 @@ export class ZoneIndex {
     if (!adopted) return undefined;
     this.zones.set(name, adopted);
     if (adopted.usesNodes) this.nodeDependent.add(name);
+    // Served all along: watchers learn where its changes start (the IXFR journal's first step).
+    if (this.watchers.size > 0) this.told(name, adopted, undefined, true);
     return adopted;
   }
 
@@ -444,5 +443,6 @@ export class ZoneIndex {
 /**
  * Told of a zone swapped in (`zone`) or no longer served (undefined). `before`: for a record
  * difference patched in, every owner name it may have changed, as it was (undefined: no data).
+ * `adopted`: a zone served from a worker's base all along, now held because it is about to change.
  */
-export type ZoneWatcher = (name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>) => void;
+export type ZoneWatcher = (name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>, adopted?: boolean) => void;
