@@ -26,12 +26,15 @@ export interface BatchBody {
 const REPIN_ZONES = 2000;
 /** …or this long after it was pinned, when anything changed since. */
 const REPIN_MS = 300_000;
+/** A re-pin the primary could not catch up is tried again after this. */
+const REPIN_RETRY_MS = 60_000;
 
 export class StoredState {
   private readonly root: ReturnType<typeof StoredZones.openState>;
   private current: StoredZones | undefined;
   private pending: StoredZones | undefined;
   private pinnedAt = 0;
+  private notBefore = 0;
 
   constructor(dir: string) {
     this.root = StoredZones.openState(dir);
@@ -72,9 +75,15 @@ export class StoredState {
     return pin.revision;
   }
 
+  /** A re-pin the primary could not catch up: let go of it, and not again for a while. */
+  postpone(): void {
+    this.drop();
+    this.notBefore = Date.now() + REPIN_RETRY_MS;
+  }
+
   /** Whether the base should be pinned again (see the top of this file). */
   due(index: ZoneIndex): boolean {
-    if (this.pending || !this.current) return false;
+    if (this.pending || !this.current || Date.now() < this.notBefore) return false;
     const changed = index.changedSinceBase;
     return changed >= REPIN_ZONES || (changed > 0 && Date.now() - this.pinnedAt >= REPIN_MS);
   }

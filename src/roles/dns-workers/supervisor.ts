@@ -184,8 +184,8 @@ export class DnsWorkers {
       case 'loaded': {
         const entries = this.catchUp(message.revision);
         if (!entries) {
-          // Older than the batches kept (or than a snapshot loaded since): read the state again.
-          this.send(worker, { type: 'reload' });
+          // Older than the batches kept (or than a snapshot loaded since): pin the state again.
+          this.send(worker, { type: 'reload', pinned: message.revision });
           return;
         }
         worker.live = true;

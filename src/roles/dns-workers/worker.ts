@@ -107,7 +107,10 @@ async function run(init: WorkerInit): Promise<void> {
         portGiven(message.port);
         break;
       case 'reload':
-        reload('the primary loaded a snapshot, or no longer keeps the batches after the pin');
+        // A re-pin of a live worker that the primary cannot catch up (the stored state lags, e.g.
+        // a full disk): it stays live on the base it has, and tries again later.
+        if (message.pinned !== undefined && mode === 'live' && stored.pinned) stored.postpone();
+        else reload('the primary loaded a snapshot, or no longer keeps the batches after the pin');
         break;
       case 'catchup':
         if (!stored.pinned || repinTimer) break;
