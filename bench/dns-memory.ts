@@ -3,8 +3,7 @@
 // process of `palisade dns` with 1, 2 and 4 workers, each started from the local state the first
 // start stored and loaded with BENCH_ZONES zones × 20 records; NSD (4 server processes) and Knot
 // (4 UDP workers) loaded with the same zones, in the same run. Then a short dnsperf run per
-// worker count (PSS printed again after it, with whatever caches it filled),
-// worker count: queries per server CPU-second (user + system of every process), compared with
+// worker count (PSS printed again after it, with whatever caches it filled): queries per server CPU-second (user + system of every process), compared with
 // the figure of a run before a change when BENCH_QPS_PER_CORE_BEFORE gives it. Ends with:
 //   pss MB: 1 worker A, 2 workers B, 4 workers C; nsd N; knot K; qps per core vs before R
 //
