@@ -1,8 +1,10 @@
 // Zones an index does not hold, built on demand from a store of zones that does not change under
 // it (a DNS worker's pinned view of the name server's stored state: ../../sync/stored-zones.ts),
-// and kept in a bounded cache, least recently asked first out. A name not kept, or kept and not
-// served, is cached too (as none), so that a flood of names not served costs one read per name.
-// A zone evicted is marked stale: answers cached from it are made again from the next copy.
+// and kept in a bounded cache, least recently asked first out. A zone kept and not served is
+// cached too (as none: not parsed again per question). A name the store does not keep is not:
+// names are the asker's to choose, and a flood of made-up ones would push the zones out; it
+// costs two B-tree lookups, and the answer cache keeps the REFUSED answer. A zone evicted is
+// marked stale: answers cached from it are made again from the next copy.
 import type { DomainState } from '../../model/domain.ts';
 import type { Zone } from '../../store/types.ts';
 import { buildZone, type ZoneBuildContext } from './build.ts';
@@ -18,7 +20,7 @@ export interface ZoneStore {
   readonly count: number;
 }
 
-/** Zones built from the base kept at most (≈8.6 KiB each with 20 records; names not served cost a few bytes). */
+/** Zones built from the base kept at most (≈8.6 KiB each with 20 records; a zone not served, a few bytes). */
 export const BASE_CACHE_ZONES = 4096;
 
 export class BaseZones {
@@ -40,7 +42,8 @@ export class BaseZones {
       return cached ?? undefined;
     }
     const zone = this.store.zone(name);
-    const built = zone && this.served(zone.domain) ? buildZone(zone, context()) : null;
+    if (!zone) return undefined;
+    const built = this.served(zone.domain) ? buildZone(zone, context()) : null;
     this.cache.set(name, built);
     if (this.cache.size > this.limit) this.evict();
     return built ?? undefined;

@@ -116,6 +116,10 @@ describe('an index over a base', () => {
     const readsBefore = store.reads;
     index.get('z3.example');
     expect(store.reads).toBe(readsBefore);
+    // Made-up names are read each time, never cached: they push no zone out.
+    for (let i = 0; i < 10; i++) index.findZone(`made-up-${i}.test`);
+    expect(index.get('z3.example')!.stale).toBe(false);
+    expect(store.reads).toBe(readsBefore + 20);
     expect(answers(index)).toEqual(answers(whole));
   });
 
