@@ -10,7 +10,8 @@ import { zoneJson } from './snapshot-format.ts';
 
 /**
  * The zone whose line starts at `offset` in a snapshot's bytes: the chunk holding that byte
- * (`chunkStarts`: each chunk's first byte, increasing), then chunks until its newline.
+ * (`chunkStarts`: each chunk's first byte, increasing), then chunks until its newline. A chunk
+ * read may reuse the previous one's buffer: only the line's bytes are kept.
  */
 export function zoneAt(offset: number, chunkStarts: readonly number[], chunk: (i: number) => Buffer | undefined): Zone | undefined {
   let low = 0;
@@ -26,7 +27,8 @@ export function zoneAt(offset: number, chunkStarts: readonly number[], chunk: (i
     if (!bytes) break;
     const from = parts.length === 0 ? offset - chunkStarts[i]! : 0;
     const newline = bytes.indexOf(10, from);
-    parts.push(bytes.subarray(from, newline === -1 ? bytes.length : newline));
+    // Copied: `chunk` may hand out a buffer it reuses for the next read.
+    parts.push(Buffer.from(bytes.subarray(from, newline === -1 ? bytes.length : newline)));
     if (newline !== -1) break;
   }
   const json = zoneJson(Buffer.concat(parts).toString('utf8'));

@@ -75,9 +75,21 @@ export class StoredZones {
     const head = stored === undefined ? undefined : (JSON.parse(stored) as StoredHead);
     if (head?.own) return withStoredChanges(side.records, { domain: head.domain, records: [] }, transaction);
     const offset = this.offsets ? this.offsets.get(name) : (side.lines.get(name, { transaction }) as number | undefined);
-    const line = offset === undefined ? undefined : zoneAt(offset, this.chunkStarts, (i) => side.snapshot.get(this.chunkStarts[i]!, { transaction }));
+    const line = offset === undefined ? undefined : zoneAt(offset, this.chunkStarts, (i) => this.chunk(i));
     if (!line) return head ? withStoredChanges(side.records, { domain: head.domain, records: [] }, transaction) : undefined;
     return head ? withStoredChanges(side.records, { domain: head.domain, records: line.records }, transaction) : line;
+  }
+
+  /**
+   * A chunk of the stored snapshot, read without a buffer of its own (a chunk is what one network
+   * read brought, up to tens of KiB; a zone's line is ~2 KB): valid until the next read.
+   */
+  private chunk(i: number): Buffer | undefined {
+    // lmdb-js takes the options (a pinned transaction) that its typings leave out.
+    const read = this.side.snapshot.getBinaryFast as (key: number, options: { transaction: Transaction }) => Buffer | undefined;
+    const fast = read.call(this.side.snapshot, this.chunkStarts[i]!, { transaction: this.transaction });
+    // lmdb-js sets the reused buffer's length to the value's: a view of exactly that.
+    return fast?.subarray(0, fast.length);
   }
 
   /** Every zone name kept (served or not), each once. */
