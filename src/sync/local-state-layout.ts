@@ -1,7 +1,7 @@
 // The local state's layout on disk (see local-state.ts for what it keeps and why): its databases
 // per side, the shapes of what is held in memory until written, the upgrades from layouts written
 // by earlier releases, and the merging of unwritten changes. Used only by local-state.ts.
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database, RootDatabase, Transaction } from 'lmdb';
 import { diskWriteFailure } from '../common/lmdb-commit-guard.ts';
 import type { EdgeNode } from '../model/node.ts';
 import type { RecordDelta, Zone } from '../store/types.ts';
@@ -37,6 +37,34 @@ export interface SideDbs {
   records: Database<string, RecordKey>;
   /** Layout 2's changed zones (read once to upgrade, then emptied). */
   changed: Database<string, string>;
+  /**
+   * Zone name → where its line starts in the snapshot, written in the snapshot's own transaction,
+   * so that a reader finds any zone without reading the snapshot through (stored-zones.ts). A
+   * side stored before this table existed has it written once the name server has read it.
+   */
+  lines: Database<number, string>;
+}
+
+/** The databases of both sides (opened, created if missing, in `root`). */
+export function openSides(root: RootDatabase<unknown, MetaKey>): Record<Side, SideDbs> {
+  const side = (name: Side): SideDbs => ({
+    snapshot: root.openDB<Buffer, number>({ name: `snapshot-${name}`, encoding: 'binary' }),
+    heads: root.openDB<string, string>({ name: `heads-${name}`, encoding: 'string' }),
+    records: root.openDB<string, RecordKey>({ name: `records-${name}`, encoding: 'string' }),
+    changed: root.openDB<string, string>({ name: `changed-${name}`, encoding: 'string' }),
+    lines: root.openDB<number, string>({ name: `lines-${name}` }),
+  });
+  return { a: side('a'), b: side('b') };
+}
+
+/** Inside a transaction: where each zone's line starts in the side's snapshot. */
+export function putLines(side: SideDbs, offsets: ReadonlyMap<string, number>): void {
+  for (const [name, offset] of offsets) void side.lines.put(name, offset);
+}
+
+/** Empties a side's snapshot and everything kept over it (before it takes a new snapshot). */
+export function clearSide(side: SideDbs): Array<Promise<void>> {
+  return [side.snapshot.clearAsync(), side.heads.clearAsync(), side.records.clearAsync(), side.lines.clearAsync()];
 }
 
 /** A snapshot's bytes as received, and where each zone's line and each chunk starts. */
@@ -67,11 +95,12 @@ export interface Unwritten {
   bytes: number;
 }
 
-export function storedHeader(root: RootDatabase<unknown, MetaKey>): SnapshotHeader {
+/** The stored header (`transaction`: as a pinned reader sees it). */
+export function storedHeader(root: RootDatabase<unknown, MetaKey>, transaction?: Transaction): SnapshotHeader {
   return {
-    revision: (root.get(['meta', 'revision']) as number | undefined) ?? 0,
-    nodesRevision: (root.get(['meta', 'nodesRevision']) as number | undefined) ?? 0,
-    nodes: [...root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })].map((e) => e.value as EdgeNode),
+    revision: (root.get(['meta', 'revision'], { transaction }) as number | undefined) ?? 0,
+    nodesRevision: (root.get(['meta', 'nodesRevision'], { transaction }) as number | undefined) ?? 0,
+    nodes: [...root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER], transaction })].map((e) => e.value as EdgeNode),
   };
 }
 
@@ -138,4 +167,22 @@ export async function allWritten(writes: Array<Promise<unknown>>): Promise<void>
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   for (const other of failed.slice(1)) void diskWriteFailure(other.reason);
   if (failed[0]) throw failed[0].reason;
+}
+
+/** Inside a transaction: the revision reached, and the edge nodes when they changed. */
+export function writeHeader(root: RootDatabase<unknown, MetaKey>, header: SnapshotHeader, withNodes: boolean): void {
+  void root.put(['meta', 'revision'], header.revision);
+  void root.put(['meta', 'nodesRevision'], header.nodesRevision);
+  if (!withNodes) return;
+  for (const { key } of root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })) void root.remove(key);
+  for (const node of header.nodes) void root.put(['node', node.id], node);
+}
+
+export interface SnapshotWriter {
+  /** Stores the next chunk of the snapshot's bytes, as received. */
+  write(chunk: Uint8Array): Promise<void>;
+  /** Remembers where a zone's line starts (to read that zone back later). */
+  noteZone(name: string, offset: number): void;
+  /** Makes the stored snapshot, with this header, the local state (one transaction). */
+  commit(header: SnapshotHeader): Promise<void>;
 }

@@ -17,22 +17,20 @@
 // writing); a state that does not exist yet is not created without room (LMDB would fault on its
 // lock file), the name server runs from the feed in memory meanwhile.
 //
-// Longer than our 450-line mark on purpose: this one class holds the two sides, the unwritten
-// overlays and every read through them, and the invariant above (the disk holds a state served
-// at some revision, whatever fails) is checked more easily in one place than across files. Its
-// layout, the upgrades from earlier layouts and the merging of overlays are local-state-layout.ts.
+// Its layout, the upgrades from earlier layouts and the merging of overlays are
+// local-state-layout.ts; reading a zone's line and its stored changes, local-state-read.ts.
 import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { diskFailureOf, diskWriteFailure, guardLmdbCommitFailures, quietly } from '../common/lmdb-commit-guard.ts';
 import type { RecordState } from '../model/record.ts';
 import type { Zone } from '../store/types.ts';
 import { freeBytes, LocalStateWrites, closeLocalDb, noRoom, openLocalDb, type LocalStateWritesOptions } from './local-state-writes.ts';
-import { LineSplitter, type Line } from '../common/ndjson.ts';
-import { zoneJson, type SnapshotHeader } from './snapshot-format.ts';
-import { MAX_PENDING_WRITES, allWritten, merged, storedHeader, upgradeOneEntryPerZone, upgradeWholeChangedZones } from './local-state-layout.ts';
-import type { MetaKey, RecordKey, Side, SideDbs, SnapshotBytes, StoredChange, StoredHead, Unwritten, ZoneOverlay } from './local-state-layout.ts';
+import type { SnapshotHeader } from './snapshot-format.ts';
+import { MAX_PENDING_WRITES, allWritten, clearSide, merged, openSides, putLines, writeHeader, storedHeader, upgradeOneEntryPerZone, upgradeWholeChangedZones } from './local-state-layout.ts';
+import { sideZones, snapshotZones, withStoredChanges, zoneAt } from './local-state-read.ts';
+import type { MetaKey, Side, SideDbs, SnapshotBytes, SnapshotWriter, StoredChange, StoredHead, Unwritten, ZoneOverlay } from './local-state-layout.ts';
 
-export type { StoredChange } from './local-state-layout.ts';
+export type { SnapshotWriter, StoredChange } from './local-state-layout.ts';
 
 export class LocalState {
   private root: RootDatabase<unknown, MetaKey> | undefined;
@@ -75,13 +73,7 @@ export class LocalState {
   private openDisk(): void {
     const root = openLocalDb<MetaKey>(this.path);
     this.root = root;
-    const side = (name: Side): SideDbs => ({
-      snapshot: root.openDB<Buffer, number>({ name: `snapshot-${name}`, encoding: 'binary' }),
-      heads: root.openDB<string, string>({ name: `heads-${name}`, encoding: 'string' }),
-      records: root.openDB<string, RecordKey>({ name: `records-${name}`, encoding: 'string' }),
-      changed: root.openDB<string, string>({ name: `changed-${name}`, encoding: 'string' }),
-    });
-    this.sides = { a: side('a'), b: side('b') };
+    this.sides = openSides(root);
     this.active = (root.get(['meta', 'active']) as Side | undefined) ?? 'a';
     this.active = upgradeOneEntryPerZone(root, this.sides) ?? this.active;
     upgradeWholeChangedZones(root, this.sides);
@@ -118,7 +110,7 @@ export class LocalState {
     const { base, overlays } = this.layers();
     const touched = new Set(overlays.flatMap((u) => [...u.zones.keys()]));
     const seen = new Set<string>();
-    for (const zone of base ? this.memoryZones(base) : this.storedZones()) {
+    for (const zone of base ? snapshotZones(base.chunks) : this.storedZones()) {
       const name = zone.domain.domain;
       if (!touched.has(name)) yield zone;
       else {
@@ -134,47 +126,25 @@ export class LocalState {
     }
   }
 
-  private *memoryZones(snapshot: SnapshotBytes): Generator<Zone> {
-    const splitter = new LineSplitter();
-    const zonesOf = (lines: Line[]) => lines.flatMap((line) => {
-      const json = zoneJson(line.text);
-      return json === undefined ? [] : [JSON.parse(json) as Zone];
-    });
-    for (const chunk of snapshot.chunks) yield* zonesOf(splitter.push(chunk));
-    yield* zonesOf(splitter.end());
-  }
-
   private *storedZones(): Generator<Zone> {
     if (!this.sides) return;
-    const { snapshot, heads } = this.sides[this.active];
-    const changed = new Map<string, StoredHead | undefined>();
-    for (const { key, value } of heads.getRange()) changed.set(key, value === '' ? undefined : (JSON.parse(value) as StoredHead));
-    const splitter = new LineSplitter();
-    const done = new Set<string>();
-    this.offsets = new Map();
-    this.chunkStarts = [];
-    const zonesOf = function* (this: LocalState, lines: Line[]): Generator<Zone> {
-      for (const line of lines) {
-        const json = zoneJson(line.text);
-        if (json === undefined) continue;
-        const zone = JSON.parse(json) as Zone;
-        const name = zone.domain.domain;
-        this.offsets.set(name, line.offset);
-        if (!changed.has(name)) {
-          yield zone;
-          continue;
-        }
-        const head = changed.get(name);
-        done.add(name);
-        if (head) yield this.withChanges(head.own ? { domain: head.domain, records: [] } : { domain: head.domain, records: zone.records });
-      }
-    };
-    for (const { key, value } of snapshot.getRange()) {
-      this.chunkStarts.push(key);
-      yield* zonesOf.call(this, splitter.push(value));
-    }
-    yield* zonesOf.call(this, splitter.end());
-    for (const [name, head] of changed) if (head && !done.has(name)) yield this.withChanges({ domain: head.domain, records: [] });
+    const side = this.sides[this.active];
+    const found = { offsets: new Map<string, number>(), chunkStarts: [] as number[] };
+    yield* sideZones(side, found);
+    this.offsets = found.offsets;
+    this.chunkStarts = found.chunkStarts;
+    this.noteLines(side);
+  }
+
+  /** A side stored before the lines table existed gets it, from the offsets just read (once). */
+  private noteLines(side: SideDbs): void {
+    if (!this.root || this.offsets.size === 0 || this.writes.problem !== undefined) return;
+    if (side.lines.getKeysCount({ limit: 1 }) > 0) return;
+    const offsets = this.offsets;
+    quietly(this.root.transaction(() => {
+      if (this.sides?.[this.active] !== side) return;
+      putLines(side, offsets);
+    }));
   }
 
   /**
@@ -246,40 +216,15 @@ export class LocalState {
     return stored ? (JSON.parse(stored) as StoredHead).domain : undefined;
   }
 
-  /** A zone's line in a snapshot's bytes: the chunk holding its start, then chunks until its newline. */
+  /** A zone's line in a snapshot's bytes, found by the offset noted for it. */
   private snapshotZone(name: string, offsets: Map<string, number>, chunkStarts: number[], chunk: (i: number) => Buffer | undefined): Zone | undefined {
     const offset = offsets.get(name);
-    if (offset === undefined) return undefined;
-    let low = 0;
-    let high = chunkStarts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (chunkStarts[middle]! <= offset) low = middle;
-      else high = middle - 1;
-    }
-    const parts: Buffer[] = [];
-    for (let i = low; i < chunkStarts.length; i++) {
-      const bytes = chunk(i);
-      if (!bytes) break;
-      const from = parts.length === 0 ? offset - chunkStarts[i]! : 0;
-      const newline = bytes.indexOf(10, from);
-      parts.push(bytes.subarray(from, newline === -1 ? bytes.length : newline));
-      if (newline !== -1) break;
-    }
-    const json = zoneJson(Buffer.concat(parts).toString('utf8'));
-    return json === undefined ? undefined : (JSON.parse(json) as Zone);
+    return offset === undefined ? undefined : zoneAt(offset, chunkStarts, chunk);
   }
 
   /** A zone's records with the stored changes on top (by id; '' removes). */
   private withChanges(zone: Zone): Zone {
-    const { records } = this.sides![this.active];
-    const name = zone.domain.domain;
-    const byId = new Map(zone.records.map((r) => [r.id, r]));
-    for (const { key, value } of records.getRange({ start: [name, 0], end: [name, Number.MAX_SAFE_INTEGER] })) {
-      if (value === '') byId.delete(key[1]);
-      else byId.set(key[1], JSON.parse(value) as RecordState);
-    }
-    return { domain: zone.domain, records: [...byId.values()] };
+    return withStoredChanges(this.sides![this.active].records, zone);
   }
 
   /** Whether the zone's records are all kept as changes (it came whole since the snapshot). */
@@ -328,7 +273,7 @@ export class LocalState {
     if (!side || !this.writes.roomFor(0) || this.writes.problem !== undefined) memory = [];
     else {
       try {
-        await allWritten([side.snapshot.clearAsync(), side.heads.clearAsync(), side.records.clearAsync()]);
+        await allWritten(clearSide(side));
       } catch (error) {
         await toMemory(error);
       }
@@ -358,7 +303,8 @@ export class LocalState {
           try {
             await this.writes.exclusive(async () => {
               await this.root!.transaction(() => {
-                this.writeHeader(this.root!, header, true);
+                putLines(side!, offsets);
+                writeHeader(this.root!, header, true);
                 void this.root!.put(['meta', 'active'], target);
               });
               this.switchTo(target, offsets, chunkStarts);
@@ -385,9 +331,7 @@ export class LocalState {
     this.active = target;
     this.offsets = offsets;
     this.chunkStarts = chunkStarts;
-    quietly(previous.snapshot.clearAsync());
-    quietly(previous.heads.clearAsync());
-    quietly(previous.records.clearAsync());
+    for (const clearing of clearSide(previous)) quietly(clearing);
   }
 
   /**
@@ -451,12 +395,13 @@ export class LocalState {
       if (batch.snapshot) {
         const target: Side = this.active === 'a' ? 'b' : 'a';
         const side = this.sides![target];
-        await allWritten([side.snapshot.clearAsync(), side.heads.clearAsync(), side.records.clearAsync()]);
+        await allWritten(clearSide(side));
         const { chunks, chunkStarts, offsets } = batch.snapshot;
         for (let i = 0; i < chunks.length; i += MAX_PENDING_WRITES) {
           await allWritten(chunks.slice(i, i + MAX_PENDING_WRITES).map((chunk, j) => side.snapshot.put(chunkStarts[i + j]!, chunk)));
         }
         await root.transaction(() => {
+          putLines(side, offsets);
           this.writeChanges(root, side, batch);
           void root.put(['meta', 'active'], target);
         });
@@ -479,15 +424,7 @@ export class LocalState {
       void heads.put(name, entry.head ? JSON.stringify(entry.head) : '');
       for (const [id, json] of entry.records) void (json === null ? records.remove([name, id]) : records.put([name, id], json));
     }
-    this.writeHeader(root, batch.header, batch.nodesChanged);
-  }
-
-  private writeHeader(root: RootDatabase<unknown, MetaKey>, header: SnapshotHeader, withNodes: boolean): void {
-    void root.put(['meta', 'revision'], header.revision);
-    void root.put(['meta', 'nodesRevision'], header.nodesRevision);
-    if (!withNodes) return;
-    for (const { key } of root.getRange({ start: ['node', 0], end: ['node', Number.MAX_SAFE_INTEGER] })) void root.remove(key);
-    for (const node of header.nodes) void root.put(['node', node.id], node);
+    writeHeader(root, batch.header, batch.nodesChanged);
   }
 
   /** A last write if the disk takes it (what is not written is caught up from the API at the next start). */
@@ -497,13 +434,4 @@ export class LocalState {
     this.root = undefined;
     if (root) await closeLocalDb(root);
   }
-}
-
-export interface SnapshotWriter {
-  /** Stores the next chunk of the snapshot's bytes, as received. */
-  write(chunk: Uint8Array): Promise<void>;
-  /** Remembers where a zone's line starts (to read that zone back later). */
-  noteZone(name: string, offset: number): void;
-  /** Makes the stored snapshot, with this header, the local state (one transaction). */
-  commit(header: SnapshotHeader): Promise<void>;
 }

@@ -1,14 +1,22 @@
 // Encoded answers by question, so a repeated question costs a map lookup and a copy. An entry
 // remembers the zones it was read from and the zone-set generation; it is stale once one of those
 // zones is replaced or a zone is added or removed (which can change which zone answers a name).
+// The zones are held weakly: a DNS worker builds zones on demand and drops them from a bounded
+// cache, and 200,000 answers holding on to the zones they came from would keep them all alive;
+// a zone collected is a zone dropped, so its answers are stale.
 import type { ZoneData } from '../zone/types.ts';
+
+/** The zones an answer was read from, held weakly. */
+export type ZoneRefs = ReadonlyArray<WeakRef<ZoneData>>;
+
+export const zoneRefs = (zones: readonly ZoneData[]): ZoneRefs => zones.map((zone) => new WeakRef(zone));
 
 export interface CachedAnswer {
   /** The whole response as encoded for the first asker; ID, RD/CD and question case get patched. */
   full: Buffer;
   /** The TC=1 form, for answers over 512 octets. */
   truncated?: Buffer;
-  zones: readonly ZoneData[];
+  zones: ZoneRefs;
   generation: number;
   /** A signed answer: not served past this (ms since the epoch), when its signatures' window ends. */
   expires?: number;
@@ -20,7 +28,7 @@ export interface CachedAnswer {
  */
 export interface ByLocation {
   byLocation: true;
-  zones: readonly ZoneData[];
+  zones: ZoneRefs;
   generation: number;
 }
 
@@ -41,7 +49,7 @@ export class AnswerCache {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     let stale = entry.generation !== generation;
-    for (let i = 0; !stale && i < entry.zones.length; i++) stale = entry.zones[i]!.stale;
+    for (let i = 0; !stale && i < entry.zones.length; i++) stale = entry.zones[i]!.deref()?.stale ?? true;
     if (!stale && 'expires' in entry && entry.expires !== undefined) stale = Date.now() >= entry.expires;
     if (stale) {
       this.entries.delete(key);

@@ -11,7 +11,7 @@ import { EDNS_OPTION } from '../wire/constants.ts';
 import { encodeResponse, smallerForm, udpLimit } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from '../chain/fast-key.ts';
-import { AnswerCache, type CachedAnswer } from './answer-cache.ts';
+import { AnswerCache, zoneRefs, type CachedAnswer } from './answer-cache.ts';
 
 export interface AnswerCacheSettings {
   entries?: number;
@@ -100,16 +100,17 @@ function keepAnswer(cache: AnswerCache, index: ZoneIndex, ctx: QueryContext): vo
   if (!fast) return;
   // Stored without the ECS, COOKIE and NSID options (the cached path adds each asker's own).
   const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
+  const zones = zoneRefs(spec.zones);
   const entry: CachedAnswer = {
     full: plain ? encodeResponse(plain) : encoded.full,
     truncated: plain && encoded.truncated ? smallerForm(plain) : encoded.truncated,
-    zones: spec.zones,
+    zones,
     generation: index.generation,
     expires: spec.expires,
   };
   if (spec.cacheable) cache.set(fast.key, entry);
   else {
-    cache.set(fast.key, { byLocation: true, zones: spec.zones, generation: index.generation });
+    cache.set(fast.key, { byLocation: true, zones, generation: index.generation });
     cache.set(fast.key + spec.place, entry);
   }
 }

@@ -85,7 +85,14 @@ export class Transfers {
     const served = new Set<string>();
     // The serial and SOA each zone was last seen at (what a journal step goes from).
     const lastSeen = new Map<string, { serial: number; soa: ZoneData['soa'] }>();
-    this.unwatch = index.watch((name, zone, before) => {
+    this.unwatch = index.watch((name, zone, before, adopted) => {
+      // A DNS worker's zone served from its base all along, about to change: already a member
+      // (no catalog change), and its serial is where the journal's next step starts.
+      if (adopted && zone) {
+        if (!isSignedZone(zone)) served.add(name);
+        lastSeen.set(name, { serial: zone.serial, soa: zone.soa });
+        return;
+      }
       // Differences are kept only while someone may ask for them.
       if (this.secondaries.all.length > 0) {
         const last = lastSeen.get(name);

@@ -7,17 +7,22 @@
 // Those rebuilds are bounded per zone (a burst, then so many a minute) and per account (so many
 // milliseconds of building a second): past either, the zone keeps answering as it did and its
 // latest settings are applied once the budget allows — one account's stream of settings changes
-// costs the others nothing.
-import type { DomainState } from '../../model/domain.ts';
-import { afterRecords, headOver, isProven } from '../../model/domain.ts';
+// costs the others nothing (rebuild-budget.ts).
+//
+// A DNS worker's index holds only the zones changed since its base (`rebase`: the stored state at
+// one revision); any other zone is built from the base on first use, kept in a bounded cache.
+import { afterRecords, headOver, isProven, type DomainState } from '../../model/domain.ts';
 import type { EdgeNode } from '../../model/node.ts';
-import type { RecordState } from '../../model/record.ts';
 import type { RecordDelta, Zone } from '../../store/types.ts';
 import type { ZoneChange } from './apply.ts';
-import { absoluteName } from '../../model/names.ts';
-import { buildZone, protectedOwners, type ZoneBuildContext } from './build.ts';
+import { BaseZones, type ZoneStore } from './base-zones.ts';
+import { buildZone, type ZoneBuildContext } from './build.ts';
 import { keptZone, patchZone } from './patch.ts';
+import { namesBefore, withDeltas, type Deferred } from './pending-changes.ts';
+import { REBUILD_LIMITS, RebuildBudget, type RebuildLimits } from './rebuild-budget.ts';
 import type { NameNode, ZoneData } from './types.ts';
+
+export { REBUILD_LIMITS, type RebuildLimits } from './rebuild-budget.ts';
 
 /** Served by name servers: its name servers activated and, where ownership is proven (issue 26), proven. */
 const isServed = (domain: DomainState): boolean => domain.ns_active && isProven(domain);
@@ -33,43 +38,6 @@ export interface StagedIndex {
   commit(): void;
 }
 
-/** How much rebuilding settings changes may cost (see the top of this file). */
-export interface RebuildLimits {
-  /** Rebuilds of one zone a minute, after a burst of `zoneBurst`. */
-  zonePerMinute: number;
-  zoneBurst: number;
-  /** Milliseconds of building one account's zones a second, after a burst of `accountBurstMs`. */
-  accountMsPerSecond: number;
-  accountBurstMs: number;
-}
-
-export const REBUILD_LIMITS: RebuildLimits = { zonePerMinute: 12, zoneBurst: 2, accountMsPerSecond: 100, accountBurstMs: 100 };
-
-/** One deferred settings change: the latest settings, and where the records come from. */
-interface Deferred {
-  domain: DomainState;
-  /** A zone not served: its records by id, when the index kept them (it stopped serving it while this waited). */
-  held?: { domain: DomainState; records: Map<number, RecordState> };
-  /**
-   * Else the feeder, read when the zone is built (not before: deferring costs nothing), with the
-   * differences that came meanwhile applied over what it gives (by id: harmless if it has them).
-   */
-  source: ZoneSource;
-  deltas: Array<{ delta: RecordDelta; revision: number }>;
-}
-
-/** A token bucket: `tokens` at `at` (ms), refilled at `rate` a ms up to `cap`. */
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
-/**
- * Rebuilds (reading the records included) start in one synchronous step only while it has spent
- * less than this (ms): the rest are deferred to steps of their own, so that queries get in between.
- */
-const STEP_MS = 20;
-
 const NO_RECORDS: RecordDelta = { put: [], del: [] };
 
 export class ZoneIndex {
@@ -82,13 +50,14 @@ export class ZoneIndex {
   generation = 0;
   /** Settings changes waiting for their zone's or account's rebuild budget, in arrival order. */
   private readonly deferred = new Map<string, Deferred>();
-  private readonly zoneBuckets = new Map<string, Bucket>();
-  private readonly accountBuckets = new Map<number, Bucket>();
+  private readonly budget: RebuildBudget;
   private timer: NodeJS.Timeout | undefined;
-  /** Rebuild time spent in the current synchronous step (reset once it ends). */
-  private stepSpent = 0;
   /** Told of every zone installed (or no longer served: undefined), e.g. to NOTIFY secondaries. */
   private readonly watchers = new Set<ZoneWatcher>();
+  /** With a base (rebase): `zones` holds the zones changed since it, `removed` its zones no longer served. */
+  private base: BaseZones | undefined;
+  private readonly removed = new Set<string>();
+  private readonly contextNow = () => this.context();
 
   /** Calls `watcher` after each zone is swapped in or stops being served; returns the unsubscribe. */
   watch(watcher: ZoneWatcher): () => void {
@@ -96,18 +65,57 @@ export class ZoneIndex {
     return () => this.watchers.delete(watcher);
   }
 
-  private told(name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>): void {
-    for (const watcher of this.watchers) watcher(name, zone, before);
+  private told(name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>, adopted?: boolean): void {
+    for (const watcher of this.watchers) watcher(name, zone, before, adopted);
   }
 
   constructor(
     private readonly settings: Pick<ZoneBuildContext, 'nameservers' | 'hostmaster'>,
-    private readonly limits: RebuildLimits = REBUILD_LIMITS,
+    limits: RebuildLimits = REBUILD_LIMITS,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.budget = new RebuildBudget(limits, now);
+  }
 
+  /** Zones held (with a base: the zones it keeps, served or not, and those added since). */
   get size(): number {
-    return this.zones.size;
+    if (!this.base) return this.zones.size;
+    let added = 0;
+    for (const name of this.zones.keys()) if (this.base.store.zone(name) === undefined) added++;
+    return this.base.store.count + added - this.removed.size;
+  }
+
+  /** Zones held that changed since the base (the rest are built from it on demand); 0 without a base. */
+  get changedSinceBase(): number {
+    return this.base ? this.zones.size + this.removed.size : 0;
+  }
+
+  /** Answers from `store` from now on, in one step: its zones built on first use, those held until now stale. */
+  rebase(store: ZoneStore, nodes: EdgeNode[], nodesRevision: number, cacheZones?: number): void {
+    for (const zone of this.zones.values()) zone.stale = true;
+    this.base?.clear();
+    this.zones = new Map();
+    this.removed.clear();
+    this.nodeDependent.clear();
+    this.deferred.clear();
+    this.schedule();
+    this.nodes = [...nodes].sort((a, b) => a.id - b.id);
+    this.nodesRevision = nodesRevision;
+    this.base = new BaseZones(store, isServed, cacheZones);
+    this.generation++;
+  }
+
+  /** The zone held, else the base's, adopted: from now on the index holds it (and changes it). */
+  private held(name: string): ZoneData | undefined {
+    const zone = this.zones.get(name);
+    if (zone || !this.base || this.removed.has(name)) return zone;
+    const adopted = this.base.take(name, this.contextNow);
+    if (!adopted) return undefined;
+    this.zones.set(name, adopted);
+    if (adopted.usesNodes) this.nodeDependent.add(name);
+    // Served all along: watchers learn where its changes start (the IXFR journal's first step).
+    if (this.watchers.size > 0) this.told(name, adopted, undefined, true);
+    return adopted;
   }
 
   /** Settings changes not applied yet (waiting for their zone's or account's budget). */
@@ -121,7 +129,8 @@ export class ZoneIndex {
 
   /** Swaps a built zone in (the old one goes stale). */
   private install(name: string, built: ZoneData): void {
-    const old = this.zones.get(name);
+    const old = this.held(name);
+    this.removed.delete(name);
     if (old) old.stale = true;
     else this.generation++;
     this.zones.set(name, built);
@@ -146,10 +155,11 @@ export class ZoneIndex {
   }
 
   private unserve(name: string): void {
-    const old = this.zones.get(name);
+    const old = this.held(name);
     if (!old) return;
     old.stale = true;
     this.zones.delete(name);
+    if (this.base) this.removed.add(name);
     this.nodeDependent.delete(name);
     this.generation++;
     if (this.watchers.size > 0) this.told(name, undefined);
@@ -168,7 +178,7 @@ export class ZoneIndex {
       // Its turn comes (in order), with the latest settings. Deactivated meanwhile: no longer
       // served at once, its records kept while it waits (activated again, it needs no new read).
       if (!isServed(domain)) {
-        const served = this.zones.get(name);
+        const served = this.held(name);
         const kept = served && keptZone(served);
         if (kept && !waiting.held) waiting.held = { domain: kept.domain, records: new Map(kept.records.map((r) => [r.id, r])) };
         this.unserve(name);
@@ -193,7 +203,7 @@ export class ZoneIndex {
    */
   private rebuild(name: string, domain: DomainState, zones: ZoneSource, deltas: Deferred['deltas']): boolean {
     const started = this.now();
-    const served = this.zones.get(name);
+    const served = this.held(name);
     const whole = this.buildsWhole(name);
     if (served) {
       const base = served.sources && served.domain ? undefined : zones(name);
@@ -214,59 +224,23 @@ export class ZoneIndex {
    * records yet: they are read and the zone built whole): only those count against its budget.
    */
   private buildsWhole(name: string): boolean {
-    const served = this.zones.get(name);
+    const served = this.held(name);
     return !served?.sources || !served.domain;
   }
 
   /** Whether a settings change of `name` may be applied now (budgets, and this step's share). */
   private mayBuild(name: string, owner: number): boolean {
-    return this.stepSpent < STEP_MS && this.waitMs(name, owner) === 0;
+    return this.budget.stepOpen() && this.waitMs(name, owner) === 0;
   }
 
   /** How long until the budgets allow a settings change of `name` (0: now). */
   private waitMs(name: string, owner: number): number {
-    const { zonePerMinute, zoneBurst, accountMsPerSecond, accountBurstMs } = this.limits;
-    const zone = this.buildsWhole(name) ? this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst) : 1;
-    const account = this.refilled(this.accountBuckets, owner, accountMsPerSecond / 1000, accountBurstMs);
-    const zoneWait = zone >= 1 ? 0 : (1 - zone) / (zonePerMinute / 60_000);
-    const accountWait = account > 0 ? 0 : (1 - account) / (accountMsPerSecond / 1000);
-    return Math.max(zoneWait, accountWait);
+    return this.budget.waitMs(name, owner, this.buildsWhole(name));
   }
 
-  /** A bucket's tokens now (a bucket not kept is full). */
-  private refilled<K>(buckets: Map<K, Bucket>, key: K, rate: number, cap: number): number {
-    const bucket = buckets.get(key);
-    if (!bucket) return cap;
-    const now = this.now();
-    bucket.tokens = Math.min(cap, bucket.tokens + (now - bucket.at) * rate);
-    bucket.at = now;
-    return bucket.tokens;
-  }
-
-  /**
-   * Counts one build of `name` (begun at `started`) against its account's budget and this
-   * step's, and against its zone's when it was `whole`.
-   */
+  /** Counts one build of `name` (begun at `started`; `whole`: it cost what the zone holds). */
   private charge(name: string, owner: number, started: number, whole: boolean): void {
-    const { zonePerMinute, zoneBurst, accountMsPerSecond, accountBurstMs } = this.limits;
-    const now = this.now();
-    const ms = now - started;
-    if (this.stepSpent === 0) setImmediate(() => (this.stepSpent = 0));
-    this.stepSpent += Math.max(ms, 0.001);
-    // Builds that cannot wait (whole zones) may overdraw a budget, by a bounded amount.
-    if (whole) {
-      const zone = this.refilled(this.zoneBuckets, name, zonePerMinute / 60_000, zoneBurst);
-      this.zoneBuckets.set(name, { tokens: Math.max(-zoneBurst, zone - 1), at: now });
-    }
-    const account = this.refilled(this.accountBuckets, owner, accountMsPerSecond / 1000, accountBurstMs);
-    this.accountBuckets.set(owner, { tokens: Math.max(-4 * accountBurstMs, account - ms), at: now });
-    if (this.zoneBuckets.size > 4096) this.prune(this.zoneBuckets, zonePerMinute / 60_000, zoneBurst);
-    if (this.accountBuckets.size > 4096) this.prune(this.accountBuckets, accountMsPerSecond / 1000, accountBurstMs);
-  }
-
-  /** Drops the buckets that are full again (the same as none). */
-  private prune<K>(buckets: Map<K, Bucket>, rate: number, cap: number): void {
-    for (const key of [...buckets.keys()]) if (this.refilled(buckets, key, rate, cap) >= cap) buckets.delete(key);
+    this.budget.charge(name, owner, started, whole);
   }
 
   private defer(name: string, deferred: Deferred): void {
@@ -294,7 +268,7 @@ export class ZoneIndex {
   private readonly runDeferred = (): void => {
     this.timer = undefined;
     for (const [name, waiting] of this.deferred) {
-      if (this.stepSpent >= STEP_MS) break;
+      if (!this.budget.stepOpen()) break;
       if (isServed(waiting.domain) && !this.mayBuild(name, waiting.domain.ownerId)) continue;
       this.deferred.delete(name);
       // Deactivated while it waited: already not served.
@@ -309,7 +283,7 @@ export class ZoneIndex {
   /** The domain as this index will serve it (a deferred settings change included), if it keeps it. */
   domainOf(name: string): DomainState | undefined {
     const waiting = this.deferred.get(name);
-    const served = this.zones.get(name)?.domain;
+    const served = this.held(name)?.domain;
     if (!waiting) return served;
     return headOver(waiting.domain, waiting.held?.domain ?? served ?? waiting.deltas.reduce((d, { revision }) => afterRecords(d, revision), waiting.domain));
   }
@@ -321,7 +295,7 @@ export class ZoneIndex {
   wantsRecords(change: ZoneChange): boolean {
     if ('delta' in change) return this.needsRecords(change.name);
     if (!('head' in change) || !isServed(change.head)) return false;
-    if (this.zones.has(change.name)) return this.needsRecords(change.name);
+    if (this.held(change.name) !== undefined) return this.needsRecords(change.name);
     // A deferred change already knows where its records come from.
     return !this.deferred.has(change.name);
   }
@@ -333,7 +307,7 @@ export class ZoneIndex {
    * ZoneData.sources); `needsRecords` says which do.
    */
   patchZone(name: string, delta: RecordDelta, revision: number, zones: ZoneSource): boolean {
-    const old = this.zones.get(name);
+    const old = this.held(name);
     if (!old) {
       // A zone to be served once its budget allows: its records follow.
       const waiting = this.deferred.get(name);
@@ -361,7 +335,7 @@ export class ZoneIndex {
 
   /** Whether a patch of this zone would ask for its records (served, and keeping none). */
   needsRecords(name: string): boolean {
-    const zone = this.zones.get(name);
+    const zone = this.held(name);
     return zone !== undefined && (zone.sources === undefined || zone.domain === undefined);
   }
 
@@ -378,6 +352,8 @@ export class ZoneIndex {
   setNodes(nodes: EdgeNode[], revision: number, zones: ZoneSource): void {
     this.nodes = [...nodes].sort((a, b) => a.id - b.id);
     this.nodesRevision = revision;
+    // Zones built from the base with the old nodes go: built again with these on first use.
+    this.base?.clear();
     for (const name of [...this.nodeDependent]) {
       const zone = this.zones.get(name);
       if (!zone) continue;
@@ -419,6 +395,9 @@ export class ZoneIndex {
       commit: () => {
         const old = this.zones;
         this.zones = zones;
+        this.base?.clear();
+        this.base = undefined;
+        this.removed.clear();
         this.deferred.clear();
         this.schedule();
         this.nodeDependent.clear();
@@ -436,14 +415,16 @@ export class ZoneIndex {
   }
 
   get(apex: string): ZoneData | undefined {
-    return this.zones.get(apex);
+    const zone = this.zones.get(apex);
+    if (zone || !this.base || this.removed.has(apex)) return zone;
+    return this.base.get(apex, this.contextNow);
   }
 
   /** The closest enclosing served zone of a lower-case name. */
   findZone(qname: string): ZoneData | undefined {
     let name = qname;
     for (;;) {
-      const zone = this.zones.get(name);
+      const zone = this.get(name);
       if (zone) return zone;
       const dot = name.indexOf('.');
       if (dot === -1) return undefined;
@@ -451,32 +432,17 @@ export class ZoneIndex {
     }
   }
 
-  zoneNames(): IterableIterator<string> {
-    return this.zones.keys();
+  /** Every zone served (with a base: each built from it to know, so a walk through them all costs a build each). */
+  *zoneNames(): Generator<string> {
+    yield* this.zones.keys();
+    if (!this.base) return;
+    for (const name of this.base.store.names()) if (!this.zones.has(name) && this.get(name)) yield name;
   }
 }
 
 /**
  * Told of a zone swapped in (`zone`) or no longer served (undefined). `before`: for a record
  * difference patched in, every owner name it may have changed, as it was (undefined: no data).
+ * `adopted`: a zone served from a worker's base all along, now held because it is about to change.
  */
-export type ZoneWatcher = (name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>) => void;
-
-function namesBefore(zone: ZoneData, delta: RecordDelta): Map<string, NameNode | undefined> {
-  const names = new Set<string>([zone.apex, ...protectedOwners({ domain: zone.apex, mask: zone.mask })]);
-  for (const r of delta.put) names.add(absoluteName(r.name, zone.apex));
-  for (const r of delta.del) names.add(absoluteName(r.name, zone.apex));
-  return new Map([...names].map((n) => [n, zone.nodes.get(n)]));
-}
-
-/** A zone with record differences applied over it, by id (one it already has changes nothing). */
-function withDeltas(zone: Zone, deltas: Deferred['deltas']): Zone {
-  const byId = new Map(zone.records.map((r) => [r.id, r]));
-  let domain = zone.domain;
-  for (const { delta, revision } of deltas) {
-    for (const { id } of delta.del) byId.delete(id);
-    for (const record of delta.put) byId.set(record.id, record);
-    domain = afterRecords(domain, revision);
-  }
-  return { domain, records: [...byId.values()] };
-}
+export type ZoneWatcher = (name: string, zone: ZoneData | undefined, before?: ReadonlyMap<string, NameNode | undefined>, adopted?: boolean) => void;

@@ -1,10 +1,11 @@
 // What the name server's primary process and its DNS workers say to each other over the IPC
 // channel (structured clone: 'advanced' serialization).
 //
-// primary → worker: `init` once; `port` (when the primary has bound it, if `init` had none); `reload` (the stored state was replaced: read it again);
+// primary → worker: `init` once; `port` (when the primary has bound it, if `init` had none); `reload` (the stored state was replaced, or the
+// batches since the worker's pin are no longer kept: pin it again);
 // `catchup` (the batches after the revision the worker loaded; from then on it is live);
 // `batch` (live, in order); `metrics` (a request, answered with the worker's figures as data).
-// worker → primary: `loaded` (its index holds the stored state at that revision; awaits `catchup`);
+// worker → primary: `loaded` (it pinned the stored state at that revision; awaits `catchup`);
 // `applied` (after each batch); `metrics`.
 import type { MetricsSnapshot } from '../../common/metrics/family.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
@@ -33,7 +34,8 @@ export interface BatchEntry {
 export type ToWorker =
   | WorkerInit
   | { type: 'port'; port: number }
-  | { type: 'reload' }
+  /** `pinned`: the answer to a worker's pin at that revision, whose batches since are no longer kept (it stays live if it was). */
+  | { type: 'reload'; pinned?: number }
   | { type: 'catchup'; entries: BatchEntry[] }
   | { type: 'batch'; entry: BatchEntry }
   | { type: 'metrics'; id: number };

@@ -2,10 +2,10 @@
 // runs the one feed consumer of the host (RemoteFeed, local state, the notify/health/metrics
 // listener) and answers queries too; workers 1 … N-1 are child processes that only answer.
 //
-// A worker reads the local state (LMDB) itself, says which revision it loaded, and gets the
+// A worker pins the local state (LMDB) itself, says which revision it pinned, and gets the
 // batches applied since (kept here, bounded), then every batch as the primary applies it, in
-// order, serialized once for all. A snapshot loaded by the primary makes each worker read the
-// state again (it answers from its old index meanwhile). A worker that exits is started again
+// order, serialized once for all. A snapshot loaded by the primary makes each worker pin the
+// state again (it answers from its old base meanwhile). A worker that exits is started again
 // with growing delays; the others keep answering (the kernel spreads the port's traffic over
 // the sockets still bound).
 import { fork, type ChildProcess } from 'node:child_process';
@@ -185,8 +185,8 @@ export class DnsWorkers {
       case 'loaded': {
         const entries = this.catchUp(message.revision);
         if (!entries) {
-          // Older than the batches kept (or than a snapshot loaded since): read the state again.
-          this.send(worker, { type: 'reload' });
+          // Older than the batches kept (or than a snapshot loaded since): pin the state again.
+          this.send(worker, { type: 'reload', pinned: message.revision });
           return;
         }
         worker.live = true;

@@ -13,7 +13,6 @@ import type { FromWorker, ToWorker, WorkerInit, BatchEntry } from './messages.ts
 import { StoredState, type BatchBody } from './stored-state.ts';
 
 const send = (message: FromWorker) => process.send?.(message);
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function run(init: WorkerInit): Promise<void> {
   const config = loadConfig();
@@ -23,15 +22,15 @@ async function run(init: WorkerInit): Promise<void> {
   const stored = new StoredState(init.stateDir);
   let applied = 0;
   dns.metrics.revisionApplied = () => applied;
-  // loading → waiting (for the catch-up) → live; batches are taken only when live (the catch-up
-  // after each load brings what arrived meanwhile).
-  let mode: 'loading' | 'waiting' | 'live' = 'loading';
-  let again = false;
+  // waiting (pinned, for the catch-up after the pin) → live. A re-pin of a live worker keeps it
+  // live: batches go on applying to the base it has until the catch-up swaps the new one in.
+  let mode: 'waiting' | 'live' = 'waiting';
   let port = 0;
   let bound = false;
   let portGiven: (port: number) => void = () => undefined;
   const portKnown = new Promise<number>((resolve) => (portGiven = resolve));
   if (init.port) portGiven(init.port);
+  let repinTimer: NodeJS.Timeout | undefined;
 
   let stopping = false;
   const stop = async () => {
@@ -53,20 +52,26 @@ async function run(init: WorkerInit): Promise<void> {
   process.on('disconnect', () => void stop());
   if (!process.connected) return stop();
 
-  const reload = async (why: string): Promise<void> => {
-    if (mode === 'loading') {
-      again = true;
-      return;
-    }
-    mode = 'loading';
+  /** Pins the stored state aside and tells the primary its revision (the catch-up makes it the base). */
+  const pin = (why: string, live: boolean): void => {
     const begun = Date.now();
-    log.info({ revision: applied, why }, 'dns worker: reading the local state again');
-    do {
-      again = false;
-      applied = await stored.load(dns.index, turn);
-    } while (again);
+    const revision = stored.pin();
+    if (!live) mode = 'waiting';
+    if (why) log.info({ revision: applied, pinned: revision, why }, 'dns worker: pinning the local state again');
+    send({ type: 'loaded', revision, port, ms: Date.now() - begun, zones: stored.zones });
+  };
+  /** The primary loaded a snapshot, or the batches after the pin are no longer kept: pin again (not at once if it did not move). */
+  const reload = (why: string): void => {
     mode = 'waiting';
-    send({ type: 'loaded', revision: applied, port, ms: Date.now() - begun, zones: dns.index.size });
+    if (repinTimer) return;
+    // Said in answer to a pin of ours: the state has not moved on enough yet, so not again at once.
+    const wait = stored.pinned ? 250 : 0;
+    stored.drop();
+    repinTimer = setTimeout(() => {
+      repinTimer = undefined;
+      // Before the port is known the first pin is yet to come (below).
+      if (port) pin(why, false);
+    }, wait);
   };
 
   /** False when the entry does not follow what this index holds (a gap). */
@@ -82,16 +87,17 @@ async function run(init: WorkerInit): Promise<void> {
     try {
       for (const entry of entries) {
         if (!take(entry)) {
-          void reload(`batch ${entry.since}→${entry.revision} does not follow revision ${applied}`);
+          reload(`batch ${entry.since}→${entry.revision} does not follow revision ${applied}`);
           return;
         }
       }
     } catch (error) {
-      log.error({ err: error, revision: applied }, 'dns worker: a batch failed to apply; reading the local state again');
-      void reload('a batch failed');
+      log.error({ err: error, revision: applied }, 'dns worker: a batch failed to apply; pinning the local state again');
+      reload('a batch failed');
       return;
     }
     send({ type: 'applied', revision: applied });
+    if (stored.due(dns.index)) pin('re-pin: the zones changed since the base are held whole', true);
   };
 
   // Listening from the start: a reload asked for while the first load runs is done after it.
@@ -101,10 +107,15 @@ async function run(init: WorkerInit): Promise<void> {
         portGiven(message.port);
         break;
       case 'reload':
-        void reload('the primary loaded a snapshot');
+        // A re-pin of a live worker that the primary cannot catch up (the stored state lags, e.g.
+        // a full disk): it stays live on the base it has, and tries again later.
+        if (message.pinned !== undefined && mode === 'live' && stored.pinned) stored.postpone();
+        else reload('the primary loaded a snapshot, or no longer keeps the batches after the pin');
         break;
       case 'catchup':
-        if (mode !== 'waiting') break;
+        if (!stored.pinned || repinTimer) break;
+        // The pin becomes the base with the batches after it, in this one synchronous step.
+        applied = stored.use(dns.index);
         mode = 'live';
         takeAll(message.entries);
         // The first time: bound only now, so that a new worker never answers older data than
@@ -131,14 +142,8 @@ async function run(init: WorkerInit): Promise<void> {
     }
   });
 
-  const started = Date.now();
-  applied = stored.loadNow(dns.index);
-  const loadedMs = Date.now() - started;
   port = await portKnown;
-  mode = 'waiting';
-  if (again) void reload('the primary loaded a snapshot');
-  else send({ type: 'loaded', revision: applied, port, ms: loadedMs, zones: dns.index.size });
-
+  if (!repinTimer) pin('', false);
 }
 
 if (!process.send) {
