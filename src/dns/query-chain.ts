@@ -37,6 +37,8 @@ export interface ChainSettings {
   /** Serve repeated questions from encoded answers (default on; off measures the engine). */
   cache?: boolean;
   cacheEntries?: number;
+  /** The answer cache holds the zones its answers came from weakly (an index whose zones come and go). */
+  cacheWeakZones?: boolean;
   /** Where a client is; geo-targeted answers pick their variant by it. */
   locate?: (address: string) => ClientLocation;
   /** DNS Cookies (RFC 7873/9018): answer cookies with ours; absent, cookies are ignored. */
@@ -59,7 +61,7 @@ export function queryChain(index: ZoneIndex, metrics: DnsMetrics, settings: Chai
     rateLimitStage(settings.rateLimiter),
     transferStage(settings.transfers),
     metricsStage(metrics),
-    ...(settings.cache === false ? [] : [answerCacheStage(index, metrics, { entries: settings.cacheEntries, locate: settings.locate, cookies: settings.cookies !== undefined })]),
+    ...(settings.cache === false ? [] : [answerCacheStage(index, metrics, { entries: settings.cacheEntries, locate: settings.locate, cookies: settings.cookies !== undefined, weakZones: settings.cacheWeakZones })]),
     engineStage(index, metrics, { locate: settings.locate, nsid: settings.nsid }),
     signer(metrics, settings),
   ];

@@ -32,6 +32,8 @@ export function newDnsServer(
   overrides: Partial<Pick<DnsServerOptions, 'port' | 'cookieSecret' | 'rateLimit' | 'tcp' | 'reusePort'>> = {},
   /** Whether this process sends NOTIFY to the secondaries: a name server's one primary process. */
   notify = true,
+  /** A DNS worker answering from the stored state: its answer cache holds zones weakly (see dns/cache/answer-cache.ts). */
+  cacheWeakZones = false,
 ): DnsServer {
   return new DnsServer({
     host: config.dns.host,
@@ -39,7 +41,7 @@ export function newDnsServer(
     nameservers: config.nameservers,
     hostmaster: config.hostmaster,
     tcp: config.dns.tcp,
-    handler: { cache: config.dns.cache, signatureCache: config.dns.signatureCache, locate: geo && ((address: string) => geo.locate(address)), nsid: config.dns.nsid ? Buffer.from(config.dns.nsid, 'latin1') : undefined },
+    handler: { cache: config.dns.cache, signatureCache: config.dns.signatureCache, locate: geo && ((address: string) => geo.locate(address)), nsid: config.dns.nsid ? Buffer.from(config.dns.nsid, 'latin1') : undefined, cacheWeakZones },
     // Unset: a random secret per process (cookies then hold for this server only, as they do for
     // any server with its own address; anycast instances must share one).
     cookieSecret: config.dns.cookieSecret ?? randomBytes(16),

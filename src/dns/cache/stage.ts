@@ -11,7 +11,7 @@ import { EDNS_OPTION } from '../wire/constants.ts';
 import { encodeResponse, smallerForm, udpLimit } from '../wire/response.ts';
 import type { ZoneIndex } from '../zone/index.ts';
 import { fastKey, fastSubnetAddress } from '../chain/fast-key.ts';
-import { AnswerCache, zoneRefs, type CachedAnswer } from './answer-cache.ts';
+import { AnswerCache, type CachedAnswer } from './answer-cache.ts';
 
 export interface AnswerCacheSettings {
   entries?: number;
@@ -19,13 +19,15 @@ export interface AnswerCacheSettings {
   locate?: (address: string) => ClientLocation;
   /** Whether queries may carry our cookie (the reply is always 24 octets: room is made for it). */
   cookies: boolean;
+  /** Hold the zones answers came from weakly (zones built on demand and dropped: see answer-cache.ts). */
+  weakZones?: boolean;
 }
 
 /** Our cookie reply's option: 4 octets of header, 8 of client cookie and 16 of server cookie. */
 const COOKIE_OPTION = 4 + 24;
 
 export function answerCacheStage(index: ZoneIndex, metrics: DnsMetrics, settings: AnswerCacheSettings): DnsStage {
-  const cache = new AnswerCache(settings.entries);
+  const cache = new AnswerCache(settings.entries, settings.weakZones);
   return {
     name: 'answer-cache',
     answersCached: true,
@@ -100,7 +102,7 @@ function keepAnswer(cache: AnswerCache, index: ZoneIndex, ctx: QueryContext): vo
   if (!fast) return;
   // Stored without the ECS, COOKIE and NSID options (the cached path adds each asker's own).
   const plain = spec.edns?.clientSubnet || spec.edns?.cookie || spec.edns?.nsid ? { ...spec, edns: { dnssecOk: spec.edns.dnssecOk } } : undefined;
-  const zones = zoneRefs(spec.zones);
+  const zones = cache.hold(spec.zones);
   const entry: CachedAnswer = {
     full: plain ? encodeResponse(plain) : encoded.full,
     truncated: plain && encoded.truncated ? smallerForm(plain) : encoded.truncated,
