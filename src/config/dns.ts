@@ -6,7 +6,7 @@ import { JOURNAL_LIMITS, type JournalLimits } from '../dns/transfer/journal.ts';
 import { checkNotifySources } from '../dns/transfer/notify-source.ts';
 import { DEFAULT_TRANSFERS_PER_SECONDARY } from '../dns/transfer/slots.ts';
 import { SIGNATURE_CACHE_LIMITS } from '../dns/signer/signature-cache.ts';
-import { bool, checkedDomain, hexKey, host, int, optionalInt, optionalText, pattern, readTable, type Values } from './kinds.ts';
+import { bool, checkedDomain, choice, hexKey, host, int, optionalInt, optionalText, pattern, readTable, type Values } from './kinds.ts';
 import type { Config } from './types.ts';
 
 /** Response-rate limiting's defaults: 100 responses a second per client /24 (/56) and response category, every 2nd dropped one slipped as TC=1 (see docs/dns.md). */
@@ -19,6 +19,10 @@ export const DNS_RRL_DEFAULTS = { rate: 100, slip: 2 } as const;
 export const DNS_SIGNING_DEFAULTS = { zoneRate: 2000, clientRate: 500 } as const;
 
 export const MAX_DNS_WORKERS = 64;
+
+/** How DNS workers hold the zones (PALISADE_DNS_WORKER_ZONES): see its help text. */
+export const DNS_WORKER_ZONES = ['index', 'stored'] as const;
+export type DnsWorkerZones = (typeof DNS_WORKER_ZONES)[number];
 const T = DEFAULT_TCP_LIMITS;
 
 export const DNS_SETTINGS = {
@@ -85,6 +89,13 @@ export const DNS_WORKER_SETTINGS = {
     shown: 'one per core',
     emptyIsUnset: true,
   }),
+  PALISADE_DNS_WORKER_ZONES: choice(DNS_WORKER_ZONES, 'index', {
+    help:
+      'dns role: where the workers after the first answer from. `index`: each holds every zone built (memory grows by the whole index per worker: ~0.9 GB at 100,000 zones × 20 records). ' +
+      '`stored`: the state the first process writes, pinned at one revision, each zone built on its first question into a cache of 4,096 (~60 MB more per worker at 100,000 zones), ' +
+      'but about a quarter of the queries per core when the questions spread over more zones than that: for hosts whose memory, not CPU, bounds the zones they carry (see "A name server on every core")',
+    emptyIsUnset: true,
+  }),
 };
 
 type DnsValues = Values<typeof DNS_SETTINGS>;
@@ -138,6 +149,13 @@ export function dnsWorkers(env: Record<string, string | undefined> = process.env
   const n = DNS_WORKER_SETTINGS.PALISADE_DNS_WORKERS.read('PALISADE_DNS_WORKERS', env.PALISADE_DNS_WORKERS, problems);
   if (problems.length > 0) return { workers: NaN, problem: `${problems[0]} (unset: one per core)` };
   return { workers: n ?? Math.min(MAX_DNS_WORKERS, availableParallelism()) };
+}
+
+/** PALISADE_DNS_WORKER_ZONES for the dns role, likewise (unset or empty: `index`). */
+export function dnsWorkerZones(env: Record<string, string | undefined> = process.env): { zones: DnsWorkerZones; problem?: string } {
+  const problems: string[] = [];
+  const zones = DNS_WORKER_SETTINGS.PALISADE_DNS_WORKER_ZONES.read('PALISADE_DNS_WORKER_ZONES', env.PALISADE_DNS_WORKER_ZONES, problems);
+  return problems.length > 0 ? { zones, problem: problems[0] } : { zones };
 }
 
 /** PALISADE_DNS_NOTIFY_SOURCE: comma-separated addresses, at most one IPv4 and one IPv6. */

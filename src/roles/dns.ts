@@ -13,7 +13,7 @@ import { StartupError } from './startup-error.ts';
 import { ensureWritableDir } from './writable-dir.ts';
 import { closeOnSignal } from './shutdown.ts';
 import { feedHealth, feedMetrics } from './feed-health.ts';
-import { dnsWorkerCount, rateLimitPerWorker, tcpLimitsPerWorker } from './dns-workers/settings.ts';
+import { dnsWorkerCount, dnsWorkerZoneMode, rateLimitPerWorker, tcpLimitsPerWorker } from './dns-workers/settings.ts';
 import { DnsWorkers } from './dns-workers/supervisor.ts';
 import { dnsWorkersMetrics } from './dns-workers/workers-metrics.ts';
 import { mergeSnapshots } from '../common/metrics/merge.ts';
@@ -23,6 +23,7 @@ export async function runNameServer(config: Config): Promise<void> {
   const missing = (['url', 'token', 'secret'] as const).filter((k) => !sync[k]).map((k) => `PALISADE_SYNC_${k.toUpperCase()}`);
   if (missing.length > 0) throw new StartupError(`the dns role needs ${missing.join(', ')} (from \`palisade admin consumer add\` on the API side)`);
   const count = dnsWorkerCount();
+  const workerZones = dnsWorkerZoneMode();
   ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
   const log = createLogger(config.logLevel);
   const geo = openGeo(config, log);
@@ -45,7 +46,7 @@ export async function runNameServer(config: Config): Promise<void> {
   dns.metrics.revisionApplied = () => feed.applied;
   if (count > 1) {
     // Started first: they read the stored state while this process does.
-    workers = new DnsWorkers({ count, cookieSecret, rateLimit, tcp, stateDir, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
+    workers = new DnsWorkers({ count, cookieSecret, rateLimit, tcp, stateDir, zones: workerZones, applied: () => feed.applied, log: log.child({ component: 'dns-workers' }) });
     workers.start();
   }
   feed.start();
@@ -75,7 +76,7 @@ export async function runNameServer(config: Config): Promise<void> {
   const syncPort = await listener.listen(sync.port, sync.host).catch((error: NodeJS.ErrnoException) => {
     throw new StartupError(`sync: cannot listen on ${sync.host}:${sync.port} (${error.code ?? error.message}); set PALISADE_SYNC_HOST/PALISADE_SYNC_PORT`);
   });
-  log.info({ dns: `${config.dns.host}:${dnsPort}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, workers: count }, 'palisade name server serving');
+  log.info({ dns: `${config.dns.host}:${dnsPort}`, notify: `http://${sync.host}:${syncPort}/notify`, api: sync.url, revision: feed.applied, ...(count > 1 && { workerZones }), workers: count }, 'palisade name server serving');
 
   closeOnSignal(log, async () => {
     await listener.close();

@@ -8,6 +8,7 @@
 // worker → primary: `loaded` (it pinned the stored state at that revision; awaits `catchup`);
 // `applied` (after each batch); `metrics`.
 import type { MetricsSnapshot } from '../../common/metrics/family.ts';
+import type { DnsWorkerZones } from '../../config/dns.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 
@@ -22,6 +23,8 @@ export interface WorkerInit {
   tcp: TcpLimits;
   /** The primary's local state directory (LMDB), read by the worker. */
   stateDir: string;
+  /** PALISADE_DNS_WORKER_ZONES: every zone built into the worker's index, or from the pinned stored state on demand. */
+  zones: DnsWorkerZones;
 }
 
 /** One applied batch, serialized once (v8.serialize of `BatchBody`) for every worker. */

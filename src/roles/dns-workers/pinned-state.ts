@@ -1,5 +1,6 @@
-// A DNS worker's view of the zones: the local state the primary keeps (its LMDB, opened a second
-// time in this process: readers never block the writer), pinned at one revision (a read
+// A DNS worker's view of the zones with PALISADE_DNS_WORKER_ZONES=stored: the local state the
+// primary keeps (its LMDB, opened a second time in this process: readers never block the
+// writer), pinned at one revision (a read
 // transaction: ../../sync/stored-zones.ts) and made the base of the worker's index, which then
 // holds only the zones the primary's batches change after it; every other zone is read and built
 // on its first question, in a bounded cache (../../dns/zone/base-zones.ts). Nothing is read
@@ -10,17 +11,9 @@
 // (`due`): the zones changed since the base are held whole, and a pinned transaction keeps LMDB
 // from reusing the pages written since.
 import type { ZoneIndex, ZoneSource } from '../../dns/zone/index.ts';
-import type { IndexBatch } from '../../dns/zone/apply.ts';
 import type { ZoneStore } from '../../dns/zone/base-zones.ts';
 import type { Zone } from '../../store/types.ts';
 import { StoredZones } from '../../sync/stored-zones.ts';
-
-/** What the primary forwards of one applied batch. */
-export interface BatchBody {
-  batch: IndexBatch;
-  /** The stored zones the primary's index read for it, as they were before it. */
-  read: Map<string, Zone | undefined>;
-}
 
 /** The base is pinned again once this many zones changed since it… */
 const REPIN_ZONES = 2000;
@@ -29,7 +22,7 @@ const REPIN_MS = 300_000;
 /** A re-pin the primary could not catch up is tried again after this. */
 const REPIN_RETRY_MS = 60_000;
 
-export class StoredState {
+export class PinnedState {
   private readonly root: ReturnType<typeof StoredZones.openState>;
   private current: StoredZones | undefined;
   private pending: StoredZones | undefined;

@@ -1,7 +1,8 @@
 // PALISADE_DNS_WORKERS (declared in config/dns.ts): how many processes answer DNS queries on the
 // name server's port. The default is one per core (os.availableParallelism()); 1 is the single
-// process of before.
-import { dnsWorkers } from '../../config/dns.ts';
+// process of before. PALISADE_DNS_WORKER_ZONES: whether the workers hold every zone (`index`) or
+// answer from the stored state with a bounded cache of zones (`stored`).
+import { dnsWorkerZones, dnsWorkers, type DnsWorkerZones } from '../../config/dns.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 import { StartupError } from '../startup-error.ts';
@@ -11,6 +12,13 @@ export function dnsWorkerCount(env?: NodeJS.ProcessEnv): number {
   const { workers, problem } = dnsWorkers(env);
   if (problem !== undefined) throw new StartupError(problem);
   return workers;
+}
+
+/** How the workers hold the zones; a wrong PALISADE_DNS_WORKER_ZONES stops start-up likewise. */
+export function dnsWorkerZoneMode(env?: NodeJS.ProcessEnv): DnsWorkerZones {
+  const { zones, problem } = dnsWorkerZones(env);
+  if (problem !== undefined) throw new StartupError(problem);
+  return zones;
 }
 
 /**

@@ -2,10 +2,10 @@
 // runs the one feed consumer of the host (RemoteFeed, local state, the notify/health/metrics
 // listener) and answers queries too; workers 1 … N-1 are child processes that only answer.
 //
-// A worker pins the local state (LMDB) itself, says which revision it pinned, and gets the
-// batches applied since (kept here, bounded), then every batch as the primary applies it, in
-// order, serialized once for all. A snapshot loaded by the primary makes each worker pin the
-// state again (it answers from its old base meanwhile). A worker that exits is started again
+// A worker reads (or, PALISADE_DNS_WORKER_ZONES=stored, pins) the local state (LMDB) itself, says
+// which revision it holds, and gets the batches applied since (kept here, bounded), then every
+// batch as the primary applies it, in order, serialized once for all. A snapshot loaded by the
+// primary makes each worker read or pin the state again (it answers from what it has meanwhile). A worker that exits is started again
 // with growing delays; the others keep answering (the kernel spreads the port's traffic over
 // the sockets still bound).
 import { fork, type ChildProcess } from 'node:child_process';
@@ -14,11 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
 import type { Logger } from 'pino';
 import type { MetricsSnapshot } from '../../common/metrics/family.ts';
+import type { DnsWorkerZones } from '../../config/dns.ts';
 import type { RateLimitOptions } from '../../dns/rate-limit/rate-limit.ts';
 import type { TcpLimits } from '../../dns/server/tcp-limits.ts';
 import type { AppliedEvent } from '../../sync/remote-feed.ts';
 import type { BatchEntry, FromWorker, ToWorker } from './messages.ts';
-import type { BatchBody } from './stored-state.ts';
+import type { BatchBody } from './worker-zones.ts';
 import { crashesAfter, restartDelay } from '../supervisor/restart-backoff.ts';
 
 /** Batches kept for workers that (re)load: a worker's stored revision is at most a batch or two behind. */
@@ -35,6 +36,8 @@ export interface DnsWorkersOptions {
   rateLimit: RateLimitOptions;
   tcp: TcpLimits;
   stateDir: string;
+  /** How the workers hold the zones (PALISADE_DNS_WORKER_ZONES). */
+  zones: DnsWorkerZones;
   /** The revision the primary's index holds now. */
   applied: () => number;
   log: Logger;
@@ -177,6 +180,7 @@ export class DnsWorkers {
       rateLimit: this.options.rateLimit,
       tcp: this.options.tcp,
       stateDir: this.options.stateDir,
+      zones: this.options.zones,
     });
   }
 
@@ -185,7 +189,7 @@ export class DnsWorkers {
       case 'loaded': {
         const entries = this.catchUp(message.revision);
         if (!entries) {
-          // Older than the batches kept (or than a snapshot loaded since): pin the state again.
+          // Older than the batches kept (or than a snapshot loaded since): read or pin the state again.
           this.send(worker, { type: 'reload', pinned: message.revision });
           return;
         }

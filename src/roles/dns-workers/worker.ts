@@ -1,16 +1,21 @@
 // A DNS worker of `palisade dns` (PALISADE_DNS_WORKERS > 1), a child process of the name server:
-// answers queries on the port the primary claimed (SO_REUSEPORT), from an index it reads from the
-// primary's local state and keeps current with the batches the primary forwards (it binds once
-// it has caught up with the primary: never behind the others). It pulls
-// nothing from the API and listens on no HTTP port. It ends when the primary tells it (SIGTERM)
-// or goes away (the IPC channel closes).
+// answers queries on the port the primary claimed (SO_REUSEPORT), from the zones of the primary's
+// local state — every one built into its index, or with PALISADE_DNS_WORKER_ZONES=stored each on
+// its first question from the state pinned at one revision (worker-zones.ts) — kept current with
+// the batches the primary forwards (it binds once it has caught up with the primary: never behind
+// the others). It pulls nothing from the API and listens on no HTTP port. It ends when the primary
+// tells it (SIGTERM) or goes away (the IPC channel closes).
 import { deserialize } from 'node:v8';
+import type { Logger } from 'pino';
 import { applyBatch } from '../../dns/zone/apply.ts';
+import type { DnsServer } from '../../dns/dns-server.ts';
 import { loadConfig } from '../../config.ts';
 import { createLogger } from '../../log.ts';
 import { newDnsServer, openGeo } from '../dns-parts.ts';
+import { IndexedZones } from './indexed-zones.ts';
 import type { FromWorker, ToWorker, WorkerInit, BatchEntry } from './messages.ts';
-import { StoredState, type BatchBody } from './stored-state.ts';
+import { PinnedZones } from './pinned-zones.ts';
+import type { BatchBody, WorkerStatus, WorkerZones, WorkerZonesContext } from './worker-zones.ts';
 
 const send = (message: FromWorker) => process.send?.(message);
 
@@ -18,20 +23,27 @@ async function run(init: WorkerInit): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel).child({ worker: init.worker });
   const geo = openGeo(config, log, true);
-  const dns = newDnsServer(config, log, geo, { cookieSecret: Buffer.from(init.cookieSecret), rateLimit: init.rateLimit, tcp: init.tcp, reusePort: 'join' }, false);
-  const stored = new StoredState(init.stateDir);
-  let applied = 0;
-  dns.metrics.revisionApplied = () => applied;
-  // waiting (pinned, for the catch-up after the pin) → live. A re-pin of a live worker keeps it
-  // live: batches go on applying to the base it has until the catch-up swaps the new one in.
-  let mode: 'waiting' | 'live' = 'waiting';
-  let port = 0;
-  let bound = false;
+  const fromStored = init.zones === 'stored';
+  const dns = newDnsServer(config, log, geo, { cookieSecret: Buffer.from(init.cookieSecret), rateLimit: init.rateLimit, tcp: init.tcp, reusePort: 'join' }, false, fromStored);
+  const status: WorkerStatus = { applied: 0, mode: 'loading', port: 0 };
+  dns.metrics.revisionApplied = () => status.applied;
+  const ctx: WorkerZonesContext = { index: dns.index, status, log, send };
+  const zones: WorkerZones = fromStored ? new PinnedZones(init.stateDir, ctx) : new IndexedZones(init.stateDir, ctx);
   let portGiven: (port: number) => void = () => undefined;
   const portKnown = new Promise<number>((resolve) => (portGiven = resolve));
   if (init.port) portGiven(init.port);
-  let repinTimer: NodeJS.Timeout | undefined;
 
+  const stop = stopper(dns, zones, () => geo?.close());
+  if (!process.connected) return stop();
+  // Listening from the start: a reload asked for while the first load runs is done after it.
+  process.on('message', messageHandler(dns, zones, ctx, portGiven));
+  zones.prepare();
+  status.port = await portKnown;
+  zones.announce();
+}
+
+/** Stops on SIGTERM or when the primary goes away, within a bound; the stop, for a start that finds the primary gone. */
+function stopper(dns: DnsServer, zones: WorkerZones, closeGeo: () => void): () => Promise<void> {
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -40,8 +52,8 @@ async function run(init: WorkerInit): Promise<void> {
     bound.unref();
     try {
       await dns.close();
-      await stored.close();
-      geo?.close();
+      await zones.close();
+      closeGeo();
     } finally {
       process.exit(0);
     }
@@ -50,89 +62,78 @@ async function run(init: WorkerInit): Promise<void> {
   // The primary decides when to stop (Ctrl-C reaches the whole process group).
   process.on('SIGINT', () => undefined);
   process.on('disconnect', () => void stop());
-  if (!process.connected) return stop();
+  return stop;
+}
 
-  /** Pins the stored state aside and tells the primary its revision (the catch-up makes it the base). */
-  const pin = (why: string, live: boolean): void => {
-    const begun = Date.now();
-    const revision = stored.pin();
-    if (!live) mode = 'waiting';
-    if (why) log.info({ revision: applied, pinned: revision, why }, 'dns worker: pinning the local state again');
-    send({ type: 'loaded', revision, port, ms: Date.now() - begun, zones: stored.zones });
-  };
-  /** The primary loaded a snapshot, or the batches after the pin are no longer kept: pin again (not at once if it did not move). */
-  const reload = (why: string): void => {
-    mode = 'waiting';
-    if (repinTimer) return;
-    // Said in answer to a pin of ours: the state has not moved on enough yet, so not again at once.
-    const wait = stored.pinned ? 250 : 0;
-    stored.drop();
-    repinTimer = setTimeout(() => {
-      repinTimer = undefined;
-      // Before the port is known the first pin is yet to come (below).
-      if (port) pin(why, false);
-    }, wait);
-  };
-
+/** Applies batches in order when live; a gap or a failure makes the zones read the state again. */
+function batchTaker(zones: WorkerZones, ctx: WorkerZonesContext): (entries: BatchEntry[]) => void {
+  const { status, index, log } = ctx;
   /** False when the entry does not follow what this index holds (a gap). */
   const take = (entry: BatchEntry): boolean => {
-    if (entry.revision <= applied) return true;
-    if (entry.since !== applied) return false;
+    if (entry.revision <= status.applied) return true;
+    if (entry.since !== status.applied) return false;
     const body = deserialize(entry.body) as BatchBody;
-    applyBatch(dns.index, body.batch, stored.source(body.read));
-    applied = entry.revision;
+    applyBatch(index, body.batch, zones.source(body.read));
+    status.applied = entry.revision;
     return true;
   };
-  const takeAll = (entries: BatchEntry[]): void => {
+  return (entries) => {
     try {
       for (const entry of entries) {
         if (!take(entry)) {
-          reload(`batch ${entry.since}→${entry.revision} does not follow revision ${applied}`);
+          zones.again(`batch ${entry.since}→${entry.revision} does not follow revision ${status.applied}`);
           return;
         }
       }
     } catch (error) {
-      log.error({ err: error, revision: applied }, 'dns worker: a batch failed to apply; pinning the local state again');
-      reload('a batch failed');
+      log.error({ err: error, revision: status.applied }, 'dns worker: a batch failed to apply; reading the local state again');
+      zones.again('a batch failed');
       return;
     }
-    send({ type: 'applied', revision: applied });
-    if (stored.due(dns.index)) pin('re-pin: the zones changed since the base are held whole', true);
+    send({ type: 'applied', revision: status.applied });
+    zones.afterBatches();
   };
+}
 
-  // Listening from the start: a reload asked for while the first load runs is done after it.
-  process.on('message', (message: ToWorker) => {
+/** Binds the port the first time the worker is live: a new worker never answers older data than the others. */
+function binder(dns: DnsServer, status: WorkerStatus, log: Logger): () => void {
+  let bound = false;
+  return () => {
+    if (bound || status.mode !== 'live') return;
+    bound = true;
+    dns.listen(status.port).then(
+      () => send({ type: 'applied', revision: status.applied }),
+      (error: unknown) => {
+        log.error({ err: error, port: status.port }, 'dns worker: cannot bind the port');
+        process.exit(1);
+      },
+    );
+  };
+}
+
+function messageHandler(dns: DnsServer, zones: WorkerZones, ctx: WorkerZonesContext, portGiven: (port: number) => void): (message: ToWorker) => void {
+  const { status } = ctx;
+  const takeAll = batchTaker(zones, ctx);
+  const bindOnce = binder(dns, status, ctx.log);
+  return (message) => {
     switch (message.type) {
       case 'port':
         portGiven(message.port);
         break;
       case 'reload':
-        // A re-pin of a live worker that the primary cannot catch up (the stored state lags, e.g.
-        // a full disk): it stays live on the base it has, and tries again later.
-        if (message.pinned !== undefined && mode === 'live' && stored.pinned) stored.postpone();
-        else reload('the primary loaded a snapshot, or no longer keeps the batches after the pin');
+        zones.reloadAsked(message.pinned);
         break;
-      case 'catchup':
-        if (!stored.pinned || repinTimer) break;
-        // The pin becomes the base with the batches after it, in this one synchronous step.
-        applied = stored.use(dns.index);
-        mode = 'live';
+      case 'catchup': {
+        const revision = zones.caughtUp();
+        if (revision === undefined) break;
+        status.applied = revision;
+        status.mode = 'live';
         takeAll(message.entries);
-        // The first time: bound only now, so that a new worker never answers older data than
-        // the others (the batches after the stored revision are applied).
-        if (!bound && mode === 'live') {
-          bound = true;
-          dns.listen(port).then(
-            () => send({ type: 'applied', revision: applied }),
-            (error: unknown) => {
-              log.error({ err: error, port }, 'dns worker: cannot bind the port');
-              process.exit(1);
-            },
-          );
-        }
+        bindOnce();
         break;
+      }
       case 'batch':
-        if (mode === 'live') takeAll([message.entry]);
+        if (status.mode === 'live') takeAll([message.entry]);
         break;
       case 'metrics':
         send({ type: 'metrics', id: message.id, snapshot: dns.metrics.snapshot() });
@@ -140,10 +141,7 @@ async function run(init: WorkerInit): Promise<void> {
       default:
         break;
     }
-  });
-
-  port = await portKnown;
-  if (!repinTimer) pin('', false);
+  };
 }
 
 if (!process.send) {
