@@ -3,7 +3,7 @@
 // bound to it moved along where one must not exceed another).
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { dnsWorkers, MAX_DNS_WORKERS } from '../../src/config/dns.ts';
+import { dnsWorkers, dnsWorkerZones, MAX_DNS_WORKERS } from '../../src/config/dns.ts';
 import { SETTING_GROUPS } from '../../src/config/groups.ts';
 import type { Setting } from '../../src/config/kinds.ts';
 
@@ -49,5 +49,13 @@ describe('whole-number settings', () => {
     expect(dnsWorkers({ PALISADE_DNS_WORKERS: 'many' }).problem).toBe(`PALISADE_DNS_WORKERS=many: must be an integer from 1 to ${MAX_DNS_WORKERS} (unset: one per core)`);
     expect(dnsWorkers({ PALISADE_DNS_WORKERS: '3' })).toEqual({ workers: 3 });
     expect(dnsWorkers({ PALISADE_DNS_WORKERS: '' }).workers).toBeGreaterThanOrEqual(1);
+  });
+
+  it('PALISADE_DNS_WORKER_ZONES likewise: index unless told stored', () => {
+    expect(problemsOf({ PALISADE_DNS_WORKER_ZONES: 'lmdb' })).toEqual([]);
+    expect(dnsWorkerZones({ PALISADE_DNS_WORKER_ZONES: 'lmdb' }).problem).toBe('PALISADE_DNS_WORKER_ZONES=lmdb: must be one of index, stored');
+    expect(dnsWorkerZones({})).toEqual({ zones: 'index' });
+    expect(dnsWorkerZones({ PALISADE_DNS_WORKER_ZONES: '' })).toEqual({ zones: 'index' });
+    expect(dnsWorkerZones({ PALISADE_DNS_WORKER_ZONES: 'stored' })).toEqual({ zones: 'stored' });
   });
 });
