@@ -7,6 +7,9 @@
 // the figure of a run before a change when BENCH_QPS_PER_CORE_BEFORE gives it. Ends with:
 //   pss MB: 1 worker A, 2 workers B, 4 workers C; nsd N; knot K; qps per core vs before R
 //
+// The workers answer from the pinned stored state (PALISADE_DNS_WORKER_ZONES=stored, what the
+// memory goal is about); BENCH_WORKER_ZONES=index measures the default, an index per worker.
+//
 //   BENCH_ZONES=100000 npm run bench:dns-memory           (needs nsd, knotd, dnsperf)
 //   BENCH_ZONES=10000 BENCH_SECONDS=5 BENCH_SEEDED_DIR=dir BENCH_QPS_PER_CORE_BEFORE=150000 …
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -23,6 +26,7 @@ const ZONES = Number(process.env.BENCH_ZONES ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 5000);
 const BEFORE = Number(process.env.BENCH_QPS_PER_CORE_BEFORE ?? NaN);
+const WORKER_ZONES = process.env.BENCH_WORKER_ZONES ?? 'stored';
 const WORKERS = [1, 2, 4];
 /** Reference servers: as many server processes / UDP threads as our largest worker count. */
 const REFERENCE_THREADS = 4;
@@ -186,7 +190,7 @@ const dir = mkdtempSync(join(tmpdir(), 'palisade-dns-memory-'));
 const pss: number[] = [];
 const perCoreFigures: number[] = [];
 try {
-  console.log(`bench:dns-memory: ${ZONES} zones × 20 records; PSS from /proc/PID/smaps_rollup, ${SETTLE_MS / 1000} s after all answer; dnsperf ${SECONDS} s per worker count`);
+  console.log(`bench:dns-memory: ${ZONES} zones × 20 records; PSS from /proc/PID/smaps_rollup, ${SETTLE_MS / 1000} s after all answer; dnsperf ${SECONDS} s per worker count; PALISADE_DNS_WORKER_ZONES=${WORKER_ZONES}`);
   const queries = join(dir, 'queries.txt');
   writeFileSync(queries, queryFile(ZONES, 100_000));
   const nsDir = join(dir, 'ns');
@@ -196,7 +200,7 @@ try {
   await stopProcess(ns);
   for (const workers of WORKERS) {
     started = Date.now();
-    ns = await nameServer(api, consumer, nsDir, workers, 900_000);
+    ns = await nameServer(api, consumer, nsDir, workers, 900_000, { PALISADE_DNS_WORKER_ZONES: WORKER_ZONES });
     const readyS = (Date.now() - started) / 1000;
     try {
       await new Promise((r) => setTimeout(r, SETTLE_MS));
