@@ -254,7 +254,7 @@ export class Ownership {
     doc.seen = look.seen;
     if (claim.verified) {
       if (look.method) doc.missingSince = undefined;
-      await this.store.putDoc('claimseen', id, doc);
+      await this.recordSeen(name, ownerId, () => doc);
       return head;
     }
     if (!this.required || look.method) {
@@ -400,10 +400,26 @@ export class Ownership {
   /** The next look at a pending claim: each one waits twice as long as the one before, up to recheckMaxMs. */
   private async schedule(name: string, owner: number, doc: SeenDoc): Promise<void> {
     const { recheckMs, recheckMaxMs } = this.config.ownership;
-    if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
     const delay = Math.min(recheckMs * 2 ** Math.min(doc.attempts, 30), recheckMaxMs) * (0.9 + 0.2 * Math.random());
     const due = dueId(Date.now() + delay, name, owner);
+    if (!(await this.recordSeen(name, owner, () => ({ ...doc, due, attempts: doc.attempts + 1 })))) return;
+    if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
     await this.store.putDoc('claimdue', due, { name, owner });
-    await this.store.putDoc('claimseen', seenId(name, owner), { ...doc, due, attempts: doc.attempts + 1 } satisfies SeenDoc);
+  }
+
+  /**
+   * Writes what a look saw, unless a later look's is recorded meanwhile: two looks at once (the
+   * monitor's and a request's) finish in any order, and the one begun first must not replace what
+   * the other saw — nor schedule a next look for a claim the other proved. False when it did not write.
+   */
+  private async recordSeen(name: string, owner: number, next: () => SeenDoc): Promise<boolean> {
+    let written = false;
+    // (The store may run this more than once: the last run decides.)
+    await this.store.updateDoc<SeenDoc>('claimseen', seenId(name, owner), (current) => {
+      const doc = next();
+      written = !(current?.seen && doc.seen && current.seen.at > doc.seen.at);
+      return written ? doc : undefined;
+    });
+    return written;
   }
 }
