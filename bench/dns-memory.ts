@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { stopProcess } from '../test/helpers/spawn-palisade.ts';
 import { apiWithZones, nameServer } from './dns/roles.ts';
-import { cpuSeconds, dnsperf, memoryMiB, processTree, stop } from './dns/servers.ts';
+import { cpuSeconds, dnsperf, memoryMiB, nsdConf, processTree, stop } from './dns/servers.ts';
+import { KNOTD, knotConf } from './dns/knot.ts';
 import { queryFile, workloadZones, zoneFile, zoneName } from './dns/workload.ts';
 
 const ZONES = Number(process.env.BENCH_ZONES ?? 100_000);
@@ -30,7 +31,6 @@ const WORKER_ZONES = process.env.BENCH_WORKER_ZONES ?? 'stored';
 const WORKERS = [1, 2, 4];
 /** Reference servers: as many server processes / UDP threads as our largest worker count. */
 const REFERENCE_THREADS = 4;
-const KNOTD = '/usr/sbin/knotd';
 
 for (const tool of ['nsd', KNOTD, 'dnsperf', 'dig']) {
   if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
@@ -102,27 +102,9 @@ function writeZoneFiles(dir: string): string {
 
 async function nsdMemory(dir: string, zonesDir: string): Promise<number> {
   const port = await freePort();
-  const conf = [
-    'server:',
-    '  ip-address: 127.0.0.1',
-    `  port: ${port}`,
-    `  server-count: ${REFERENCE_THREADS}`,
-    '  reuseport: yes',
-    '  username: ""',
-    '  chroot: ""',
-    `  zonesdir: "${zonesDir}"`,
-    `  pidfile: "${join(dir, 'nsd.pid')}"`,
-    `  xfrdfile: "${join(dir, 'xfrd.state')}"`,
-    `  zonelistfile: "${join(dir, 'zone.list')}"`,
-    '  database: ""',
-    '  verbosity: 0',
-    'remote-control:',
-    '  control-enable: no',
-  ];
-  for (let i = 0; i < ZONES; i++) conf.push('zone:', `  name: "${zoneName(i)}"`, `  zonefile: "${zoneName(i)}.zone"`);
-  writeFileSync(join(dir, 'nsd.conf'), `${conf.join('\n')}\n`);
+  const conf = nsdConf(dir, port, zonesDir, Array.from({ length: ZONES }, (_, i) => zoneName(i)), REFERENCE_THREADS);
   const started = Date.now();
-  const child = spawn('nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('nsd', ['-d', '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   try {
     await answering(child, port, 'nsd');
     const readyS = (Date.now() - started) / 1000;
@@ -137,33 +119,9 @@ async function nsdMemory(dir: string, zonesDir: string): Promise<number> {
 
 async function knotMemory(dir: string, zonesDir: string): Promise<number> {
   const port = await freePort();
-  const conf = [
-    'server:',
-    `  rundir: "${dir}"`,
-    `  listen: 127.0.0.1@${port}`,
-    `  udp-workers: ${REFERENCE_THREADS}`,
-    `  tcp-workers: ${REFERENCE_THREADS}`,
-    '  background-workers: 1',
-    'log:',
-    '  - target: stderr',
-    '    any: error',
-    'database:',
-    `  storage: "${dir}"`,
-    'template:',
-    '  - id: default',
-    `    storage: "${zonesDir}"`,
-    '    file: "%s.zone"',
-    '    zonefile-sync: -1',
-    '    zonefile-load: whole',
-    '    journal-content: none',
-    '    semantic-checks: off',
-    'zone:',
-    ...Array.from({ length: ZONES }, (_, i) => `  - domain: ${zoneName(i)}`),
-    '',
-  ].join('\n');
-  writeFileSync(join(dir, 'knot.conf'), conf);
+  const conf = knotConf(dir, port, zonesDir, Array.from({ length: ZONES }, (_, i) => zoneName(i)), REFERENCE_THREADS, false);
   const started = Date.now();
-  const child = spawn(KNOTD, ['-c', join(dir, 'knot.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(KNOTD, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   try {
     await answering(child, port, 'knotd');
     const readyS = (Date.now() - started) / 1000;

@@ -11,17 +11,15 @@ import { answering, writeZones } from './servers.ts';
 
 export const KNOTD = '/usr/sbin/knotd';
 
-export async function knot(dir: string, zones: readonly Zone[], workers: number, signed: boolean, cpus?: string): Promise<{ child: ChildProcess; port: number }> {
-  if (!existsSync(KNOTD)) throw new Error(`${KNOTD} is not installed (Debian: apt-get install knot)`);
-  const port = await freePort();
-  const zonesDir = writeZones(dir, zones);
+/** Knot's configuration for the zones named, whose files are in `zonesDir` (`<name>.zone`); `signed`: the onlinesign module on each. */
+export function knotConf(dir: string, port: number, zonesDir: string, names: readonly string[], workers: number, signed: boolean): string {
   mkdirSync(join(dir, 'db'), { recursive: true });
   const conf = [
     'server:',
     `  rundir: "${dir}"`,
     `  listen: 127.0.0.1@${port}`,
     `  udp-workers: ${workers}`,
-    '  tcp-workers: 1',
+    `  tcp-workers: ${workers}`,
     '  background-workers: 1',
     'log:',
     '  - target: stderr',
@@ -35,15 +33,24 @@ export async function knot(dir: string, zones: readonly Zone[], workers: number,
     '  - id: default',
     `    storage: "${zonesDir}"`,
     '    file: "%s.zone"',
-    // Served as loaded: no journal of differences, no zone file written back.
+    // Served as loaded: no journal of differences, no zone file written back, no checks beyond loading.
     '    zonefile-sync: -1',
+    '    zonefile-load: whole',
     '    journal-content: none',
+    '    semantic-checks: off',
     ...(signed ? ['    module: mod-onlinesign/signer'] : []),
     'zone:',
-    ...zones.map((z) => `  - domain: ${z.domain.domain}`),
+    ...names.map((name) => `  - domain: ${name}`),
   ];
   writeFileSync(join(dir, 'knot.conf'), `${conf.join('\n')}\n`);
-  const command = [KNOTD, '-c', join(dir, 'knot.conf')];
+  return join(dir, 'knot.conf');
+}
+
+export async function knot(dir: string, zones: readonly Zone[], workers: number, signed: boolean, cpus?: string): Promise<{ child: ChildProcess; port: number }> {
+  if (!existsSync(KNOTD)) throw new Error(`${KNOTD} is not installed (Debian: apt-get install knot)`);
+  const port = await freePort();
+  const conf = knotConf(dir, port, writeZones(dir, zones), zones.map((z) => z.domain.domain), workers, signed);
+  const command = [KNOTD, '-c', conf];
   const child = cpus ? spawn('taskset', ['-c', cpus, ...command], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   await answering(child, port, 'knotd');
   return { child, port };

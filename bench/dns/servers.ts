@@ -116,10 +116,8 @@ export function writeZones(dir: string, zones: readonly Zone[]): string {
   return zonesDir;
 }
 
-/** NSD with `servers` server processes (server-count), response-rate limiting off; `cpus`: pinned there (taskset). */
-export async function nsd(dir: string, zones: readonly Zone[], servers: number, cpus?: string): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
-  const zonesDir = writeZones(dir, zones);
+/** NSD's configuration for the zones named, whose files are in `zonesDir` (`<name>.zone`): `servers` server processes, RRL off. */
+export function nsdConf(dir: string, port: number, zonesDir: string, names: readonly string[], servers: number): string {
   const conf = [
     'server:',
     '  ip-address: 127.0.0.1',
@@ -140,10 +138,17 @@ export async function nsd(dir: string, zones: readonly Zone[], servers: number, 
     'remote-control:',
     '  control-enable: no',
   ];
-  for (const zone of zones) conf.push('zone:', `  name: "${zone.domain.domain}"`, `  zonefile: "${zone.domain.domain}.zone"`);
+  for (const name of names) conf.push('zone:', `  name: "${name}"`, `  zonefile: "${name}.zone"`);
   writeFileSync(join(dir, 'nsd.conf'), `${conf.join('\n')}\n`);
+  return join(dir, 'nsd.conf');
+}
+
+/** NSD with `servers` server processes (server-count), response-rate limiting off; `cpus`: pinned there (taskset). */
+export async function nsd(dir: string, zones: readonly Zone[], servers: number, cpus?: string): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const conf = nsdConf(dir, port, writeZones(dir, zones), zones.map((z) => z.domain.domain), servers);
   // NSD logs a line per zone: only the end of its errors is kept.
-  const command = ['nsd', '-d', '-c', join(dir, 'nsd.conf')];
+  const command = ['nsd', '-d', '-c', conf];
   const child = cpus ? spawn('taskset', ['-c', cpus, ...command], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   await answering(child, port, 'nsd');
   return { child, port };

@@ -14,18 +14,15 @@
 // Timings shortened: Unbound keeps nothing longer than CACHE_TTL seconds, and the service is told
 // so (PALISADE_DNSSEC_RESOLVER_CACHE_MAX_SECONDS); the parent's DS set lives DS_TTL seconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import type { ZoneSigningKey } from '../../src/model/dnssec.ts';
-import type { RecordCreate } from '../../src/model/record.ts';
-import { buildRecord } from '../../src/model/record.ts';
-import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { dig, type DigResult } from '../helpers/dig.ts';
-import { dnskeyText, makeSigningKey } from '../helpers/dnssec-keys.ts';
+import { dnskeyText } from '../helpers/dnssec-keys.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { runAdminCli, START_TIMEOUT_MS, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { startUnbound, type Unbound } from '../helpers/unbound.ts';
 import { until } from '../helpers/until.ts';
+import { startSignedParent, type SignedParent } from '../helpers/signed-parent.ts';
 
 const PARENT = 'parent.test';
 const CHILD = `child.${PARENT}`;
@@ -35,8 +32,7 @@ const DS_TTL = 4;
 const CACHE_TTL = 8;
 
 let parent: RunningServer;
-let parentDir: string;
-let parentOwner: number;
+let signedParent: SignedParent;
 let parentKey: ZoneSigningKey;
 let server: RunningServer;
 let unbound: Unbound;
@@ -81,32 +77,12 @@ async function noteFeedKeys(): Promise<void> {
   for (const k of domain.signing.keys) privateKeys.add(k.private_key);
 }
 
-/** The parent zone's records: its name servers' addresses, the child's delegation and DS set. */
-async function parentRecords(ds: string[]): Promise<void> {
-  const store = new EmbeddedStore({ path: parentDir });
-  try {
-    await store.changeRecords(PARENT, parentOwner, (zone, ctx) => {
-      const wanted: RecordCreate[] = [
-        { name: 'ns1', type: 1, value: '127.0.0.1' },
-        { name: 'ns2', type: 1, value: '127.0.0.1' },
-        { name: 'child', type: 5, value: `ns1.${PARENT}` },
-        ...ds.map((value) => ({ name: 'child', type: 43, value })),
-      ];
-      return {
-        del: ['ns1', 'ns2', 'child'].flatMap((owner) => zone.at(owner).map((r) => r.id)),
-        put: wanted.map((r) => ({ ...buildRecord(r, ctx.nextRecordId(), PARENT, []), ttl: DS_TTL })),
-      };
-    });
-  } finally {
-    await store.close();
-  }
-}
 
 /** The key tags of the RRSIGs over www's A record, from our name server. */
 const signerTags = async () =>
   (await dig(server.dnsPort, `www.${CHILD}`, 'A', ['+dnssec'])).answer.filter((a) => a.type === 'RRSIG').map((a) => Number(a.data.split(/\s+/)[6]));
 /** The key tags of the CDS records our name server publishes. */
-const cdsTags = async () => (await dig(server.dnsPort, CHILD, 'CDS')).answer.filter((a) => a.type === 'CDS').map((a) => Number(a.data.split(/\s+/)[0])).sort();
+const cdsTags = async () => (await dig(server.dnsPort, CHILD, 'CDS')).answer.filter((a) => a.type === 'CDS').map((a) => Number(a.data.split(/\s+/)[0])).sort((a, b) => a - b);
 
 /** Asks Unbound A, SOA, DNSKEY and a new nonexistent name every 200 ms until stopped (bounded: 1,000 rounds). */
 function keepAsking(): { stop: () => Promise<Array<{ at: number; what: string; status: string; ad: boolean }>> } {
@@ -130,21 +106,9 @@ function keepAsking(): { stop: () => Promise<Array<{ at: number; what: string; s
 }
 
 beforeAll(async () => {
-  parentKey = makeSigningKey(13);
-  parentDir = tempDir();
-  const store = new EmbeddedStore({ path: parentDir });
-  try {
-    parentOwner = (await store.createUser({ name: 'registry', email: 'registry@example.org' })).id;
-    await store.createZone((c) => ({
-      domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: PARENT, ownerId: parentOwner, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false, dnssec: true, signing: { keys: [parentKey] } },
-      records: [],
-    }));
-  } finally {
-    await store.close();
-  }
-  await parentRecords([]);
-  parent = await startServe({ PALISADE_DATA_DIR: parentDir, PALISADE_NS1: `ns1.${PARENT}`, PALISADE_NS2: `ns2.${PARENT}` });
-  await until('the parent zone served', async () => (await dig(parent.dnsPort, `ns1.${PARENT}`, 'A').catch(() => undefined))?.answer.length === 1);
+  signedParent = await startSignedParent(PARENT, DS_TTL);
+  parent = signedParent.server;
+  parentKey = signedParent.key;
 
   const dnsPort = await freePort();
   unbound = await startUnbound({
@@ -176,7 +140,7 @@ beforeAll(async () => {
   // Secure to begin with: the key's DS at the parent, answers validated.
   expect((await call('PATCH', `/domains/${CHILD}`, { dnssec: true })).status).toBe(200);
   await until('a key', async () => (await status()).keys.length === 1, 10_000, 100);
-  await parentRecords([(await status()).keys[0].ds]);
+  await signedParent.childDs([(await status()).keys[0].ds]);
   await until('secure', async () => (await status()).state === 'secure', 20_000, 200);
   await until('answers validated', async () => (await unbound.ask(`www.${CHILD}`, 'A')).flags.includes('ad'), 20_000, 200);
 }, START_TIMEOUT_MS * 3);
@@ -207,7 +171,7 @@ describe('a CSK rollover, Unbound validating all the way through', () => {
     await noteFeedKeys();
 
     // The registrar takes the new DS at once: the DNSKEY TTL is what the switch waits for then.
-    await parentRecords([oldKey.ds, newDs]);
+    await signedParent.childDs([oldKey.ds, newDs]);
     const added = Date.now();
     await until('the retire phase', async () => (await status()).rollover?.phase === 'retire', 30_000, 200);
     const switched = Date.now();
@@ -224,7 +188,7 @@ describe('a CSK rollover, Unbound validating all the way through', () => {
     // The old DS stays at the parent a while: the old key stays published past the zone's TTL.
     await new Promise((r) => setTimeout(r, (CACHE_TTL + 2) * 1000));
     expect((await status()).rollover?.phase).toBe('retire');
-    await parentRecords([newDs]);
+    await signedParent.childDs([newDs]);
     const removed = Date.now();
     await until('secure with the new key', async () => (await status()).state === 'secure', 30_000, 200);
     expect(Date.now() - removed, 'the old key removed before the old DS\'s TTL was over').toBeGreaterThanOrEqual(DS_TTL * 1000);
@@ -261,14 +225,14 @@ describe('a CSK rollover, Unbound validating all the way through', () => {
     await noteFeedKeys();
 
     // The DS arrives late: the DS set's TTL is what the switch waits for now.
-    await parentRecords([current.ds, start.ds_to_add]);
+    await signedParent.childDs([current.ds, start.ds_to_add]);
     const added = Date.now();
     await until('the retire phase', async () => (await status()).rollover?.phase === 'retire', 30_000, 200);
     const switched = Date.now();
     expect(switched - added, 'the new key signed before the new DS\'s TTL was over').toBeGreaterThanOrEqual(DS_TTL * 1000);
     await until('the new key signing', async () => (await signerTags()).join() === String(start.key_tag), 10_000, 100);
     // The parent drops the old DS at once: the zone's TTL is what the old key's removal waits for now.
-    await parentRecords([start.ds_to_add]);
+    await signedParent.childDs([start.ds_to_add]);
     await until('secure with the new key', async () => (await status()).state === 'secure', 40_000, 200);
     expect(Date.now() - switched, 'the old key removed before the zone\'s TTL was over').toBeGreaterThanOrEqual(CACHE_TTL * 1000);
     expect((await status()).keys).toMatchObject([{ key_tag: start.key_tag, role: 'active' }]);

@@ -8,19 +8,16 @@
 // on/off/on/off cycle, asked between each step: never a SERVFAIL.
 import { Resolver } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
 import type { ZoneSigningKey } from '../../src/model/dnssec.ts';
-import type { RecordCreate } from '../../src/model/record.ts';
-import { buildRecord } from '../../src/model/record.ts';
 import { parentDs, resolverDs } from '../../src/ownership/parent-ds.ts';
-import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { dig, type DigResult } from '../helpers/dig.ts';
-import { dnskeyText, makeSigningKey } from '../helpers/dnssec-keys.ts';
+import { dnskeyText } from '../helpers/dnssec-keys.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { runAdminCli, START_TIMEOUT_MS, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
 import { startUnbound, type Unbound } from '../helpers/unbound.ts';
 import { until } from '../helpers/until.ts';
+import { startSignedParent, type SignedParent } from '../helpers/signed-parent.ts';
 
 const PARENT = 'parent.test';
 const CHILD = `child.${PARENT}`;
@@ -28,8 +25,7 @@ const CHILD = `child.${PARENT}`;
 const DS_TTL = 4;
 
 let parent: RunningServer;
-let parentDir: string;
-let parentOwner: number;
+let signedParent: SignedParent;
 let parentKey: ZoneSigningKey;
 let server: RunningServer;
 let unbound: Unbound;
@@ -49,27 +45,6 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 
 const status = async () => (await call('GET', `/domains/${CHILD}/dnssec`)).body;
 
-/** The parent zone's records: its name servers' addresses, the child's delegation, and its DS when given. */
-async function parentRecords(ds: string | undefined): Promise<void> {
-  const store = new EmbeddedStore({ path: parentDir });
-  try {
-    await store.changeRecords(PARENT, parentOwner, (zone, ctx) => {
-      const wanted: RecordCreate[] = [
-        { name: 'ns1', type: 1, value: '127.0.0.1' },
-        { name: 'ns2', type: 1, value: '127.0.0.1' },
-        { name: 'child', type: 5, value: `ns1.${PARENT}` },
-        ...(ds ? [{ name: 'child', type: 43, value: ds }] : []),
-      ];
-      return {
-        del: ['ns1', 'ns2', 'child'].flatMap((owner) => zone.at(owner).map((r) => r.id)),
-        // Below the API's TTL floor: the test waits out the DS's TTL, not half a minute.
-        put: wanted.map((r) => ({ ...buildRecord(r, ctx.nextRecordId(), PARENT, []), ttl: DS_TTL })),
-      };
-    });
-  } finally {
-    await store.close();
-  }
-}
 
 async function ask(step: string, name = `www.${CHILD}`, type = 'A'): Promise<DigResult> {
   const r = await unbound.ask(name, type);
@@ -81,22 +56,9 @@ async function ask(step: string, name = `www.${CHILD}`, type = 'A'): Promise<Dig
 const signedNow = async () => (await dig(server.dnsPort, `www.${CHILD}`, 'A', ['+dnssec'])).answer.some((a) => a.type === 'RRSIG');
 
 beforeAll(async () => {
-  parentKey = makeSigningKey(13);
-  parentDir = tempDir();
-  const store = new EmbeddedStore({ path: parentDir });
-  try {
-    parentOwner = (await store.createUser({ name: 'registry', email: 'registry@example.org' })).id;
-    await store.createZone((c) => ({
-      domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: PARENT, ownerId: parentOwner, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false, dnssec: true, signing: { keys: [parentKey] } },
-      records: [],
-    }));
-  } finally {
-    await store.close();
-  }
-  await parentRecords(undefined);
-  // The parent's apex names its own servers (ns1/ns2.parent.test → 127.0.0.1): the monitor finds them through the resolver.
-  parent = await startServe({ PALISADE_DATA_DIR: parentDir, PALISADE_NS1: `ns1.${PARENT}`, PALISADE_NS2: `ns2.${PARENT}` });
-  await until('the parent zone served', async () => (await dig(parent.dnsPort, `ns1.${PARENT}`, 'A').catch(() => undefined))?.answer.length === 1);
+  signedParent = await startSignedParent(PARENT, DS_TTL);
+  parent = signedParent.server;
+  parentKey = signedParent.key;
 
   const dnsPort = await freePort();
   unbound = await startUnbound({
@@ -143,7 +105,7 @@ describe('DNSSEC states, the parent\'s DS looked at, Unbound validating the whol
     expect((await ask('signing, no DS')).flags).not.toContain('ad');
     // The CDS the zone publishes is the DS the API shows.
     const ds = waiting.keys[0].ds as string;
-    await parentRecords(ds);
+    await signedParent.childDs([ds]);
     await until('secure', async () => (await status()).state === 'secure', 10_000, 100);
     expect((await status()).parent.ds).toEqual([ds]);
     await until('answers validated', async () => (await ask('secure')).flags.includes('ad'), 10_000, 200);
@@ -176,7 +138,7 @@ describe('DNSSEC states, the parent\'s DS looked at, Unbound validating the whol
     // The monitor kept looking meanwhile: the DS is still there, so it stays unsigning.
     expect((await status()).state).toBe('unsigning');
     expect(await signedNow()).toBe(true);
-    await parentRecords(undefined);
+    await signedParent.childDs([]);
     const removed = Date.now();
     let offAt = 0;
     await until(

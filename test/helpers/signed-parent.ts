@@ -1,0 +1,60 @@
+// A signed parent zone for tests of a child's chain of trust: `parent` (one ECDSA P-256 key)
+// served by a second `palisade serve` whose apex names its own servers (ns1/ns2.<parent> →
+// 127.0.0.1), delegating `child.<parent>` to ns1; the child's DS set is what the test puts there,
+// written in that server's store (`childDs`), every record of it living `ttl` seconds.
+import { DOMAIN_DEFAULTS } from '../../src/model/domain.ts';
+import type { ZoneSigningKey } from '../../src/model/dnssec.ts';
+import { buildRecord, type RecordCreate } from '../../src/model/record.ts';
+import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
+import { dig } from './dig.ts';
+import { makeSigningKey } from './dnssec-keys.ts';
+import { startServe, type RunningServer } from './spawn-palisade.ts';
+import { tempDir } from './temp.ts';
+import { until } from './until.ts';
+
+export interface SignedParent {
+  server: RunningServer;
+  key: ZoneSigningKey;
+  /** Replaces the child's DS set at the parent (empty: none). */
+  childDs(ds: readonly string[]): Promise<void>;
+}
+
+export async function startSignedParent(parent: string, ttl: number): Promise<SignedParent> {
+  const key = makeSigningKey(13);
+  const dir = tempDir();
+  const store = new EmbeddedStore({ path: dir });
+  let owner: number;
+  try {
+    owner = (await store.createUser({ name: 'registry', email: 'registry@example.org' })).id;
+    await store.createZone((c) => ({
+      domain: { ...DOMAIN_DEFAULTS, backend: '198.51.100.1', domain: parent, ownerId: owner, ns_active: true, created: c.now, updated: c.now, revision: 0, enabled: false, dnssec: true, signing: { keys: [key] } },
+      records: [],
+    }));
+  } finally {
+    await store.close();
+  }
+  const childDs = async (ds: readonly string[]): Promise<void> => {
+    const records = new EmbeddedStore({ path: dir });
+    try {
+      await records.changeRecords(parent, owner, (zone, ctx) => {
+        const wanted: RecordCreate[] = [
+          { name: 'ns1', type: 1, value: '127.0.0.1' },
+          { name: 'ns2', type: 1, value: '127.0.0.1' },
+          { name: 'child', type: 5, value: `ns1.${parent}` },
+          ...ds.map((value) => ({ name: 'child', type: 43, value })),
+        ];
+        return {
+          del: ['ns1', 'ns2', 'child'].flatMap((name) => zone.at(name).map((r) => r.id)),
+          // Below the API's TTL floor: tests wait out the DS's TTL, not half a minute.
+          put: wanted.map((r) => ({ ...buildRecord(r, ctx.nextRecordId(), parent, []), ttl })),
+        };
+      });
+    } finally {
+      await records.close();
+    }
+  };
+  await childDs([]);
+  const server = await startServe({ PALISADE_DATA_DIR: dir, PALISADE_NS1: `ns1.${parent}`, PALISADE_NS2: `ns2.${parent}` });
+  await until('the parent zone served', async () => (await dig(server.dnsPort, `ns1.${parent}`, 'A').catch(() => undefined))?.answer.length === 1);
+  return { server, key, childDs };
+}
