@@ -14,15 +14,13 @@
 // Timings shortened: Unbound keeps nothing longer than CACHE_TTL seconds, and the service is told
 // so (PALISADE_DNSSEC_RESOLVER_CACHE_MAX_SECONDS); the parent's DS set lives DS_TTL seconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ZoneSigningKey } from '../../src/model/dnssec.ts';
 import { dig, type DigResult } from '../helpers/dig.ts';
-import { dnskeyText } from '../helpers/dnssec-keys.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { runAdminCli, START_TIMEOUT_MS, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-import { startUnbound, type Unbound } from '../helpers/unbound.ts';
+import type { Unbound } from '../helpers/unbound.ts';
 import { until } from '../helpers/until.ts';
-import { startSignedParent, type SignedParent } from '../helpers/signed-parent.ts';
+import { startSignedParent, validatingResolver, type SignedParent } from '../helpers/signed-parent.ts';
 
 const PARENT = 'parent.test';
 const CHILD = `child.${PARENT}`;
@@ -33,7 +31,6 @@ const CACHE_TTL = 8;
 
 let parent: RunningServer;
 let signedParent: SignedParent;
-let parentKey: ZoneSigningKey;
 let server: RunningServer;
 let unbound: Unbound;
 let key: string;
@@ -108,16 +105,9 @@ function keepAsking(): { stop: () => Promise<Array<{ at: number; what: string; s
 beforeAll(async () => {
   signedParent = await startSignedParent(PARENT, DS_TTL);
   parent = signedParent.server;
-  parentKey = signedParent.key;
 
   const dnsPort = await freePort();
-  unbound = await startUnbound({
-    authorityPort: parent.dnsPort,
-    zones: [PARENT],
-    stubs: { [CHILD]: dnsPort },
-    anchors: [dnskeyText(PARENT, parentKey)],
-    extra: [`cache-max-ttl: ${CACHE_TTL}`, 'cache-max-negative-ttl: 1', 'local-zone: "test." nodefault'],
-  });
+  unbound = await validatingResolver(PARENT, signedParent, dnsPort, CACHE_TTL);
   env = {
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_API_PORT: String(await freePort()),

@@ -8,16 +8,14 @@
 // on/off/on/off cycle, asked between each step: never a SERVFAIL.
 import { Resolver } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ZoneSigningKey } from '../../src/model/dnssec.ts';
 import { parentDs, resolverDs } from '../../src/ownership/parent-ds.ts';
 import { dig, type DigResult } from '../helpers/dig.ts';
-import { dnskeyText } from '../helpers/dnssec-keys.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { runAdminCli, START_TIMEOUT_MS, startServe, stopStarted, type RunningServer } from '../helpers/spawn-palisade.ts';
 import { removeTempDirs, tempDir } from '../helpers/temp.ts';
-import { startUnbound, type Unbound } from '../helpers/unbound.ts';
+import type { Unbound } from '../helpers/unbound.ts';
 import { until } from '../helpers/until.ts';
-import { startSignedParent, type SignedParent } from '../helpers/signed-parent.ts';
+import { startSignedParent, validatingResolver, type SignedParent } from '../helpers/signed-parent.ts';
 
 const PARENT = 'parent.test';
 const CHILD = `child.${PARENT}`;
@@ -26,7 +24,6 @@ const DS_TTL = 4;
 
 let parent: RunningServer;
 let signedParent: SignedParent;
-let parentKey: ZoneSigningKey;
 let server: RunningServer;
 let unbound: Unbound;
 let key: string;
@@ -58,17 +55,9 @@ const signedNow = async () => (await dig(server.dnsPort, `www.${CHILD}`, 'A', ['
 beforeAll(async () => {
   signedParent = await startSignedParent(PARENT, DS_TTL);
   parent = signedParent.server;
-  parentKey = signedParent.key;
 
   const dnsPort = await freePort();
-  unbound = await startUnbound({
-    authorityPort: parent.dnsPort,
-    zones: [PARENT],
-    stubs: { [CHILD]: dnsPort },
-    anchors: [dnskeyText(PARENT, parentKey)],
-    // Short caches: each step is seen within seconds (the service still waits the DS's own TTL, 4 s); "test." is a special-use name Unbound answers itself unless told not to.
-    extra: ['cache-max-ttl: 2', 'cache-max-negative-ttl: 1', 'local-zone: "test." nodefault'],
-  });
+  unbound = await validatingResolver(PARENT, signedParent, dnsPort, 2);
   const env = {
     PALISADE_DATA_DIR: tempDir(),
     PALISADE_API_PORT: String(await freePort()),

@@ -7,9 +7,10 @@ import type { ZoneSigningKey } from '../../src/model/dnssec.ts';
 import { buildRecord, type RecordCreate } from '../../src/model/record.ts';
 import { EmbeddedStore } from '../../src/store/lmdb/index.ts';
 import { dig } from './dig.ts';
-import { makeSigningKey } from './dnssec-keys.ts';
 import { startServe, type RunningServer } from './spawn-palisade.ts';
 import { tempDir } from './temp.ts';
+import { startUnbound, type Unbound } from './unbound.ts';
+import { dnskeyText, makeSigningKey } from './dnssec-keys.ts';
 import { until } from './until.ts';
 
 export interface SignedParent {
@@ -57,4 +58,20 @@ export async function startSignedParent(parent: string, ttl: number): Promise<Si
   const server = await startServe({ PALISADE_DATA_DIR: dir, PALISADE_NS1: `ns1.${parent}`, PALISADE_NS2: `ns2.${parent}` });
   await until('the parent zone served', async () => (await dig(server.dnsPort, `ns1.${parent}`, 'A').catch(() => undefined))?.answer.length === 1);
   return { server, key, childDs };
+}
+
+/**
+ * Unbound validating with only the parent's DNSKEY as trust anchor: the parent asked at its
+ * server, the child (`child.<parent>`) at `childPort`; nothing kept longer than `cacheMaxTtl`
+ * seconds, so each step of a test is seen within seconds ("test." is a special-use name Unbound
+ * answers itself unless told not to).
+ */
+export function validatingResolver(parent: string, signed: SignedParent, childPort: number, cacheMaxTtl: number): Promise<Unbound> {
+  return startUnbound({
+    authorityPort: signed.server.dnsPort,
+    zones: [parent],
+    stubs: { [`child.${parent}`]: childPort },
+    anchors: [dnskeyText(parent, signed.key)],
+    extra: [`cache-max-ttl: ${cacheMaxTtl}`, 'cache-max-negative-ttl: 1', 'local-zone: "test." nodefault'],
+  });
 }
