@@ -25,9 +25,11 @@
 //                                         secure-all-zones) and Knot's onlinesign module; NSD signs only offline and is left out. Each server's
 //                                         answers are checked to carry RRSIGs before any run. Ends with the latency
 //                                         pass below (issue 40's p99 at 30,000 qps with DO=1).
-//   BENCH_LATENCY=1 npm run bench:dns     after the rounds, each server (not the floor) asked at a fixed BENCH_RATE
+//   BENCH_LATENCY=1 npm run bench:dns     after the rounds, each server and the floor asked at a fixed BENCH_RATE
 //                                         (30,000) qps for BENCH_SECONDS: p50, p99, p99.9, lost (on by default with
 //                                         BENCH_DNSSEC=1; BENCH_LATENCY=0 leaves it out)
+//   BENCH_PEERS=0 npm run bench:dns       serve and the floor only
+//   BENCH_SERVE_LOG=FILE                  what serve and its parts printed, written there at the end
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,6 +56,8 @@ const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
 const CLIENT_CPU = process.env.BENCH_CLIENT_CPU ?? '0';
 /** Signed answers: zones signed by every server, queries with DO=1. */
 const DNSSEC = process.env.BENCH_DNSSEC === '1';
+/** BENCH_PEERS=0: serve and the floor only (a quicker run when only serve changed). */
+const PEERS = process.env.BENCH_PEERS !== '0';
 /** After the qps rounds, a pass at a fixed rate for latency percentiles. */
 const LATENCY_PASS = process.env.BENCH_LATENCY === '1' || (DNSSEC && process.env.BENCH_LATENCY !== '0');
 
@@ -397,6 +401,7 @@ async function qpsAsLoaded(): Promise<void> {
     const servers: Array<Server & { peer?: 'nsd' | 'pdns' | 'knot'; floor?: boolean; others?: () => Record<string, number>; output?: () => string }> = [];
     const zones = workloadZones(ZONES);
     if (DNSSEC) console.log('  NSD signs only offline (pre-signed zone files): left out of the signed bench');
+    else if (!PEERS) console.log('  BENCH_PEERS=0: no NSD, PowerDNS or Knot in this run');
     else if (!onPath('nsd')) console.log('  NSD (nsd) is not on this machine: no NSD figures or ratios');
     else {
       mkdirSync(join(dir, 'nsd'));
@@ -404,8 +409,8 @@ async function qpsAsLoaded(): Promise<void> {
       children.push(n.child);
       servers.push({ name: 'NSD 4.6, 1 server process', port: n.port, pids: () => processTree(n.child.pid!), peer: 'nsd' });
     }
-    if (!onPath('pdns_server')) console.log('  PowerDNS (pdns_server) is not on this machine: no PowerDNS figures or ratios');
-    else {
+    if (PEERS && !onPath('pdns_server')) console.log('  PowerDNS (pdns_server) is not on this machine: no PowerDNS figures or ratios');
+    else if (PEERS) {
       mkdirSync(join(dir, 'pdns'));
       const p = await pdns(join(dir, 'pdns'), zones, 1, DNSSEC).catch((error: unknown) => console.log(`  PowerDNS did not start (${(error as Error).message.split('\n')[0]}): no PowerDNS figures or ratios`));
       if (p) {
@@ -416,7 +421,7 @@ async function qpsAsLoaded(): Promise<void> {
     }
 
     // Knot's on-line signer beside PowerDNS's (the issue names both); unsigned runs compare with NSD and PowerDNS only.
-    if (DNSSEC) {
+    if (DNSSEC && PEERS) {
       mkdirSync(join(dir, 'knot'));
       const k = await knot(join(dir, 'knot'), zones, 1, true, SERVER_CPU).catch((error: unknown) => console.log(`  Knot did not start (${(error as Error).message.split('\n')[0]}): no Knot figures or ratios`));
       if (k) {
@@ -453,6 +458,9 @@ async function qpsAsLoaded(): Promise<void> {
     const dnsPart = partPid(serve, 'dns');
     pin(dnsPart, SERVER_CPU);
     const others = { api: partPid(serve, 'api'), edge: partPid(serve, 'edge'), supervisor: serve.child.pid! };
+    // Serve's other processes on the client's core: the server's core holds the DNS part alone, as
+    // it holds NSD or PowerDNS alone (an edge health check landing there delays queued answers).
+    for (const pid of Object.values(others)) pin(pid, CLIENT_CPU);
     servers.push({
       name: `palisade serve (dns part), RRL off${DNSSEC ? ', signing (budgets off)' : ''}`,
       port: serve.dnsPort,
@@ -493,7 +501,9 @@ async function qpsAsLoaded(): Promise<void> {
         `  ${s.name.padEnd(46)} ${Math.round(median(rs.map((r) => r.qps))).toString().padStart(7)} qps (${Math.round(qLo)}–${Math.round(qHi)})  ${Math.round(median(rs.map((r) => r.perCpuSecond))).toString().padStart(7)} q/CPU-s (${Math.round(cLo)}–${Math.round(cHi)})  lost ${median(rs.map((r) => r.lostPct)).toFixed(2)}%  unexpected rcodes ${rs.reduce((sum, r) => sum + r.unexpected, 0)}${spent}`,
       );
     }
-    if (LATENCY_PASS) latencyPass(servers.filter((x) => !x.floor), queries);
+    if (LATENCY_PASS) latencyPass(servers, queries);
+    // BENCH_SERVE_LOG=FILE: what serve and its parts wrote (e.g. with BENCH_SERVE_ENV='{"PALISADE_LOG_LEVEL":"debug"}').
+    if (process.env.BENCH_SERVE_LOG) writeFileSync(process.env.BENCH_SERVE_LOG, serve.output());
     // Where serve's answers came from over the whole bench (warm-up included).
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();
     const counter = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);

@@ -15,7 +15,9 @@ server.index.replaceAll(workloadZones(zones, 1, false), [], 0);
 
 /** Replies by the query's bytes after its ID. */
 const replies = new Map<string, Buffer>();
-const socket = createSocket({ type: 'udp4', lookup: (address, _options, callback) => callback(null, address, 4) });
+// The kernel buffers serve's listener asks for (4 MiB): without them a stall drops queries here
+// where serve queues them, and the floor's latency would hide in its losses.
+const socket = createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024, sendBufferSize: 4 * 1024 * 1024, lookup: (address, _options, callback) => callback(null, address, 4) });
 socket.on('message', (packet, rinfo) => {
   const key = packet.toString('latin1', 2);
   let reply = replies.get(key);
