@@ -2,7 +2,7 @@
 // proxied request's upstream time and outcome — what the uptime statistics build on. Per-domain
 // figures stay in memory (bounded: least recently used domains beyond the bound are forgotten) and
 // out of /metrics, whose series must not grow with the number of customers.
-import { LRUCache } from 'lru-cache';
+import { lruByCount } from './lru-by-count.ts';
 import { byLabel, labelled, single, type MetricsSnapshot } from '../common/metrics/family.ts';
 import * as F from './edge-families.ts';
 
@@ -30,7 +30,7 @@ export class EdgeMetrics {
   blocked(reason: string): void {
     this.blocks.set(reason, (this.blocks.get(reason) ?? 0) + 1);
   }
-  readonly perDomain = new LRUCache<string, DomainStats>({ max: 100_000 });
+  readonly perDomain = lruByCount<string, DomainStats>(100_000);
 
   /** Counts by status class (1–5) and cache status: no key built per request. */
   private readonly byClass: Array<Map<string, number>> = [1, 2, 3, 4, 5, 6].map(() => new Map());

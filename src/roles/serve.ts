@@ -26,6 +26,15 @@ function partEnv(book: PortBook, name: PartName, toEnv: (ports: Record<string, n
   };
 }
 
+/**
+ * The API part's young generation kept small. V8 grows it to its largest (16 MiB a semi-space here)
+ * while a process starts — loading modules and compiling schemas allocate fast — and an idle
+ * process never collects it back: the API part held ~60 MB more than it uses (133 → 71 MB PSS idle
+ * with 2 MiB). The API is the control plane: a few more scavenges under a bulk import cost little.
+ * Not for the name server and the edge, whose answers per CPU-second fall with it (DNS part −7%).
+ */
+const API_NODE_OPTIONS = ['--max-semi-space-size=2'];
+
 export async function serve(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   if (!config.redis) ensureWritableDir(config.dataDir, 'PALISADE_DATA_DIR');
@@ -33,7 +42,7 @@ export async function serve(config: Config): Promise<void> {
   const specs: PartSpec[] = [
     { name: 'dns', args: ['dns', '--in-serve'], env: partEnv(book, 'dns', (p) => ({ PALISADE_DNS_PORT: String(p.dns) })) },
     { name: 'edge', args: ['edge', '--in-serve'], env: partEnv(book, 'edge', (p) => ({ PALISADE_EDGE_HTTP_PORT: String(p.http), PALISADE_EDGE_HTTPS_PORT: String(p.https) })) },
-    { name: 'api', args: ['api', '--in-serve'], env: partEnv(book, 'api', (p) => ({ PALISADE_API_PORT: String(p.api) })) },
+    { name: 'api', args: ['api', '--in-serve'], env: partEnv(book, 'api', (p) => ({ PALISADE_API_PORT: String(p.api) })), nodeOptions: API_NODE_OPTIONS },
   ];
   const running = new Supervisor(specs, log);
   running.onReady = (name, ready) => book.set(name, ready.ports);

@@ -17,6 +17,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
+import { lruByCount } from '../lru-by-count.ts';
 import { variantKey } from './cache-rules.ts';
 import { fileHash, flatten, hashKey, readShared, sharedPath, trailer, writeShared, type Entry, type FileMeta } from './cache-entry.ts';
 import { CacheFill } from './cache-fill.ts';
@@ -66,7 +67,7 @@ export class EdgeCache {
   private readonly memory: LRUCache<string, Entry>;
   private readonly disk: LRUCache<string, Entry>;
   /** domain + primary key → the request headers its responses vary by. */
-  private readonly varyBy = new LRUCache<string, string[]>({ max: 200_000 });
+  private readonly varyBy = lruByCount<string, string[]>(200_000);
   private readonly byDomain = new Map<string, Set<string>>();
   private readonly filling = new Map<string, Promise<void>>();
   private readonly shared: SharedCacheLinks | undefined;

@@ -7,7 +7,7 @@
 // the browser back to the same-host path it came from. Proof of work prices access; it does not
 // tell humans from machines.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { lruByCount } from '../lru-by-count.ts';
 import { addressKey } from './ip-ranges.ts';
 
 export const VERIFY_PATH = '/.palisade/challenge';
@@ -37,7 +37,7 @@ export type Verdict = { ok: true; cookie: string; returnTo: string } | { ok: fal
 export class Challenges {
   private readonly used = new Map<string, number>();
   /** Clearance cookies already verified (signature and shape): a cleared visitor costs a lookup per request. */
-  private readonly verified = new LRUCache<string, { d: string; p: string; e: number }>({ max: 100_000 });
+  private readonly verified = lruByCount<string, { d: string; p: string; e: number }>(100_000);
 
   constructor(private readonly options: ChallengeOptions) {}
 

@@ -10,7 +10,8 @@
 // LRU (each costs ~1 ms and ~25 KB), keyed by the certificate's fingerprint, so a certificate
 // delivered by the feed is used from the next handshake; no restart, no online dependency.
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lruByCount } from '../lru-by-count.ts';
 import { certificateCovers, type CertificateState } from '../../model/certificate.ts';
 import type { EdgeState } from '../edge-state.ts';
 import { hostName } from '../routing.ts';
@@ -24,7 +25,7 @@ export class SniContexts {
     defaultCertificate: { key: string; cert: string },
     max = 5000,
   ) {
-    this.contexts = new LRUCache({ max });
+    this.contexts = lruByCount(max);
     this.defaultContext = createSecureContext(defaultCertificate);
   }
 

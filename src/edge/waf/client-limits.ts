@@ -3,7 +3,7 @@
 // requests within 60 s → banned for a while). Bounded: the least recently seen clients are
 // forgotten first. A ban can be heard of (onBan) and passed on: the edge role's workers ban a
 // client together.
-import { LRUCache } from 'lru-cache';
+import { lruByCount } from '../lru-by-count.ts';
 
 export interface ClientLimitOptions {
   /** Requests per second per client; 0 = no rate limit. */
@@ -23,7 +23,7 @@ interface ClientState {
 }
 
 export class ClientLimits {
-  private readonly clients = new LRUCache<string, ClientState>({ max: 200_000 });
+  private readonly clients = lruByCount<string, ClientState>(200_000);
 
   /** Called when this process bans a client (not for bans passed in with ban()). */
   onBan: ((client: string, until: number) => void) | undefined;

@@ -4,7 +4,7 @@
 // (body-parse.ts). A detector answers with a rule id; a domain's exclusions and sensitivity level
 // (settings.ts) decide what counts.
 import type { IncomingHttpHeaders } from 'node:http';
-import { LRUCache } from 'lru-cache';
+import { lruByCount } from '../lru-by-count.ts';
 import { structured, type BodyRefusal } from './body-parse.ts';
 import { base64Text, decodedForms, percentDecode } from './decode.ts';
 import { withoutQuotedCode } from './quoted-code.ts';
@@ -221,7 +221,7 @@ function scannerFinding(headers: IncomingHttpHeaders, path: string, settings: Wa
  * change verdicts: most traffic repeats the same URLs with the same headers, and a string key
  * costs far less than the detectors. An attacker varying requests only fills it (bounded).
  */
-const verdicts = new LRUCache<string, { finding: Finding | null }>({ max: 50_000 });
+const verdicts = lruByCount<string, { finding: Finding | null }>(50_000);
 
 /**
  * The first rule the request matches, or undefined. `body`: the body's inputs (body-parse.ts),

@@ -14,6 +14,11 @@ export interface PartSpec {
   args: string[];
   /** Environment for a start, computed each time (a restart reuses the ports first bound). */
   env: () => NodeJS.ProcessEnv;
+  /**
+   * Node options for this part only, before this process's own (which therefore win: an operator's
+   * `node --max-semi-space-size=… palisade serve` applies to every part).
+   */
+  nodeOptions?: string[];
 }
 
 interface Part {
@@ -139,7 +144,7 @@ export class Supervisor {
   }
 
   private spawn(part: Part): void {
-    const child = fork(this.script, part.spec.args, { execArgv: this.execArgv, env: part.spec.env(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(this.script, part.spec.args, { execArgv: [...(part.spec.nodeOptions ?? []), ...this.execArgv], env: part.spec.env(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     part.child = child;
     part.ready = undefined;
     part.startedAt = Date.now();
