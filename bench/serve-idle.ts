@@ -25,7 +25,7 @@ const dir = mkdtempSync(join(tmpdir(), 'palisade-serve-idle-'));
 const backend = createServer((_req, res) => res.end('ok'));
 await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
 const env = { PALISADE_DATA_DIR: dir, PALISADE_ALLOW_PRIVATE_BACKENDS: 'true' };
-const key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org'])).stdout) as { key: { api_key: string } }).key.api_key;
+const key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org', '--max-domains', String(Math.max(1000, ZONES))])).stdout) as { key: { api_key: string } }).key.api_key;
 const serve = await startServe(
   {
     ...env,
