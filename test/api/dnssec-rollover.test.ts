@@ -202,8 +202,9 @@ describe('a CSK rollover, Unbound validating all the way through', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already under way');
     await until('CDS of both keys', async () => (await cdsTags()).length === 2, 10_000, 100);
-    // Past the DNSKEY wait (CACHE_TTL and its allowance), and as long again.
-    await new Promise((r) => setTimeout(r, 2 * (CACHE_TTL + 2) * 1000));
+    // Past the DNSKEY wait (CACHE_TTL and its allowance), and three of the monitor's looks (one a
+    // second here) beyond: a rollover that moved on without the DS would have done so by then.
+    await new Promise((r) => setTimeout(r, (CACHE_TTL + 2 + 3) * 1000));
     const waiting = await status();
     expect(waiting).toMatchObject({ state: 'rolling_over', rollover: { phase: 'publish', ds_to_add: [start.ds_to_add], waiting_for: ['the new key\'s DS at the parent'] } });
     expect(waiting.next_step).toContain('add the new key\'s DS');
