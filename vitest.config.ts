@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { IN_PROCESS } from './test/in-process-files.ts';
 
 // Tests that measure time (the longest stall another tenant sees, rate limits, floods, timeouts
 // and descriptors of an edge under misbehaving peers) run after
@@ -22,7 +23,9 @@ export default defineConfig({
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-results.json' },
     projects: [
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TIMING], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...TIMING, ...IN_PROCESS], sequence: { groupOrder: 0 } } },
+      // Beside them, in the same two workers: files that need no process of their own (see the list).
+      { extends: true, test: { name: 'in-process', include: IN_PROCESS, isolate: false, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'timing', include: TIMING, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },

@@ -117,6 +117,8 @@ beforeAll(async () => {
     PALISADE_OWNERSHIP_RECHECK_MAX_SECONDS: '2',
     PALISADE_OWNERSHIP_GRACE_SECONDS: String(GRACE_MS / 1000),
     PALISADE_MONITOR_SWEEP_SECONDS: '1',
+    // Claims due are looked at every second (5 s by default): each look the test waits for comes soon.
+    PALISADE_MONITOR_WATCH_SECONDS: '1',
   };
   for (const who of ['O', 'S'] as const) {
     const out = await runAdminCli(env, ['user', 'create', '--name', who, '--email', `${who.toLowerCase()}@example.org`]);

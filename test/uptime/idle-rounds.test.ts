@@ -1,5 +1,5 @@
 // Domains whose backends stay down, in a real `palisade serve` (its edge checking and reporting
-// every fraction of a second, its API looking at the domains that are not up every 5 s): once
+// every fraction of a second, its API looking at the domains that are not up every second): once
 // the first verdicts are in, further rounds repeat them unchanged and must cost no store write,
 // no event and no change in the feed — only a change does work. Then the backend comes up: that
 // change is still seen at once (events, the uptime state, the DNS failover released).
@@ -15,8 +15,10 @@ const PROXIED = 12;
 const DNS_ONLY = 4;
 const proxied = Array.from({ length: PROXIED }, (_, i) => `idle${i}.example`);
 const dnsOnly = Array.from({ length: DNS_ONLY }, (_, i) => `idledns${i}.example`);
-/** More than two of the API's 5 s looks at the domains that are not up, and many edge reports. */
-const QUIET_MS = 12_000;
+/** The API's looks at the domains that are not up: every second here (5 s by default). */
+const WATCH_SECONDS = 1;
+/** More than two of those looks (four), and many edge reports (eight). */
+const QUIET_MS = 4_000;
 
 let serve: RunningServer;
 let key: string;
@@ -67,7 +69,7 @@ beforeAll(async () => {
   const env = { PALISADE_DATA_DIR: tempDir() };
   const created = await runAdminCli(env, ['user', 'create', '--name', 'A', '--email', 'a@example.org']);
   key = (JSON.parse(created.stdout) as { key: { api_key: string } }).key.api_key;
-  serve = await startServe({ ...env, PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CHECK_INTERVAL_MS: '200', PALISADE_EDGE_REPORT_MS: '500' }, START_TIMEOUT_MS);
+  serve = await startServe({ ...env, PALISADE_ALLOW_PRIVATE_BACKENDS: 'true', PALISADE_EDGE_CHECK_INTERVAL_MS: '200', PALISADE_EDGE_REPORT_MS: '500', PALISADE_MONITOR_WATCH_SECONDS: String(WATCH_SECONDS) }, START_TIMEOUT_MS);
   const failoverAt = `127.0.0.2:${(failover.address() as { port: number }).port}`;
   for (const domain of proxied) expect((await call('POST', '/domains', { domain, backend: `127.0.0.1:${backendPort}` })).status).toBe(201);
   for (const domain of dnsOnly) expect((await call('POST', '/domains', { domain, enabled: false, backend: `127.0.0.1:${backendPort}`, failover: failoverAt })).status).toBe(201);
