@@ -37,6 +37,8 @@ const NUMBER_ARG = new Set(['sleep', 'ping', 'ping6', 'timeout', 'kill']);
 /** Words that end many sentences: as a command they need an argument ("… && more" is prose). */
 const WORDS = new Set('more less find head tail touch kill sleep echo type host net cat timeout zip tar set printf grep cp mv'.split(' '));
 
+/** A variable used ($x, ${x}): what the expansion of assigned variables replaces. */
+const USED_VARIABLE = /\$\{?[a-z_]/;
 const ASSIGNED = /(?<=^|[;|&\s])([a-z_][a-z0-9_]{0,20})=['"]?([a-z0-9./_-]{0,40})['"]?(?=[;|&\s]|$)/g;
 const GLOB_COMMAND = /^\s*\/(?:[\w?*[\]]*\/){0,3}[\w[\]]*[?*][\w?*[\]]*(?=\s|$)/;
 
@@ -69,15 +71,32 @@ function argumentShape(arg: string, command: string): boolean {
   return false;
 }
 
-/** The command word at `at` (after blanks), its base name, and what follows it. */
+/** The command word at `at`: blanks and '(' first, a wrapper (sudo, nohup …) skipped; read within 200 characters. */
+// (Runs bounded as the 200 characters bound them: read in place from every separator of "\n\n\n…",
+// an unbounded run of blanks would read to the end each time.)
+const COMMAND_WORD = /[\s(]{0,199}(?:(?:sudo|nohup|exec|command|builtin|env)\s{1,199})?([a-z0-9_./-]{1,40})/y;
+const COMMAND_WORD_START = new RegExp(`^${COMMAND_WORD.source}`);
+
+/**
+ * A known command (DISTINCT) at `at` (after blanks), its base name, and what follows it within 200
+ * characters; undefined for any other word (every caller wants a known one).
+ */
 function commandAt(text: string, at: number): { name: string; rest: string } | undefined {
-  const m = /^[\s(]*(?:(?:sudo|nohup|exec|command|builtin|env)\s+)?([a-z0-9_./-]{1,40})/.exec(text.slice(at, at + 200));
+  // Read in place, not from a copy of the next 200 characters: a match that ends within them is
+  // the one the copy gives (the pattern has no end anchor); only a longer one is read again so.
+  COMMAND_WORD.lastIndex = at;
+  let m = COMMAND_WORD.exec(text);
+  if (m && m[0].length > 200) m = COMMAND_WORD_START.exec(text.slice(at, at + 200));
   if (!m) return undefined;
   const word = m[1]!;
   const name = word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word.endsWith('.exe') ? word.slice(0, -4) : word;
+  if (!DISTINCT.has(name)) return undefined;
   if (word.includes('/') && !/^(?:\/usr(?:\/local)?)?\/s?bin\/[^/]+$/.test(word)) return undefined;
   return { name, rest: text.slice(at + m[0].length, at + 200) };
 }
+
+/** What every match of GLOB_COMMAND starts with (read in place: the glob itself only where one may start). */
+const GLOB_START = /\s{0,59}\//y;
 
 /**
  * A command run at `at`: a known command, and an argument list shaped like one (or nothing).
@@ -86,9 +105,10 @@ function commandAt(text: string, at: number): { name: string; rest: string } | u
  */
 function runsCommand(text: string, at: number, separator: string): boolean {
   // A command named by a glob (/???/c?t, /bin/c*t): no one types that but to hide a name.
-  if (GLOB_COMMAND.test(text.slice(at, at + 60))) return true;
+  GLOB_START.lastIndex = at;
+  if (GLOB_START.test(text) && GLOB_COMMAND.test(text.slice(at, at + 60))) return true;
   const found = commandAt(text, at);
-  if (!found || !DISTINCT.has(found.name)) return false;
+  if (!found) return false;
   const { name, rest } = found;
   // Inside $( ) or backticks any known command runs: prose has no substitutions.
   if (separator === '$(' || separator === '`' || separator === '<(' || separator === '>(') return true;
@@ -180,7 +200,8 @@ export function commandInjection(form: string, level: number, words = triggerWor
     if (runsCommand(t, at, sep === '\n' && !inBody ? ';' : sep)) return sep === '$(' || sep === '<(' || sep === '>(' ? RCE.substitution : RCE.command;
   }
   // Variables set in the value and used later in it (x=id;$x, a=i;b=d;$a$b): read with their values.
-  if (t.includes('=') && t.includes('$')) {
+  // (Only a '$' before a name can be expanded: without one nothing changes.)
+  if (t.includes('=') && t.includes('$') && USED_VARIABLE.test(t)) {
     const values = new Map<string, string>();
     for (const m of t.matchAll(ASSIGNED)) values.set(m[1]!, m[2]!);
     if (values.size > 0) {
@@ -204,7 +225,7 @@ export function commandInjection(form: string, level: number, words = triggerWor
     if ((args.length === 0 && lead[3] !== undefined) || args.some((arg) => argumentShape(arg, lead[1]!))) return RCE.command;
   }
   if (commandLineAlone(t, level, search)) return RCE.command;
-  if (slashBefore(t, 'bcdkp') && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
+  if (SHELL_PATH_SLASH.test(t) && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
   if ((t.includes('--') || t.includes('proxycommand=')) && /(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path|output|output-document|config|use-askpass)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
   // find's -exec runs its argument: a value that is "-exec id ;" is passed to find as options.
   if (t.includes('-exec') && /^\s*-exec(?:dir)?\s+\S+[^;+]{0,100}(?:\\?;|\+)/.test(t)) return RCE.option;
@@ -237,14 +258,8 @@ function commandLineAlone(t: string, level: number, search: boolean): boolean {
   return false;
 }
 
-/** Whether some '/' in `t` is followed by one of `next` (every shell path pattern has one: /bin/, /dev/, /proc/, cmd /c, cmd /k). */
-function slashBefore(t: string, next: string): boolean {
-  for (let at = t.indexOf('/'); at >= 0; at = t.indexOf('/', at + 1)) {
-    const c = t[at + 1];
-    if (c !== undefined && next.includes(c)) return true;
-  }
-  return false;
-}
+/** A '/' followed by b, c, d, k or p: every shell path pattern has one (/bin/, /dev/, /proc/, cmd /c, cmd /k); a native scan. */
+const SHELL_PATH_SLASH = /\/[bcdkp]/;
 
 const CALLS = /\b(?:system|passthru|shell_exec|popen|proc_open|pcntl_exec|exec|eval|assert|create_function|execute|executeglobal|createobject)\s*\(\s*(?:["'`$@]|\(|base64_decode|gzinflate|str_rot13|chr\s*\(|request|\$_)/;
 /** PHP code: an open tag and something that runs (backticks, superglobals, a call that executes or includes). */
