@@ -42,19 +42,25 @@ const USED_VARIABLE = /\$\{?[a-z_]/;
 const ASSIGNED = /(?<=^|[;|&\s])([a-z_][a-z0-9_]{0,20})=['"]?([a-z0-9./_-]{0,40})['"]?(?=[;|&\s]|$)/g;
 const GLOB_COMMAND = /^\s*\/(?:[\w?*[\]]*\/){0,3}[\w[\]]*[?*][\w?*[\]]*(?=\s|$)/;
 
+/** $IFS used ($ifs, ${ifs}): without it the pattern that also reads it matches what the shorter one does. */
+const IFS_USED = /\$\{?ifs/;
+
 /** Quote removal, $IFS and empty parameters as blanks, brace lists spread out. */
 export function shellNormal(text: string): string {
   let t = text;
+  // (Each step gated on a single character first where one is needed: the quickest search. No
+  // step before the '$(' one makes a '$'.)
+  const dollar = t.includes('$');
   // bash's ANSI-C quoting: $'\x69\x64' is "id".
-  if (t.includes("$'")) t = t.replace(/\$'((?:\\x[0-9a-f]{2}|\\[0-7]{1,3}|[^'\\])*)'/g, (_m, body: string) => body.replace(/\\x([0-9a-f]{2})|\\([0-7]{1,3})/g, (_e, hex: string | undefined, oct: string | undefined) => String.fromCharCode(parseInt(hex ?? oct!, hex ? 16 : 8))));
+  if (dollar && t.includes("$'")) t = t.replace(/\$'((?:\\x[0-9a-f]{2}|\\[0-7]{1,3}|[^'\\])*)'/g, (_m, body: string) => body.replace(/\\x([0-9a-f]{2})|\\([0-7]{1,3})/g, (_e, hex: string | undefined, oct: string | undefined) => String.fromCharCode(parseInt(hex ?? oct!, hex ? 16 : 8))));
   // cmd.exe: carets escape the next character (c^m^d is cmd), %COMSPEC% is the shell itself.
   if (t.includes('^')) t = t.replace(/\^(?=[\w/\\.-])/g, '');
-  if (t.includes('%comspec%')) t = t.replace(/%comspec%/g, 'cmd');
+  if (t.includes('%') && t.includes('%comspec%')) t = t.replace(/%comspec%/g, 'cmd');
   // sh: an empty substitution or parameter inside a word expands to nothing (wh$()oami), a
   // one-character glob class is that character (c[a]t).
-  if (t.includes('$(') || t.includes('${')) t = t.replace(/\$\(\s*\)|\$\{\s*\}/g, '');
+  if (dollar && (t.includes('$(') || t.includes('${'))) t = t.replace(/\$\(\s*\)|\$\{\s*\}/g, '');
   if (t.includes('[')) t = t.replace(/(?<=[\w/.])\[(\w)\]|\[(\w)\](?=[\w/.])/g, '$1$2');
-  if (t.includes('$')) t = t.includes('ifs') ? t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : '')) : t.replace(/\$\{?[0-9@*]\}?/g, '');
+  if (t.includes('$')) t = IFS_USED.test(t) ? t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : '')) : t.replace(/\$\{?[0-9@*]\}?/g, '');
   if (/['"\\]/.test(t)) t = t.replace(/\\\n/g, '').replace(/(?<=[\w/.])['"\\]+(?=[\w/.])|(?<=\s|^)['"]+(?=[\w/])|\\(?=[\w/])/g, '');
   if (t.includes('{') && t.includes(',')) t = t.replace(/\{([^{}\s]{1,200},[^{}\s]{0,200})\}/g, (_m, list: string) => ` ${list.split(',').join(' ')} `);
   return t;
