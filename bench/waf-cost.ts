@@ -4,12 +4,15 @@
 // JSON.parse / new URLSearchParams / Response.formData() of the same bytes (text: JSON.parse of
 // the same text as one JSON string, a single read of its characters). In one process, the
 // contenders interleaved round by round (their order alternating), each round a batch of at
-// least ~25 ms of CPU; the figures are medians over rounds, the ratio the median of the rounds'
-// ratios. Thread CPU time, not wall time: a busy machine stretches the clock, not the work.
+// least ~25 ms of CPU (--batch-ms); the figures are medians over rounds, the ratio the median of
+// the rounds' ratios. Thread CPU time, not wall time: a busy machine stretches the clock, not the
+// work. That clock may advance in ticks of a few milliseconds (4 ms seen on a loaded VM): a 1 MB
+// body is one call per 25 ms batch, so a round's figure is then ± a tick (±15%) and medians snap
+// to tick multiples; a change smaller than that needs longer batches (--batch-ms 250).
 //
 // The code measured is the build (dist/), as production runs it.
 //
-//   npm run bench:waf-cost [-- --rounds N] [-- --against DIR]
+//   npm run bench:waf-cost [-- --rounds N] [-- --batch-ms MS] [-- --against DIR]
 //     --against DIR   also measure the inspection of another checkout of the project (built:
 //                     its dist/edge/waf, e.g. a `git archive` of an earlier commit, built with
 //                     `tsc -p tsconfig.build.json`), interleaved with this one: before and after
@@ -119,14 +122,14 @@ export interface CostRow {
 }
 
 /** The ratios for every body: `inspectors` labelled, against each body's baseline. */
-export async function measureCost(inspectors: Array<[string, Inspector]>, rounds: number, log: (line: string) => void = () => {}): Promise<CostRow[]> {
+export async function measureCost(inspectors: Array<[string, Inspector]>, rounds: number, log: (line: string) => void = () => {}, batchMicros = 25_000): Promise<CostRow[]> {
   const rows: CostRow[] = [];
   for (const b of costBodies()) {
     const text = JSON.stringify(b.body.toString());
     const contenders: Contender[] = [{ label: BASELINE_NAME[b.baseline], run: baseline(b, text) }, ...inspectors.map(([label, inspect]): Contender => ({ label, run: () => inspect(b.body, b.contentType) }))];
     const fns = contenders.map((c) => () => c.run(b));
     const calls: number[] = [];
-    for (const fn of fns) calls.push(await calibrate(fn, 25_000));
+    for (const fn of fns) calls.push(await calibrate(fn, batchMicros));
     const times: number[][] = fns.map(() => []);
     const ratios: number[][] = inspectors.map(() => []);
     const changes: number[] = [];
@@ -177,11 +180,12 @@ async function main(): Promise<void> {
     return;
   }
   const rounds = Number(argument('--rounds') ?? 11);
+  const batchMs = Number(argument('--batch-ms') ?? 25);
   const against = argument('--against');
   const inspectors: Array<[string, Inspector]> = against ? [['before', await inspectorAt(against)], ['after', here]] : [['WAF', here]];
   const labels = inspectors.map(([l]) => l);
-  console.log(`inspection (parse + rules, level 1) vs parsing the same body; thread CPU time, median of ${rounds} interleaved rounds\n${costHeader(labels)}`);
-  await measureCost(inspectors, rounds, console.log);
+  console.log(`inspection (parse + rules, level 1) vs parsing the same body; thread CPU time, median of ${rounds} interleaved rounds of ${batchMs} ms batches\n${costHeader(labels)}`);
+  await measureCost(inspectors, rounds, console.log, batchMs * 1000);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -37,22 +37,30 @@ const NUMBER_ARG = new Set(['sleep', 'ping', 'ping6', 'timeout', 'kill']);
 /** Words that end many sentences: as a command they need an argument ("… && more" is prose). */
 const WORDS = new Set('more less find head tail touch kill sleep echo type host net cat timeout zip tar set printf grep cp mv'.split(' '));
 
+/** A variable used ($x, ${x}): what the expansion of assigned variables replaces. */
+const USED_VARIABLE = /\$\{?[a-z_]/;
 const ASSIGNED = /(?<=^|[;|&\s])([a-z_][a-z0-9_]{0,20})=['"]?([a-z0-9./_-]{0,40})['"]?(?=[;|&\s]|$)/g;
 const GLOB_COMMAND = /^\s*\/(?:[\w?*[\]]*\/){0,3}[\w[\]]*[?*][\w?*[\]]*(?=\s|$)/;
+
+/** $IFS used ($ifs, ${ifs}): without it the pattern that also reads it matches what the shorter one does. */
+const IFS_USED = /\$\{?ifs/;
 
 /** Quote removal, $IFS and empty parameters as blanks, brace lists spread out. */
 export function shellNormal(text: string): string {
   let t = text;
+  // (Each step gated on a single character first where one is needed: the quickest search. No
+  // step before the '$(' one makes a '$'.)
+  const dollar = t.includes('$');
   // bash's ANSI-C quoting: $'\x69\x64' is "id".
-  if (t.includes("$'")) t = t.replace(/\$'((?:\\x[0-9a-f]{2}|\\[0-7]{1,3}|[^'\\])*)'/g, (_m, body: string) => body.replace(/\\x([0-9a-f]{2})|\\([0-7]{1,3})/g, (_e, hex: string | undefined, oct: string | undefined) => String.fromCharCode(parseInt(hex ?? oct!, hex ? 16 : 8))));
+  if (dollar && t.includes("$'")) t = t.replace(/\$'((?:\\x[0-9a-f]{2}|\\[0-7]{1,3}|[^'\\])*)'/g, (_m, body: string) => body.replace(/\\x([0-9a-f]{2})|\\([0-7]{1,3})/g, (_e, hex: string | undefined, oct: string | undefined) => String.fromCharCode(parseInt(hex ?? oct!, hex ? 16 : 8))));
   // cmd.exe: carets escape the next character (c^m^d is cmd), %COMSPEC% is the shell itself.
   if (t.includes('^')) t = t.replace(/\^(?=[\w/\\.-])/g, '');
-  if (t.includes('%comspec%')) t = t.replace(/%comspec%/g, 'cmd');
+  if (t.includes('%') && t.includes('%comspec%')) t = t.replace(/%comspec%/g, 'cmd');
   // sh: an empty substitution or parameter inside a word expands to nothing (wh$()oami), a
   // one-character glob class is that character (c[a]t).
-  if (t.includes('$(') || t.includes('${')) t = t.replace(/\$\(\s*\)|\$\{\s*\}/g, '');
+  if (dollar && (t.includes('$(') || t.includes('${'))) t = t.replace(/\$\(\s*\)|\$\{\s*\}/g, '');
   if (t.includes('[')) t = t.replace(/(?<=[\w/.])\[(\w)\]|\[(\w)\](?=[\w/.])/g, '$1$2');
-  if (t.includes('$')) t = t.includes('ifs') ? t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : '')) : t.replace(/\$\{?[0-9@*]\}?/g, '');
+  if (t.includes('$')) t = IFS_USED.test(t) ? t.replace(/\$\{ifs\}|\$ifs(?![a-z0-9_])|\$\{?[0-9@*]\}?/g, (m) => (m.includes('ifs') ? ' ' : '')) : t.replace(/\$\{?[0-9@*]\}?/g, '');
   if (/['"\\]/.test(t)) t = t.replace(/\\\n/g, '').replace(/(?<=[\w/.])['"\\]+(?=[\w/.])|(?<=\s|^)['"]+(?=[\w/])|\\(?=[\w/])/g, '');
   if (t.includes('{') && t.includes(',')) t = t.replace(/\{([^{}\s]{1,200},[^{}\s]{0,200})\}/g, (_m, list: string) => ` ${list.split(',').join(' ')} `);
   return t;
@@ -69,15 +77,32 @@ function argumentShape(arg: string, command: string): boolean {
   return false;
 }
 
-/** The command word at `at` (after blanks), its base name, and what follows it. */
+/** The command word at `at`: blanks and '(' first, a wrapper (sudo, nohup …) skipped; read within 200 characters. */
+// (Runs bounded as the 200 characters bound them: read in place from every separator of "\n\n\n…",
+// an unbounded run of blanks would read to the end each time.)
+const COMMAND_WORD = /[\s(]{0,199}(?:(?:sudo|nohup|exec|command|builtin|env)\s{1,199})?([a-z0-9_./-]{1,40})/y;
+const COMMAND_WORD_START = new RegExp(`^${COMMAND_WORD.source}`);
+
+/**
+ * A known command (DISTINCT) at `at` (after blanks), its base name, and what follows it within 200
+ * characters; undefined for any other word (every caller wants a known one).
+ */
 function commandAt(text: string, at: number): { name: string; rest: string } | undefined {
-  const m = /^[\s(]*(?:(?:sudo|nohup|exec|command|builtin|env)\s+)?([a-z0-9_./-]{1,40})/.exec(text.slice(at, at + 200));
+  // Read in place, not from a copy of the next 200 characters: a match that ends within them is
+  // the one the copy gives (the pattern has no end anchor); only a longer one is read again so.
+  COMMAND_WORD.lastIndex = at;
+  let m = COMMAND_WORD.exec(text);
+  if (m && m[0].length > 200) m = COMMAND_WORD_START.exec(text.slice(at, at + 200));
   if (!m) return undefined;
   const word = m[1]!;
   const name = word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word.endsWith('.exe') ? word.slice(0, -4) : word;
+  if (!DISTINCT.has(name)) return undefined;
   if (word.includes('/') && !/^(?:\/usr(?:\/local)?)?\/s?bin\/[^/]+$/.test(word)) return undefined;
   return { name, rest: text.slice(at + m[0].length, at + 200) };
 }
+
+/** What every match of GLOB_COMMAND starts with (read in place: the glob itself only where one may start). */
+const GLOB_START = /\s{0,59}\//y;
 
 /**
  * A command run at `at`: a known command, and an argument list shaped like one (or nothing).
@@ -86,9 +111,10 @@ function commandAt(text: string, at: number): { name: string; rest: string } | u
  */
 function runsCommand(text: string, at: number, separator: string): boolean {
   // A command named by a glob (/???/c?t, /bin/c*t): no one types that but to hide a name.
-  if (GLOB_COMMAND.test(text.slice(at, at + 60))) return true;
+  GLOB_START.lastIndex = at;
+  if (GLOB_START.test(text) && GLOB_COMMAND.test(text.slice(at, at + 60))) return true;
   const found = commandAt(text, at);
-  if (!found || !DISTINCT.has(found.name)) return false;
+  if (!found) return false;
   const { name, rest } = found;
   // Inside $( ) or backticks any known command runs: prose has no substitutions.
   if (separator === '$(' || separator === '`' || separator === '<(' || separator === '>(') return true;
@@ -180,7 +206,8 @@ export function commandInjection(form: string, level: number, words = triggerWor
     if (runsCommand(t, at, sep === '\n' && !inBody ? ';' : sep)) return sep === '$(' || sep === '<(' || sep === '>(' ? RCE.substitution : RCE.command;
   }
   // Variables set in the value and used later in it (x=id;$x, a=i;b=d;$a$b): read with their values.
-  if (t.includes('=') && t.includes('$')) {
+  // (Only a '$' before a name can be expanded: without one nothing changes.)
+  if (t.includes('=') && t.includes('$') && USED_VARIABLE.test(t)) {
     const values = new Map<string, string>();
     for (const m of t.matchAll(ASSIGNED)) values.set(m[1]!, m[2]!);
     if (values.size > 0) {
@@ -204,7 +231,7 @@ export function commandInjection(form: string, level: number, words = triggerWor
     if ((args.length === 0 && lead[3] !== undefined) || args.some((arg) => argumentShape(arg, lead[1]!))) return RCE.command;
   }
   if (commandLineAlone(t, level, search)) return RCE.command;
-  if (slashBefore(t, 'bcdkp') && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
+  if (SHELL_PATH_SLASH.test(t) && /\/bin\/(?:ba|z|k|c|tc|da)?sh(?:\s+-[a-z]|\s*$)|\/dev\/(?:tcp|udp)\/|\/proc\/self\/(?:environ|cmdline|fd)|\bcmd(?:\.exe)?\s+\/[ck]\s/.test(t)) return RCE.shellPath;
   if ((t.includes('--') || t.includes('proxycommand=')) && /(?:^|\s|[a-z0-9])--(?:exec|upload-pack|receive-pack|checkpoint-action|to-command|use-compress-program|post-file|rsh|rsync-path|output|output-document|config|use-askpass)=|-o\s*['"]?proxycommand=/.test(t)) return RCE.option;
   // find's -exec runs its argument: a value that is "-exec id ;" is passed to find as options.
   if (t.includes('-exec') && /^\s*-exec(?:dir)?\s+\S+[^;+]{0,100}(?:\\?;|\+)/.test(t)) return RCE.option;
@@ -237,14 +264,8 @@ function commandLineAlone(t: string, level: number, search: boolean): boolean {
   return false;
 }
 
-/** Whether some '/' in `t` is followed by one of `next` (every shell path pattern has one: /bin/, /dev/, /proc/, cmd /c, cmd /k). */
-function slashBefore(t: string, next: string): boolean {
-  for (let at = t.indexOf('/'); at >= 0; at = t.indexOf('/', at + 1)) {
-    const c = t[at + 1];
-    if (c !== undefined && next.includes(c)) return true;
-  }
-  return false;
-}
+/** A '/' followed by b, c, d, k or p: every shell path pattern has one (/bin/, /dev/, /proc/, cmd /c, cmd /k); a native scan. */
+const SHELL_PATH_SLASH = /\/[bcdkp]/;
 
 const CALLS = /\b(?:system|passthru|shell_exec|popen|proc_open|pcntl_exec|exec|eval|assert|create_function|execute|executeglobal|createobject)\s*\(\s*(?:["'`$@]|\(|base64_decode|gzinflate|str_rot13|chr\s*\(|request|\$_)/;
 /** PHP code: an open tag and something that runs (backticks, superglobals, a call that executes or includes). */

@@ -220,6 +220,30 @@ export function sqlTokens(text: string, open?: "'" | '"' | '`', max = 24, from =
   return out;
 }
 
+/**
+ * Whether the token after the ';' at `at` may be a statement (E or T): false only when it is sure
+ * not to be — a word that is neither, or a character that starts no word (a number, a string, a
+ * parenthesis …). Comments, dots and casts, which the tokenizer reads past, answer true. Lets a
+ * reader skip tokenizing after every ';' of prose ("items; price is …").
+ */
+export function statementMayFollow(text: string, at: number): boolean {
+  const n = text.length;
+  let i = at + 1;
+  while (i < n && isSpace(text.charCodeAt(i))) i++;
+  if (i >= n) return true;
+  const c = text.charCodeAt(i);
+  if (c >= 97 && c <= 122) {
+    let j = i;
+    while (j < n && (isWord(text.charCodeAt(j)) || (text.charCodeAt(j) === 46 && isWord(text.charCodeAt(j + 1))))) j++;
+    const word = text.slice(i, j);
+    return STATEMENTS.has(word) || PROCEDURAL.has(word);
+  }
+  // Digits start a number, quotes a string or name, ( ) , ; themselves; a word that starts with
+  // an upper-case letter, '$', '_' or a letter past ASCII is no keyword (all are lower-case ASCII).
+  if (isDigit(c) || c === 40 || c === 41 || c === 44 || c === 59 || c === 39 || c === 34 || c === 96) return false;
+  return !((c >= 65 && c <= 90) || c === 36 || c === 95 || (c > 127 && !isSpace(c)));
+}
+
 /** Index of the quote that ends a string starting at `from`, or -1 (doubled quotes and backslashes escape). */
 function closingQuote(text: string, from: number, quote: string): number {
   for (let i = from; i < text.length; i++) {

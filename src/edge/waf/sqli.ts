@@ -8,7 +8,7 @@
 // query in the first tokens, which is what keeps "union was a great select" and "sleep (8 hours)"
 // apart from "1 union select 2" and "1 and sleep(5)".
 import { copyStatement, fold, isOperand, isValue, selects, stacked, subquery, unionSelect, UNARY, type Tokens } from './sql-shapes.ts';
-import { sqlTokens } from './sql-tokens.ts';
+import { sqlTokens, statementMayFollow } from './sql-tokens.ts';
 import { TRIGGERS, triggerWords } from './trigger-words.ts';
 
 /** Which detection matched (the rule id, see rules/sqli.ts). */
@@ -220,7 +220,9 @@ function inside(text: string, level: number, words: number): number | undefined 
     if (subquery(t, 0) && (level >= 2 || sqlBefore(text, at))) return SQLI.subquery;
   }
   for (let at = text.indexOf(';'); at >= 0; at = text.indexOf(';', at + 1)) {
-    // stacked() needs a statement right after the ';': two tokens tell (the first twelve are read when they may).
+    // stacked() needs a statement right after the ';': two tokens tell (the first twelve are read
+    // when they may); the next word alone tells most (prose).
+    if (!statementMayFollow(text, at)) continue;
     const head = sqlTokens(text, undefined, 2, at);
     if (head.length === 2 && head[1]!.type !== 'E' && head[1]!.type !== 'T') continue;
     const t = fold(sqlTokens(text, undefined, 12, at));
