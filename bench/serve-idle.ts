@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../test/helpers/redis-server.ts';
 import { partPid, runAdminCli, startServe, stopProcess } from '../test/helpers/spawn-palisade.ts';
 import { seedThroughApi } from './dns/api-seed.ts';
 import { memoryMiB } from './dns/servers.ts';
@@ -26,16 +25,8 @@ const backend = createServer((_req, res) => res.end('ok'));
 await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
 const env = { PALISADE_DATA_DIR: dir, PALISADE_ALLOW_PRIVATE_BACKENDS: 'true' };
 const key = (JSON.parse((await runAdminCli(env, ['user', 'create', '--name', 'bench', '--email', 'bench@example.org', '--max-domains', String(Math.max(1000, ZONES))])).stdout) as { key: { api_key: string } }).key.api_key;
-const serve = await startServe(
-  {
-    ...env,
-    PALISADE_API_PORT: String(await freePort()),
-    PALISADE_DNS_PORT: String(await freePort()),
-    PALISADE_EDGE_HTTP_PORT: String(await freePort()),
-    PALISADE_EDGE_HTTPS_PORT: String(await freePort()),
-  },
-  120_000,
-);
+// Every port chosen by the system (startServe's default).
+const serve = await startServe(env, 120_000);
 
 function report(what: string): number {
   const pids: Array<[string, number]> = [['supervisor', serve.child.pid!], ...(['api', 'dns', 'edge'] as const).map((part): [string, number] => [part, partPid(serve, part)])];
