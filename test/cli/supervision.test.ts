@@ -1,6 +1,7 @@
 // serve's parts are separate processes under one supervisor: a part that dies (kill -9, a crash
 // by signal) is logged and started again on the same ports while the others keep answering; the
 // supervisor's SIGTERM stops them all; a supervisor killed outright takes no part with it for long.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dig } from '../helpers/dig.ts';
 import { partPid, runAdminCli, startServe, type RunningServer } from '../helpers/spawn-palisade.ts';
@@ -20,6 +21,11 @@ function api(method: string, path: string, body?: unknown) {
 }
 
 /** The parts' pids as the supervisor last named them. */
+/** A process's Node options: its command line before the script. */
+const nodeOptions = (pid: number): string[] => {
+  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  return args.slice(1, args.findIndex((a) => a.endsWith('palisade.js') || a.endsWith('main.ts')));
+};
 const partPids = (): Record<string, number> => Object.fromEntries((['api', 'dns', 'edge'] as const).map((part) => [part, partPid(server, part)]));
 
 const alive = (pid: number) => {
@@ -92,6 +98,11 @@ describe('serve: parts under a supervisor', () => {
     for (const pid of Object.values(pids)) expect(alive(pid)).toBe(true);
     expect(new Set(Object.values(pids)).size).toBe(3);
     expect(Object.values(pids)).not.toContain(server.child.pid);
+    // The API part alone runs with a small young generation (idle, it held start-up's nursery:
+    // ~60 MB); the name server and the edge keep V8's default, their answers per CPU-second need it.
+    expect(nodeOptions(pids.api!)).toContain('--max-semi-space-size=2');
+    expect(nodeOptions(pids.dns!)).not.toContain('--max-semi-space-size=2');
+    expect(nodeOptions(pids.edge!)).not.toContain('--max-semi-space-size=2');
   });
 
   it('the edge killed with SIGKILL: DNS and the API keep answering, the edge is back on its port within seconds', async () => {
@@ -132,6 +143,7 @@ describe('serve: parts under a supervisor', () => {
       await until('the API back', async () => ((await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok ? true : undefined), 10_000);
     });
     expect(failed).toEqual([]);
+    expect(nodeOptions(partPids().api!)).toContain('--max-semi-space-size=2');
     // The restarted API's commits reach the name server as quickly as before: passed on at once
     // (tens of ms, a dig included), where the name server's own once-a-second read of the store
     // would spread them over 0–1 s. The median of 10 writes, under 250 ms: the machine's load
