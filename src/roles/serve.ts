@@ -28,9 +28,10 @@ function partEnv(book: PortBook, name: PartName, toEnv: (ports: Record<string, n
 
 /**
  * The API part's young generation kept small. V8 grows it to its largest (16 MiB a semi-space here)
- * while a process starts — loading modules and compiling schemas allocate fast — and an idle
- * process never collects it back: the API part held ~60 MB more than it uses (133 → 71 MB PSS idle
- * with 2 MiB). The API is the control plane: a few more scavenges under a bulk import cost little.
+ * while a process starts — loading modules and compiling schemas allocate fast — and gives it back
+ * only when its memory reducer runs, one to two idle minutes later: until then the API part held
+ * ~40–60 MB more than it uses (at 30 s idle: 139 → 96 MB PSS with 2 MiB). The API is the control
+ * plane: a few more scavenges under a bulk import cost little.
  * Not for the name server and the edge, whose answers per CPU-second fall with it (DNS part −7%).
  */
 const API_NODE_OPTIONS = ['--max-semi-space-size=2'];
