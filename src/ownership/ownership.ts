@@ -402,9 +402,14 @@ export class Ownership {
     const { recheckMs, recheckMaxMs } = this.config.ownership;
     const delay = Math.min(recheckMs * 2 ** Math.min(doc.attempts, 30), recheckMaxMs) * (0.9 + 0.2 * Math.random());
     const due = dueId(Date.now() + delay, name, owner);
-    if (!(await this.recordSeen(name, owner, () => ({ ...doc, due, attempts: doc.attempts + 1 })))) return;
-    if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
+    // The new check is written first and the old one removed last: a process that stops between
+    // any two steps leaves at least one check due (a spare one only costs a look), never none.
     await this.store.putDoc('claimdue', due, { name, owner });
+    if (!(await this.recordSeen(name, owner, () => ({ ...doc, due, attempts: doc.attempts + 1 })))) {
+      await this.store.deleteDoc('claimdue', due);
+      return;
+    }
+    if (doc.due) await this.store.deleteDoc('claimdue', doc.due);
   }
 
   /**
