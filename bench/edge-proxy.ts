@@ -33,7 +33,7 @@ import { generateApiKey, hashApiKey } from '../src/model/user.ts';
 import { openStore } from '../src/store/index.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { runBench } from './harness.ts';
-import { cpuSeconds, processTree } from './dns/servers.ts';
+import { cpuSeconds, memoryMiB, processTree } from './dns/servers.ts';
 import { memoryBreakdown } from './edge/memory.ts';
 import { median, spread } from './stats.ts';
 
@@ -130,14 +130,16 @@ ${body}
   return join(base, 'nginx.conf');
 }
 
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+/** A process's memory as one phrase: PSS (what it adds to the host, shared pages split) and RSS. */
+function memoryText(pid: number): string {
+  const { pss, rss } = memoryMiB(pid);
+  return `PSS ${pss.toFixed(0)} MB (RSS ${rss.toFixed(0)})`;
 }
 
-/** RSS of a process and its children (an edge's primary and workers), MB. */
-function rssTreeMb(pid: number): number {
+/** PSS of a process and its children (an edge's primary and workers), MB: summed RSS would count their shared pages once per process. */
+function pssTreeMb(pid: number): number {
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  return rssMb(pid) + children.reduce((sum, child) => sum + rssTreeMb(child), 0);
+  return memoryMiB(pid).pss + children.reduce((sum, child) => sum + pssTreeMb(child), 0);
 }
 
 interface WrkResult {
@@ -293,7 +295,7 @@ async function main(): Promise<void> {
   await waitFor(`${edges[1]!.url}/file.css`, 'miss.bench.example');
   await waitFor(`http://127.0.0.1:${nginxPort}/file.css`, 'miss.bench.example');
   await sleep(1000);
-  console.log(`edge memory: ${rssMb(edge.child.pid!).toFixed(0)} MB RSS with ${FILLER_DOMAINS + 2} domains; ${rssMb(edges[1]!.child.pid!).toFixed(0)} MB with 2 (the other node's edge)`);
+  console.log(`edge memory: ${memoryText(edge.child.pid!)} with ${FILLER_DOMAINS + 2} domains; ${memoryText(edges[1]!.child.pid!)} with 2 (the other node's edge)`);
   console.log(`  with ${FILLER_DOMAINS + 2} domains, before any load: ${await memoryBreakdown(edge.child)}`);
 
   // API change → edge applies it: add a mask name, time until the edge routes it.
@@ -356,7 +358,7 @@ async function main(): Promise<void> {
   console.log(cpuRatioLine('CPU per request, hit: nginx/edge', r('nginx cache hit'), r('edge cache hit')));
   console.log(cpuRatioLine('CPU per request, ceiling: nginx hit/bare Node', r('nginx cache hit'), r('bare node fixed reply')));
   console.log(ratioLine('ceiling: bare Node http fixed reply/nginx cache hit', r('bare node fixed reply'), r('nginx cache hit'), 'none: no routing, no logs, no proxy'));
-  console.log(`  edge RSS after the runs: ${rssMb(edge.child.pid!).toFixed(0)} MB; nginx proxy ${rssMb(nginxProxy.pid!).toFixed(0)} MB (taskset's child)`);
+  console.log(`  edge after the runs: ${memoryText(edge.child.pid!)}; nginx proxy ${memoryText(nginxProxy.pid!)} (taskset's child)`);
   console.log(`  edge memory after the runs: ${await memoryBreakdown(edge.child)}`);
   // Both log every request to a file: the edge's lines (its standard output) beside nginx's.
   const logMb = (path: string) => (existsSync(path) ? statSync(path).size / 1048576 : 0);
@@ -451,7 +453,7 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
   }
   for (const t of [...edges, ...nginx]) for (const host of ['miss.bench.example', 'hit.bench.example']) await waitFor(`${t.url}/file.css`, host);
   await sleep(1000);
-  const rssBefore = edges.map((e) => rssTreeMb(e.pid).toFixed(0));
+  const pssBefore = edges.map((e) => pssTreeMb(e.pid).toFixed(0));
 
   const runs: Array<{ name: string; url: string; host: string; close: boolean }> = [];
   for (const [path, host] of [['miss', 'miss.bench.example'], ['hit', 'hit.bench.example']] as const) for (const t of [...edges, ...nginx]) runs.push({ name: `${t.name} ${path}`, url: `${t.url}/file.css`, host, close: false });
@@ -475,7 +477,7 @@ async function workersPart(o: { backendPort: number; proxyHeaders: string; apiUr
   for (const t of [...edges, ...nginx]) console.log(`  ${t.name.padEnd(30)} ${cell(`${t.name} miss`, 8)} ${cell(`${t.name} hit`, 8)} ${cell(`${t.name} hit, new conn.`, 15)}`);
   const ratio = (a: string, b: string) => (refused > 0 ? 'withheld (refusals above)' : (best.get(a)!.rps / best.get(b)!.rps).toFixed(2));
   console.log(`  2 workers/1 worker: edge miss ${ratio('edge 2 workers client miss', 'edge 1 worker miss')}, hit ${ratio('edge 2 workers client hit', 'edge 1 worker hit')}; nginx miss ${ratio('nginx 2 workers miss', 'nginx 1 worker miss')}, hit ${ratio('nginx 2 workers hit', 'nginx 1 worker hit')}`);
-  console.log(`  RSS at start → after the runs (primary and workers, 2 domains): ${edges.map((e, i) => `${e.name} ${rssBefore[i]} → ${rssTreeMb(e.pid).toFixed(0)} MB`).join(', ')}`);
+  console.log(`  PSS at start → after the runs (primary and workers, 2 domains): ${edges.map((e, i) => `${e.name} ${pssBefore[i]} → ${pssTreeMb(e.pid).toFixed(0)} MB`).join(', ')}`);
   console.log(`  balance client/kernel (2 workers): miss ${ratio('edge 2 workers client miss', 'edge 2 workers kernel miss')}, hit ${ratio('edge 2 workers client hit', 'edge 2 workers kernel hit')}, hit with a new connection per request ${ratio('edge 2 workers client hit, new conn.', 'edge 2 workers kernel hit, new conn.')}`);
 }
 
